@@ -1,0 +1,1 @@
+//! kvbench-engine (being written).

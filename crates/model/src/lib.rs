@@ -1,0 +1,320 @@
+//! Shared serde types that cross crate boundaries: what a run was asked to do
+//! ([`RunConfig`]), where it ran ([`Environment`]), and what it measured
+//! ([`RunRecord`]).
+//!
+//! This crate holds data only. Every other kvbench crate may depend on it; it
+//! depends on none of them, so the store and the report can read results
+//! without linking the engine or the target code.
+#![deny(missing_docs)]
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// The kind of server under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SystemKind {
+    /// Redis (or any server speaking RESP with the Redis command set).
+    Redis,
+    /// Memcached, text protocol.
+    Memcached,
+}
+
+impl SystemKind {
+    /// Every supported system, in the order reports list them.
+    pub const ALL: [SystemKind; 2] = [SystemKind::Redis, SystemKind::Memcached];
+
+    /// The lowercase name used on the command line and in the store.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SystemKind::Redis => "redis",
+            SystemKind::Memcached => "memcached",
+        }
+    }
+}
+
+impl fmt::Display for SystemKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for SystemKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "redis" => Ok(SystemKind::Redis),
+            "memcached" => Ok(SystemKind::Memcached),
+            other => Err(format!(
+                "unknown system '{other}' (expected one of: redis, memcached)"
+            )),
+        }
+    }
+}
+
+/// A protocol-neutral operation kind, as YCSB names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    /// Read one record (all fields, or one).
+    Read,
+    /// Overwrite one field (or all fields) of an existing record.
+    Update,
+    /// Write a new record (also what the load phase does).
+    Insert,
+}
+
+impl OpKind {
+    /// Number of variants; per-op arrays in the hot path are indexed by [`OpKind::index`].
+    pub const COUNT: usize = 3;
+    /// Every kind, in index order.
+    pub const ALL: [OpKind; OpKind::COUNT] = [OpKind::Read, OpKind::Update, OpKind::Insert];
+
+    /// Dense index for per-op arrays (no hashing on the hot path).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The lowercase name used in tables, JSON and the store.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpKind::Read => "read",
+            OpKind::Update => "update",
+            OpKind::Insert => "insert",
+        }
+    }
+}
+
+impl fmt::Display for OpKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A server setting that kvbench changed from the server's default, and why.
+///
+/// Every deviation is stored with the run so that a reader of the result
+/// knows exactly how far from "defaults" the server was.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Setting {
+    /// The server's own name for the setting (`save`, `-m`, ...).
+    pub name: String,
+    /// The value kvbench used.
+    pub value: String,
+    /// Why kvbench changed it.
+    pub reason: String,
+}
+
+/// Everything a run was asked to do, with every default already filled in,
+/// so that the stored record alone is enough to repeat the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// The server kind.
+    pub system: SystemKind,
+    /// The workload's name (preset name, or the property file's path).
+    pub workload: String,
+    /// Records loaded before the run.
+    pub records: u64,
+    /// Operations in the measured window (0 when the window is a duration).
+    pub operations: u64,
+    /// Length of the measured window in seconds, when it is time-bound.
+    pub duration_s: Option<f64>,
+    /// Fields per record.
+    pub field_count: u32,
+    /// Bytes per field.
+    pub field_length: u32,
+    /// Share of reads in the operation mix.
+    pub read_proportion: f64,
+    /// Share of updates in the operation mix.
+    pub update_proportion: f64,
+    /// Share of inserts in the operation mix.
+    pub insert_proportion: f64,
+    /// How keys are chosen (`uniform`, ...).
+    pub request_distribution: String,
+    /// Closed-loop client connections in the run phase.
+    pub clients: u32,
+    /// Requests each connection keeps in flight.
+    pub pipeline: u32,
+    /// Worker threads that own the connections.
+    pub threads: u32,
+    /// Connections used by the load phase.
+    pub load_clients: u32,
+    /// Requests each load connection keeps in flight.
+    pub load_pipeline: u32,
+    /// Warm-up length in seconds; nothing sent during warm-up is counted.
+    pub warmup_s: f64,
+    /// Master seed; each client's stream is derived from it and its index.
+    pub seed: u64,
+    /// Where the seed came from (`user` or `entropy`).
+    pub seed_source: String,
+    /// Server settings that differ from the server's defaults.
+    pub server_settings: Vec<Setting>,
+    /// Path of the server binary that was started.
+    pub server_binary: String,
+}
+
+/// Facts about the machine and software a run used.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    /// Host name.
+    pub host: String,
+    /// Kernel release (`uname -r`).
+    pub kernel: String,
+    /// CPU model name.
+    pub cpu_model: String,
+    /// Logical cores visible to kvbench.
+    pub cores: u32,
+    /// Physical memory in bytes.
+    pub memory_bytes: u64,
+    /// The server's own version string.
+    pub server_version: String,
+    /// The server's memory allocator (`jemalloc-5.3.0`, `libc`, ...), when it says.
+    pub server_allocator: Option<String>,
+    /// kvbench's version.
+    pub kvbench_version: String,
+    /// The git revision kvbench was built from, when known.
+    pub git_revision: Option<String>,
+}
+
+/// Latency percentiles of one histogram, in microseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    /// Values recorded.
+    pub count: u64,
+    /// Smallest value.
+    pub min_us: f64,
+    /// Arithmetic mean.
+    pub mean_us: f64,
+    /// Median.
+    pub p50_us: f64,
+    /// 95th percentile.
+    pub p95_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
+    /// Largest value.
+    pub max_us: f64,
+}
+
+/// Results of one operation kind within one phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpResult {
+    /// The operation kind.
+    pub op: OpKind,
+    /// Operations that completed successfully (hits and misses; never errors).
+    pub completed: u64,
+    /// Completed reads that found no record (counted in `completed`, listed apart).
+    pub misses: u64,
+    /// Error replies and failed requests (never in `completed`, never in the histogram).
+    pub errors: u64,
+    /// Completed operations per second of the phase's window.
+    pub throughput: f64,
+    /// Latency of completed operations.
+    pub latency: LatencySummary,
+    /// The full latency histogram in HdrHistogram V2 format, base64-encoded.
+    pub histogram: String,
+}
+
+/// Results of one phase (load, or the measured run window).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseResult {
+    /// Length of the window in seconds (monotonic clock).
+    pub duration_s: f64,
+    /// Completed operations of every kind.
+    pub completed: u64,
+    /// Errors of every kind.
+    pub errors: u64,
+    /// Completed operations per second.
+    pub throughput: f64,
+    /// Per-operation results, in [`OpKind`] order, only kinds that occurred.
+    pub ops: Vec<OpResult>,
+    /// First error messages seen (a few, deduplicated), for diagnosis.
+    pub error_samples: Vec<String>,
+}
+
+/// A snapshot of the server's resource use at one stage of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Probe {
+    /// `before_load`, `after_load` or `after_run`.
+    pub stage: String,
+    /// Resident set size of the server process, from `/proc`.
+    pub rss_bytes: Option<u64>,
+    /// The server's own memory figure: Redis `used_memory`, Memcached `bytes`.
+    pub server_memory_bytes: Option<u64>,
+    /// Server CPU time (user + system) consumed so far, in seconds.
+    pub cpu_seconds: Option<f64>,
+    /// Items the server holds (Redis `DBSIZE`-equivalent, Memcached `curr_items`).
+    pub items: Option<u64>,
+    /// Evictions so far (Memcached `evictions`, Redis `evicted_keys`).
+    pub evictions: Option<u64>,
+}
+
+/// Final state of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Measured and valid.
+    Ok,
+    /// Measured, but something makes the numbers suspect (errors, evictions);
+    /// the reasons are in [`RunRecord::marks`].
+    Invalid,
+    /// Did not finish; [`RunRecord::failure`] says why. Never a result.
+    Failed,
+}
+
+impl RunStatus {
+    /// The lowercase name stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::Invalid => "invalid",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
+/// CPU cost of the run window, for the server and for kvbench itself.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuCost {
+    /// Server CPU seconds (user + system) during the measured window.
+    pub server_seconds: Option<f64>,
+    /// Server CPU microseconds per completed operation.
+    pub server_us_per_op: Option<f64>,
+    /// kvbench's own CPU seconds (all threads) during the measured window.
+    pub client_seconds: f64,
+    /// kvbench's CPU microseconds per completed operation.
+    pub client_us_per_op: f64,
+}
+
+/// One run, as stored: configuration, environment, measurements and verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Store id, once saved.
+    pub id: Option<i64>,
+    /// Wall-clock start (RFC 3339, UTC), for people; durations use the monotonic clock.
+    pub started_at: String,
+    /// Wall-clock end (RFC 3339, UTC).
+    pub finished_at: String,
+    /// Verdict.
+    pub status: RunStatus,
+    /// Why the run failed, when it did.
+    pub failure: Option<String>,
+    /// Reasons the run is marked (e.g. `evictions`, `errors`); empty when clean.
+    pub marks: Vec<String>,
+    /// Warnings for the reader, each saying what to do about it.
+    pub warnings: Vec<String>,
+    /// What was asked.
+    pub config: RunConfig,
+    /// Where it ran.
+    pub environment: Environment,
+    /// The load phase.
+    pub load: Option<PhaseResult>,
+    /// The measured window.
+    pub run: Option<PhaseResult>,
+    /// Server probes: before load, after load, after run.
+    pub probes: Vec<Probe>,
+    /// CPU cost of the measured window.
+    pub cpu: Option<CpuCost>,
+}

@@ -1,0 +1,1 @@
+//! kvbench-proto (being written).

@@ -1,0 +1,1 @@
+//! kvbench-report (being written).

@@ -1,0 +1,1 @@
+//! kvbench-store (being written).

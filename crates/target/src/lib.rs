@@ -1,0 +1,1 @@
+//! kvbench-target (being written).
