@@ -1,1 +1,55 @@
-fn main() {}
+//! kvbench: a fair, reproducible benchmark for in-memory key-value stores.
+//!
+//! The binary is glue: `args` (what was typed) → `config` (resolved settings)
+//! → `orchestrate` (one cell end to end) → the store and the report crate for
+//! output. Errors are printed once, here, and mapped to the exit codes in
+//! `exit`.
+
+mod args;
+mod commands;
+mod config;
+mod exit;
+mod orchestrate;
+mod progress;
+
+use clap::Parser;
+use exit::UsageError;
+use std::io::{ErrorKind, Write};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    // First Ctrl-C: finish cleanly (stop the server, store the run as
+    // interrupted). Second: leave now; the servers die with us through
+    // PR_SET_PDEATHSIG.
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(i32::from(exit::INTERRUPTED));
+        }
+    });
+    match commands::dispatch(cli.command, &stop) {
+        Ok(verdict) => verdict.code(),
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return ExitCode::SUCCESS;
+            }
+            let _ = writeln!(std::io::stderr(), "error: {e:#}");
+            if e.downcast_ref::<UsageError>().is_some() {
+                ExitCode::from(exit::USAGE)
+            } else {
+                ExitCode::from(exit::FAILED)
+            }
+        }
+    }
+}
+
+/// A reader that closed the pipe early (`kvbench runs | head`) is not an error.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == ErrorKind::BrokenPipe)
+}

@@ -1,1 +1,11 @@
+//! kvbench's integration tests, built into one binary. Every test that needs
+//! a server starts a real redis-server or memcached on a free loopback port
+//! (through kvbench itself or `kvbench-target`), and the guards stop them,
+//! also when an assertion fails.
 
+mod util;
+
+mod bad_input;
+mod lifecycle;
+mod load;
+mod run_phase;

@@ -203,9 +203,11 @@ pub struct LatencySummary {
 pub struct OpResult {
     /// The operation kind.
     pub op: OpKind,
-    /// Operations that completed successfully (hits and misses; never errors).
+    /// Operations that completed successfully: read hits and acknowledged
+    /// writes. Misses and errors are never counted here, so they can never
+    /// inflate throughput; the latency histogram holds exactly these.
     pub completed: u64,
-    /// Completed reads that found no record (counted in `completed`, listed apart).
+    /// Reads that found no record (not in `completed`, not in the histogram).
     pub misses: u64,
     /// Error replies and failed requests (never in `completed`, never in the histogram).
     pub errors: u64,

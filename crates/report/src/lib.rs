@@ -1,1 +1,10 @@
-//! kvbench-report (being written).
+//! Renders stored runs for people: plain-text tables for the terminal and
+//! Markdown reports for files. Every renderer is a pure function from
+//! records to a `String`; nothing here talks to a server or runs anything,
+//! so re-rendering never re-measures.
+#![deny(missing_docs)]
+
+pub mod format;
+pub mod markdown;
+pub mod table;
+pub mod text;

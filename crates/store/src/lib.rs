@@ -1,1 +1,230 @@
-//! kvbench-store (being written).
+//! The kvbench store: every run, finished or failed, kept in one embedded
+//! SQLite file, so that reports and exporters work from the store alone and
+//! never need the engine, the servers, or the terminal output of a run.
+//!
+//! This crate only stores and reads [`RunRecord`]s. It never measures, never
+//! talks to servers, never draws tables or charts; the report crate does that
+//! from what [`Store::get_run`] and [`Store::list_runs`] return.
+//!
+//! Guarantees the rest of kvbench relies on:
+//! - each run is saved in one transaction, so a run is either wholly stored or
+//!   absent, and runs already saved survive a later crash or failed save;
+//! - what [`Store::save_run`] accepts, [`Store::get_run`] gives back exactly
+//!   (the save reads the run back inside its transaction and refuses a record
+//!   that would not round-trip, e.g. one holding a NaN);
+//! - a database written by a newer kvbench is refused, never misread.
+#![deny(missing_docs)]
+
+mod migrate;
+mod query;
+mod save;
+
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use kvbench_model::RunRecord;
+pub use migrate::SCHEMA_VERSION;
+pub use query::{RunFilter, RunSummary};
+
+/// How long a writer waits for another kvbench process holding the write
+/// lock before giving up; generous, because losing a finished run to a brief
+/// lock is worse than waiting.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Everything that can go wrong with the store. Variants name the database
+/// file so that a one-line message is enough for the user to act on.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The file could not be opened, created, or written. Raised by
+    /// [`Store::open`], which the CLI calls before starting any server, so a
+    /// bad `--db` path costs nothing.
+    #[error("cannot open database {}: {}", .path.display(), open_reason(.source, .path))]
+    Open {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite said.
+        source: rusqlite::Error,
+    },
+    /// The file was written by a newer kvbench whose schema this build does
+    /// not know; reading it could silently drop or misread fields.
+    #[error(
+        "database {} has schema version {found}, newer than the {supported} this kvbench supports; \
+         use a newer kvbench to read it",
+        .path.display()
+    )]
+    SchemaTooNew {
+        /// The database file.
+        path: PathBuf,
+        /// The version found in the file (`PRAGMA user_version`).
+        found: i64,
+        /// The newest version this build understands.
+        supported: i64,
+    },
+    /// The file is an SQLite database that kvbench did not create; kvbench
+    /// refuses to add its tables to someone else's data.
+    #[error("{} is an SQLite database not created by kvbench; choose another --db file", .path.display())]
+    Foreign {
+        /// The database file.
+        path: PathBuf,
+    },
+    /// An SQL statement failed after the database was opened.
+    #[error("database error in {}: {source}", .path.display())]
+    Sql {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite (or rusqlite's type conversion) said.
+        source: rusqlite::Error,
+    },
+    /// A JSON column could not be encoded or decoded.
+    #[error("bad JSON in {what} in database {}: {source}", .path.display())]
+    Json {
+        /// The database file.
+        path: PathBuf,
+        /// Which column of which run.
+        what: String,
+        /// What serde_json said.
+        source: serde_json::Error,
+    },
+    /// Stored data that kvbench itself would never have written.
+    #[error("corrupt data in database {}: {reason}", .path.display())]
+    Corrupt {
+        /// The database file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The record would not read back exactly, so nothing was saved: better
+    /// a loud refusal now than a stored run that reports cannot read.
+    #[error(
+        "run not saved to {}: its {part} would not read back exactly \
+         (a NaN or infinite number?)",
+        .path.display()
+    )]
+    NotExact {
+        /// The database file.
+        path: PathBuf,
+        /// The first `RunRecord` field that differed (`config`, `run`, ...).
+        part: &'static str,
+    },
+    /// No run has this id.
+    #[error("no run with id {0}")]
+    NotFound(i64),
+}
+
+/// rusqlite appends the path to "unable to open database file"; the
+/// `Open` message already names it, so drop the repeat.
+fn open_reason(source: &rusqlite::Error, path: &Path) -> String {
+    let text = source.to_string();
+    let suffix = format!(": {}", path.display());
+    match text.strip_suffix(&suffix) {
+        Some(reason) => reason.to_string(),
+        None => text,
+    }
+}
+
+/// Failures inside the store before the database path is attached, so that
+/// internal code can use `?` and the public methods add the path once.
+#[derive(Debug)]
+enum Fault {
+    Sql(rusqlite::Error),
+    /// `run` is set when decoding a stored run, unset when encoding one.
+    Json {
+        field: &'static str,
+        run: Option<i64>,
+        source: serde_json::Error,
+    },
+    Corrupt(String),
+    NotExact(&'static str),
+    NotFound(i64),
+}
+
+impl From<rusqlite::Error> for Fault {
+    fn from(e: rusqlite::Error) -> Self {
+        Fault::Sql(e)
+    }
+}
+
+impl Fault {
+    fn at(self, path: &Path) -> StoreError {
+        let path = path.to_path_buf();
+        match self {
+            Fault::Sql(source) => StoreError::Sql { path, source },
+            Fault::Json { field, run, source } => StoreError::Json {
+                path,
+                what: match run {
+                    Some(id) => format!("{field}_json of run {id}"),
+                    None => format!("{field} of the run being saved"),
+                },
+                source,
+            },
+            Fault::Corrupt(reason) => StoreError::Corrupt { path, reason },
+            Fault::NotExact(part) => StoreError::NotExact { path, part },
+            Fault::NotFound(id) => StoreError::NotFound(id),
+        }
+    }
+}
+
+/// An open kvbench database. One `Store` is one SQLite connection; several
+/// processes may open the same file (WAL mode lets readers run during a
+/// writer's sweep).
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens or creates the database at `path` and brings its schema up to
+    /// date. It also commits a real write, so an unwritable location (missing
+    /// directory, read-only file or directory) fails here, before any server
+    /// is started, rather than after a long run has nothing to save into.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let open_err = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut conn = Connection::open(path).map_err(open_err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+        // Per-connection settings: cascades need foreign keys on; WAL lets a
+        // report read while a sweep writes; FULL sync makes a committed run
+        // survive power loss, which costs nothing at one commit per run.
+        conn.pragma_update(None, "foreign_keys", true)
+            .map_err(open_err)?;
+        conn.pragma_update_and_check(None, "journal_mode", "wal", |row| row.get::<_, String>(0))
+            .map_err(open_err)?;
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(open_err)?;
+        migrate::migrate(&mut conn, path)?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The file this store was opened from, for messages.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Saves a run of any status (a failed run keeps its reason) in one
+    /// transaction and returns its new id; `record.id` is ignored, because
+    /// ids belong to the database. Before committing, the run is read back
+    /// and compared, so a run that is saved can always be read exactly.
+    pub fn save_run(&mut self, record: &RunRecord) -> Result<i64, StoreError> {
+        save::save_run(&mut self.conn, record).map_err(|f| f.at(&self.path))
+    }
+
+    /// Reads run `id` back with its id set, exactly as it was saved.
+    pub fn get_run(&self, id: i64) -> Result<RunRecord, StoreError> {
+        query::get_run(&self.conn, id).map_err(|f| f.at(&self.path))
+    }
+
+    /// Summary rows for listing, newest first (by start time, then id).
+    pub fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
+        query::list_runs(&self.conn, filter).map_err(|f| f.at(&self.path))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,389 @@
+//! Runs one phase (load, or warm-up plus measured window) across worker
+//! threads and merges what they measured.
+//!
+//! Each worker thread runs its own single-threaded tokio runtime and owns its
+//! connections and its recorder: nothing is shared per request across
+//! threads. All connections are opened before any request is sent, and all
+//! workers start from one common instant, so the warm-up and the window are
+//! the same for every connection.
+
+use crate::conn::{self, ConnPlan, Limit, Source};
+use crate::cpu::process_cpu_seconds;
+use crate::driver::Driver;
+use crate::events::{Observer, Progress};
+use crate::recorder::Recorder;
+use crate::EngineError;
+use kvbench_model::{PhaseResult, SystemKind};
+use kvbench_workload::keys::KeyNamer;
+use kvbench_workload::{client_rngs, purpose_seed, OpStream, WorkloadSpec};
+use std::cell::RefCell;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Seed purposes: the load phase's values and the run phase's operations
+/// come from unrelated streams of the same master seed.
+const SEED_LOAD: u64 = 1;
+const SEED_RUN: u64 = 2;
+/// How often the coordinator reports progress.
+const TICK: Duration = Duration::from_millis(100);
+
+/// How long the measured window lasts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Window {
+    /// Until this many operations have been sent and answered, split evenly
+    /// across clients (as YCSB splits `operationcount` across threads).
+    Operations(u64),
+    /// For this long; replies that arrive after the window are not counted.
+    Duration(Duration),
+}
+
+/// Which phase to run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PhaseKind {
+    /// Insert every record once, as fast as the server allows.
+    Load,
+    /// Run the workload's mix: `warmup` uncounted, then the window.
+    Run {
+        /// Uncounted lead-in.
+        warmup: Duration,
+        /// The measured window.
+        window: Window,
+    },
+}
+
+/// Everything one phase needs.
+#[derive(Debug, Clone)]
+pub struct PhaseConfig {
+    /// Server address.
+    pub addr: SocketAddr,
+    /// Server kind (selects the data model and protocol).
+    pub system: SystemKind,
+    /// The workload.
+    pub spec: WorkloadSpec,
+    /// Key naming (hashed or ordered, padding).
+    pub keys: KeyNamer,
+    /// Load or run.
+    pub kind: PhaseKind,
+    /// Connections.
+    pub clients: u32,
+    /// Requests in flight per connection.
+    pub pipeline: u32,
+    /// Worker threads (capped at the number of clients).
+    pub threads: u32,
+    /// Master seed.
+    pub seed: u64,
+    /// A request without a reply for this long fails its connection.
+    pub timeout: Duration,
+    /// Connection set-up limit.
+    pub connect_timeout: Duration,
+}
+
+/// What a phase measured.
+#[derive(Debug, Clone)]
+pub struct PhaseOutput {
+    /// The stored form.
+    pub result: PhaseResult,
+    /// Raw merged measurements (for time series and checks).
+    pub recorder: Recorder,
+    /// kvbench's CPU seconds during the window.
+    pub client_cpu_seconds: f64,
+}
+
+struct Shared {
+    barrier: Barrier,
+    start: OnceLock<Instant>,
+    connect_failed: AtomicBool,
+}
+
+/// Runs one phase to completion.
+///
+/// # Errors
+/// [`EngineError::Connect`] when a connection cannot be opened (nothing is
+/// sent then), [`EngineError::Interrupted`] when `stop` was set, or
+/// [`EngineError::Config`] for impossible settings.
+pub fn run_phase(
+    cfg: &PhaseConfig,
+    observer: &dyn Observer,
+    stop: &Arc<AtomicBool>,
+) -> Result<PhaseOutput, EngineError> {
+    if cfg.clients == 0 {
+        return Err(EngineError::Config("clients must be at least 1".into()));
+    }
+    if cfg.pipeline == 0 {
+        return Err(EngineError::Config("pipeline must be at least 1".into()));
+    }
+    let clients = cfg.clients as usize;
+    let threads = (cfg.threads.max(1) as usize).min(clients);
+    let (warmup, window) = match cfg.kind {
+        PhaseKind::Load => (Duration::ZERO, None),
+        PhaseKind::Run { warmup, window } => (warmup, Some(window)),
+    };
+
+    // Sources, dealt round-robin to workers so each worker gets an even share.
+    let mut per_worker: Vec<Vec<(Source, Option<u64>)>> =
+        (0..threads).map(|_| Vec::new()).collect();
+    match cfg.kind {
+        PhaseKind::Load => {
+            let rngs = client_rngs(purpose_seed(cfg.seed, SEED_LOAD), clients);
+            for (i, rng) in rngs.into_iter().enumerate() {
+                let src = Source::Load {
+                    next: i as u64,
+                    step: clients as u64,
+                    end: cfg.spec.record_count,
+                    rng,
+                };
+                per_worker[i % threads].push((src, None));
+            }
+        }
+        PhaseKind::Run { .. } => {
+            let rngs = client_rngs(purpose_seed(cfg.seed, SEED_RUN), clients);
+            for (i, rng) in rngs.into_iter().enumerate() {
+                let quota = match window {
+                    Some(Window::Operations(n)) => {
+                        Some(n / clients as u64 + u64::from((i as u64) < n % clients as u64))
+                    }
+                    _ => None,
+                };
+                let src = Source::Run {
+                    stream: OpStream::new(&cfg.spec, rng),
+                };
+                per_worker[i % threads].push((src, quota));
+            }
+        }
+    }
+
+    let shared = Arc::new(Shared {
+        barrier: Barrier::new(threads),
+        start: OnceLock::new(),
+        connect_failed: AtomicBool::new(false),
+    });
+    let counters: Vec<Arc<AtomicU64>> = (0..threads).map(|_| Arc::new(AtomicU64::new(0))).collect();
+    let driver = Driver::new(cfg.system, &cfg.spec, cfg.keys.clone());
+
+    let mut handles = Vec::with_capacity(threads);
+    for (w, sources) in per_worker.into_iter().enumerate() {
+        let job = WorkerJob {
+            addr: cfg.addr,
+            driver: driver.clone(),
+            sources,
+            pipeline: cfg.pipeline as usize,
+            warmup,
+            window,
+            timeout: cfg.timeout,
+            connect_timeout: cfg.connect_timeout,
+            progress: counters[w].clone(),
+            stop: stop.clone(),
+            shared: shared.clone(),
+        };
+        let h = thread::Builder::new()
+            .name(format!("kvbench-worker-{w}"))
+            .spawn(move || job.run())
+            .map_err(|e| EngineError::Config(format!("cannot start worker thread: {e}")))?;
+        handles.push(h);
+    }
+
+    // Coordinate: wait for the common start, then mark the window edges.
+    let start = loop {
+        if let Some(t) = shared.start.get() {
+            break Some(*t);
+        }
+        if handles.iter().all(|h| h.is_finished()) {
+            break None;
+        }
+        thread::sleep(Duration::from_millis(1));
+    };
+    let mut cpu_at_start = process_cpu_seconds();
+    let mut cpu_at_end = None;
+    if let Some(start) = start {
+        observer.started();
+        let measure_from = start + warmup;
+        let deadline = match window {
+            Some(Window::Duration(d)) => Some(measure_from + d),
+            _ => None,
+        };
+        let total = match window {
+            Some(Window::Operations(n)) => Some(n),
+            None => Some(cfg.spec.record_count),
+            _ => None,
+        };
+        let mut in_window = false;
+        loop {
+            let now = Instant::now();
+            if !in_window && now >= measure_from {
+                in_window = true;
+                cpu_at_start = process_cpu_seconds();
+                observer.window_started();
+            }
+            if cpu_at_end.is_none() && deadline.is_some_and(|d| now >= d) {
+                cpu_at_end = Some(process_cpu_seconds());
+                observer.finished();
+            }
+            let completed = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+            observer.progress(&Progress {
+                completed,
+                total,
+                elapsed: now - start,
+                warmup,
+                window: match window {
+                    Some(Window::Duration(d)) => Some(d),
+                    _ => None,
+                },
+            });
+            if handles.iter().all(|h| h.is_finished()) {
+                break;
+            }
+            // Wake exactly at the next window edge, not up to a tick late,
+            // so CPU and server probes bracket the window tightly.
+            let mut next = now + TICK;
+            for edge in [Some(measure_from), deadline].into_iter().flatten() {
+                if edge > now && edge < next {
+                    next = edge;
+                }
+            }
+            thread::sleep(next.saturating_duration_since(Instant::now()));
+        }
+        if cpu_at_end.is_none() {
+            cpu_at_end = Some(process_cpu_seconds());
+            observer.finished();
+        }
+    }
+
+    let mut merged = Recorder::default();
+    let mut first_error = None;
+    for h in handles {
+        match h.join() {
+            Ok(Ok(r)) => merged.merge(&r),
+            Ok(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            Err(_) => {
+                first_error.get_or_insert(EngineError::Config("a worker thread panicked".into()));
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let Some(start) = start else {
+        return Err(EngineError::Config("no worker started".into()));
+    };
+    if stop.load(Ordering::Relaxed) {
+        return Err(EngineError::Interrupted);
+    }
+    let measure_from = start + warmup;
+    let window_len = match window {
+        Some(Window::Duration(d)) => d,
+        _ => merged
+            .last_reply
+            .map(|t| t.saturating_duration_since(measure_from))
+            .unwrap_or_default(),
+    };
+    let result = merged.to_phase_result(window_len.as_secs_f64());
+    Ok(PhaseOutput {
+        result,
+        recorder: merged,
+        client_cpu_seconds: cpu_at_end.unwrap_or(cpu_at_start) - cpu_at_start,
+    })
+}
+
+struct WorkerJob {
+    addr: SocketAddr,
+    driver: Driver,
+    sources: Vec<(Source, Option<u64>)>,
+    pipeline: usize,
+    warmup: Duration,
+    window: Option<Window>,
+    timeout: Duration,
+    connect_timeout: Duration,
+    progress: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    shared: Arc<Shared>,
+}
+
+impl WorkerJob {
+    fn run(self) -> Result<Recorder, EngineError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| EngineError::Config(format!("cannot start runtime: {e}")))?;
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&rt, self.run_local())
+    }
+
+    async fn run_local(self) -> Result<Recorder, EngineError> {
+        let mut socks = Vec::with_capacity(self.sources.len());
+        let mut error = None;
+        for _ in 0..self.sources.len() {
+            match connect(self.addr, self.connect_timeout).await {
+                Ok(s) => socks.push(s),
+                Err(e) => {
+                    self.shared.connect_failed.store(true, Ordering::Relaxed);
+                    error = Some(e);
+                    break;
+                }
+            }
+        }
+        // Every worker reaches the barrier, failed or not, so none waits forever.
+        self.shared.barrier.wait();
+        if let Some(e) = error {
+            return Err(e);
+        }
+        if self.shared.connect_failed.load(Ordering::Relaxed) {
+            return Ok(Recorder::default());
+        }
+        let start = *self.shared.start.get_or_init(Instant::now);
+        let measure_from = start + self.warmup;
+        let recorder = Rc::new(RefCell::new(Recorder::default()));
+        let driver = Rc::new(self.driver);
+        let mut tasks = Vec::with_capacity(socks.len());
+        for (sock, (source, quota)) in socks.into_iter().zip(self.sources) {
+            let limit = match (self.window, quota) {
+                (Some(Window::Duration(d)), _) => Limit::Until(measure_from + d),
+                (_, Some(n)) => Limit::Operations(n),
+                _ => Limit::Operations(u64::MAX),
+            };
+            let plan = ConnPlan {
+                driver: driver.clone(),
+                source,
+                pipeline: self.pipeline,
+                measure_from,
+                limit,
+                timeout: self.timeout,
+                recorder: recorder.clone(),
+                progress: self.progress.clone(),
+                stop: self.stop.clone(),
+            };
+            tasks.push(tokio::task::spawn_local(conn::run(sock, plan)));
+        }
+        for t in tasks {
+            // A panicking connection task is a bug; surface it rather than lose its share.
+            t.await
+                .map_err(|e| EngineError::Config(format!("connection task failed: {e}")))?;
+        }
+        let out = recorder.borrow().clone();
+        Ok(out)
+    }
+}
+
+async fn connect(addr: SocketAddr, limit: Duration) -> Result<tokio::net::TcpStream, EngineError> {
+    let sock = tokio::time::timeout(limit, tokio::net::TcpStream::connect(addr))
+        .await
+        .map_err(|_| EngineError::Connect {
+            addr,
+            message: format!("no answer within {limit:?}"),
+        })?
+        .map_err(|e| EngineError::Connect {
+            addr,
+            message: e.to_string(),
+        })?;
+    // Requests are written whole; Nagle would only add delay.
+    sock.set_nodelay(true).map_err(|e| EngineError::Connect {
+        addr,
+        message: e.to_string(),
+    })?;
+    Ok(sock)
+}

@@ -1,0 +1,194 @@
+//! What the user typed: clap definitions only. Validation that needs more
+//! than one flag, and every default that depends on the machine, happen in
+//! `config.rs`, which turns these into the settings a run records.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+const AFTER_HELP: &str = "\
+Exit codes:
+  0  success
+  1  a run failed (it is stored as failed, with its reason)
+  2  bad input: unknown option value, unusable --db path, missing server binary
+  3  a run finished but is marked invalid (errors, evictions, misses); see `kvbench show ID`
+130  interrupted (Ctrl-C); the interrupted run is stored as failed
+
+Docs: docs/metrics.md explains every number kvbench prints.";
+
+/// A fair, reproducible benchmark for in-memory key-value stores.
+#[derive(Debug, Parser)]
+#[command(name = "kvbench", version, about, after_help = AFTER_HELP)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start a private server, load a dataset, run a workload, store the result.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench run --system redis --workload read-heavy\n",
+        "  kvbench run --system memcached --workload balanced --records 20000 --clients 8 --seed 7\n",
+        "  kvbench run --system redis --workload write-heavy --duration 30s --warmup 5s --json\n",
+        "\nExit codes: 0 ok, 1 run failed, 2 bad input, 3 run invalid, 130 interrupted."
+    ))]
+    Run(RunArgs),
+    /// Run every system x workload x client-count combination and print one comparison table.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench compare\n",
+        "  kvbench compare --systems redis,memcached --workloads read-heavy,balanced,write-heavy \\\n",
+        "      --clients 1,8 --records 20000 --operations 50000 --report report.md\n",
+        "\nEach run is stored as soon as it finishes; a failed run does not stop the others.\n",
+        "Exit codes: 0 all ok, 1 some run failed, 2 bad input, 3 some run invalid, 130 interrupted."
+    ))]
+    Compare(CompareArgs),
+    /// List stored runs, newest first.
+    #[command(
+        after_help = "Examples:\n  kvbench runs\n  kvbench runs --system redis --limit 5 --json"
+    )]
+    Runs(RunsArgs),
+    /// Print one stored run in full.
+    #[command(after_help = "Examples:\n  kvbench show 3\n  kvbench show 3 --json")]
+    Show(ShowArgs),
+    /// List the workload presets and their parameters.
+    #[command(after_help = "Examples:\n  kvbench workloads\n  kvbench workloads --json")]
+    Workloads(WorkloadsArgs),
+}
+
+/// Dataset, load model and output settings shared by `run` and `compare`.
+#[derive(Debug, Args, Clone)]
+pub struct BenchArgs {
+    /// Records to load (YCSB recordcount).
+    #[arg(long, default_value_t = 100_000)]
+    pub records: u64,
+    /// Operations in the measured window (YCSB operationcount), split evenly across clients.
+    #[arg(long, default_value_t = 100_000, conflicts_with = "duration")]
+    pub operations: u64,
+    /// Measure for this long instead of a fixed operation count (e.g. 30s, 2m).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<std::time::Duration>,
+    /// Fields per record (YCSB fieldcount).
+    #[arg(long, default_value_t = 10)]
+    pub field_count: u32,
+    /// Bytes per field (YCSB fieldlength).
+    #[arg(long, default_value_t = 100)]
+    pub field_length: u32,
+    /// Requests each connection keeps in flight in the run phase.
+    #[arg(long, default_value_t = 1)]
+    pub pipeline: u32,
+    /// Worker threads owning the connections [default: one per core].
+    #[arg(long)]
+    pub threads: Option<u32>,
+    /// Uncounted warm-up before the measured window.
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub warmup: std::time::Duration,
+    /// Master seed; the same seed repeats the same operation stream [default: from entropy, and stored].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Connections used by the load phase.
+    #[arg(long, default_value_t = 4)]
+    pub load_clients: u32,
+    /// Requests in flight per load connection.
+    #[arg(long, default_value_t = 64)]
+    pub load_pipeline: u32,
+    /// A request with no reply for this long fails its connection.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
+    /// Server binary to start instead of the one found on PATH.
+    #[arg(long)]
+    pub server_binary: Option<PathBuf>,
+    /// SQLite database that keeps every run.
+    #[arg(long, default_value = "kvbench.db")]
+    pub db: PathBuf,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bars.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Server to benchmark: redis or memcached.
+    #[arg(long)]
+    pub system: String,
+    /// Workload preset: read-heavy, balanced or write-heavy (see `kvbench workloads`).
+    #[arg(long)]
+    pub workload: String,
+    /// Client connections (closed loop).
+    #[arg(long, default_value_t = 4)]
+    pub clients: u32,
+    #[command(flatten)]
+    pub bench: BenchArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Systems, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "redis,memcached")]
+    pub systems: Vec<String>,
+    /// Workload presets, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "read-heavy,balanced,write-heavy"
+    )]
+    pub workloads: Vec<String>,
+    /// Client counts, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,8")]
+    pub clients: Vec<u32>,
+    /// Also write the comparison as a Markdown report to this file.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    #[command(flatten)]
+    pub bench: BenchArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    /// Only runs of this system.
+    #[arg(long)]
+    pub system: Option<String>,
+    /// Only runs of this workload.
+    #[arg(long)]
+    pub workload: Option<String>,
+    /// Only runs with this status: ok, invalid or failed.
+    #[arg(long)]
+    pub status: Option<String>,
+    /// At most this many runs.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// SQLite database that keeps every run.
+    #[arg(long, default_value = "kvbench.db")]
+    pub db: PathBuf,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Run id (see `kvbench runs`).
+    pub id: i64,
+    /// SQLite database that keeps every run.
+    #[arg(long, default_value = "kvbench.db")]
+    pub db: PathBuf,
+    /// Print the full stored record as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WorkloadsArgs {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(s)
+        .map_err(|e| format!("'{s}' is not a duration like 500ms, 10s or 2m: {e}"))
+}

@@ -1,0 +1,223 @@
+//! The subcommands. Each validates everything it can before starting any
+//! server, so bad input costs nothing and stores nothing.
+
+use crate::args::{BenchArgs, Command, CompareArgs, RunArgs, RunsArgs, ShowArgs, WorkloadsArgs};
+use crate::config::{self, RunSettings};
+use crate::exit::{UsageError, Verdict};
+use crate::orchestrate::run_cell;
+use crate::progress::cells_bar;
+use anyhow::{Context, Result};
+use kvbench_model::{RunRecord, RunStatus, SystemKind};
+use kvbench_store::{RunFilter, Store};
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Runs one subcommand.
+pub fn dispatch(command: Command, stop: &Arc<AtomicBool>) -> Result<Verdict> {
+    match command {
+        Command::Run(a) => run(a, stop),
+        Command::Compare(a) => compare(a, stop),
+        Command::Runs(a) => runs(a),
+        Command::Show(a) => show(a),
+        Command::Workloads(a) => workloads(a),
+    }
+}
+
+fn print(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    if !text.ends_with('\n') {
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn open_store(path: &Path) -> Result<Store> {
+    Store::open(path).map_err(|e| UsageError(format!("--db: {e}")).into())
+}
+
+fn open_existing_store(path: &Path) -> Result<Store> {
+    if !path.exists() {
+        return Err(UsageError(format!(
+            "--db {}: no such database (runs are stored there by `kvbench run`)",
+            path.display()
+        ))
+        .into());
+    }
+    open_store(path)
+}
+
+/// The server binaries must exist before anything starts.
+fn check_binaries(systems: &[SystemKind], b: &BenchArgs) -> Result<()> {
+    for &s in systems {
+        kvbench_target::find_binary(s, b.server_binary.as_deref())
+            .map_err(|e| UsageError(e.to_string()))?;
+    }
+    Ok(())
+}
+
+fn verdict_of(rec: &RunRecord, stop: &AtomicBool) -> Verdict {
+    match rec.status {
+        RunStatus::Ok => Verdict::Ok,
+        RunStatus::Invalid => Verdict::Invalid,
+        RunStatus::Failed if stop.load(Ordering::Relaxed) => Verdict::Interrupted,
+        RunStatus::Failed => Verdict::Failed,
+    }
+}
+
+fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
+    let system = config::system(&a.system)?;
+    let spec = config::workload(&a.workload, &a.bench)?;
+    let s = config::settings(
+        system,
+        spec,
+        a.clients,
+        &a.bench,
+        config::seed(a.bench.seed),
+    )?;
+    let mut store = open_store(&a.bench.db)?;
+    check_binaries(&[system], &a.bench)?;
+    let rec = run_cell(&s, &mut store, a.bench.quiet, stop)?;
+    if a.bench.json {
+        print(&serde_json::to_string_pretty(&rec)?)?;
+    } else {
+        print(&kvbench_report::text::run_summary(&rec))?;
+        if rec.status == RunStatus::Failed {
+            eprintln!(
+                "error: run {} failed: {}",
+                rec.id.unwrap_or_default(),
+                rec.failure.as_deref().unwrap_or("unknown")
+            );
+        }
+    }
+    Ok(verdict_of(&rec, stop))
+}
+
+fn compare(a: CompareArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
+    let seed = config::seed(a.bench.seed);
+    let mut cells: Vec<RunSettings> = Vec::new();
+    let mut systems = Vec::new();
+    for sys in &a.systems {
+        let system = config::system(sys)?;
+        systems.push(system);
+        for w in &a.workloads {
+            let spec = config::workload(w, &a.bench)?;
+            for &c in &a.clients {
+                cells.push(config::settings(system, spec.clone(), c, &a.bench, seed)?);
+            }
+        }
+    }
+    if cells.is_empty() {
+        return Err(UsageError(
+            "nothing to compare: give at least one system, workload and client count".into(),
+        )
+        .into());
+    }
+    if let Some(p) = &a.report {
+        // Fail before hours of runs, not after.
+        std::fs::write(p, "").map_err(|e| UsageError(format!("--report {}: {e}", p.display())))?;
+    }
+    let mut store = open_store(&a.bench.db)?;
+    check_binaries(&systems, &a.bench)?;
+
+    let bar = cells_bar(cells.len() as u64, a.bench.quiet);
+    let mut records = Vec::with_capacity(cells.len());
+    let mut verdict = Verdict::Ok;
+    for cell in &cells {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        bar.set_message(format!(
+            "{} {} x{}",
+            cell.system, cell.spec.name, cell.clients
+        ));
+        let rec = run_cell(cell, &mut store, a.bench.quiet, stop)?;
+        verdict = verdict.max(verdict_of(&rec, stop));
+        if !a.bench.json && rec.status == RunStatus::Failed {
+            bar.suspend(|| {
+                eprintln!(
+                    "warning: run {} ({} {} x{}) failed: {}",
+                    rec.id.unwrap_or_default(),
+                    cell.system,
+                    cell.spec.name,
+                    cell.clients,
+                    rec.failure.as_deref().unwrap_or("unknown")
+                )
+            });
+        }
+        records.push(rec);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if a.bench.json {
+        print(&serde_json::to_string_pretty(&records)?)?;
+    } else {
+        print(&kvbench_report::text::comparison(&records))?;
+    }
+    if let Some(p) = &a.report {
+        let md = kvbench_report::markdown::comparison_report(&records, cells.len());
+        std::fs::write(p, md)
+            .with_context(|| format!("cannot write the report {}", p.display()))?;
+        if !a.bench.json {
+            eprintln!("report written to {}", p.display());
+        }
+    }
+    Ok(verdict)
+}
+
+fn runs(a: RunsArgs) -> Result<Verdict> {
+    let store = open_existing_store(&a.db)?;
+    let rows = store.list_runs(&RunFilter {
+        system: a.system,
+        workload: a.workload,
+        status: a.status,
+        limit: a.limit,
+    })?;
+    if a.json {
+        print(&serde_json::to_string_pretty(&rows)?)?;
+    } else {
+        print(&kvbench_report::text::runs_list(&rows))?;
+    }
+    Ok(Verdict::Ok)
+}
+
+fn show(a: ShowArgs) -> Result<Verdict> {
+    let store = open_existing_store(&a.db)?;
+    let rec = store.get_run(a.id).map_err(|e| match e {
+        kvbench_store::StoreError::NotFound(id) => anyhow::Error::from(UsageError(format!(
+            "no run with id {id} in {}",
+            a.db.display()
+        ))),
+        other => other.into(),
+    })?;
+    if a.json {
+        print(&serde_json::to_string_pretty(&rec)?)?;
+    } else {
+        print(&kvbench_report::text::run_summary(&rec))?;
+    }
+    Ok(Verdict::Ok)
+}
+
+fn workloads(a: WorkloadsArgs) -> Result<Verdict> {
+    let presets = kvbench_workload::PRESETS;
+    if a.json {
+        let v: Vec<serde_json::Value> = presets
+            .iter()
+            .map(|p| serde_json::json!({"name": p.name, "read": p.read, "update": p.update, "request_distribution": "uniform", "source": p.source}))
+            .collect();
+        print(&serde_json::to_string_pretty(&v)?)?;
+    } else {
+        let mut t = String::from("name          read   update  keys     source\n");
+        for p in presets {
+            t.push_str(&format!(
+                "{:<13} {:<6} {:<7} uniform  {}\n",
+                p.name, p.read, p.update, p.source
+            ));
+        }
+        print(&t)?;
+    }
+    Ok(Verdict::Ok)
+}

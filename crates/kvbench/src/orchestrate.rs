@@ -1,0 +1,290 @@
+//! One cell, end to end: start the server, probe, load, probe, run, probe,
+//! stop, judge, save. Whatever happens, the run is saved (as failed, with
+//! its reason, when it did not finish) and the server is stopped.
+
+use crate::config::{memcached_memory_mb, RunSettings};
+use crate::progress::PhaseBar;
+use anyhow::{Context, Result};
+use kvbench_engine::{run_phase, EngineError, PhaseConfig, PhaseKind, PhaseOutput};
+use kvbench_model::{CpuCost, Environment, RunConfig, RunRecord, RunStatus, SystemKind};
+use kvbench_store::Store;
+use kvbench_target::{Server, ServerSpec};
+use kvbench_workload::keys::KeyNamer;
+use std::cell::Cell;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// Connection set-up limit; a loopback server that cannot accept within this
+/// is not in a state worth measuring.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// A worker thread busy this share of the window means kvbench itself may
+/// have limited throughput.
+const CLIENT_BOUND_SHARE: f64 = 0.9;
+
+/// Runs one cell and saves it. Returns the saved record (with its id).
+///
+/// # Errors
+/// Only when the store cannot save; every other failure is saved as a failed run.
+pub fn run_cell(
+    s: &RunSettings,
+    store: &mut Store,
+    quiet: bool,
+    stop: &Arc<AtomicBool>,
+) -> Result<RunRecord> {
+    let mut rec = new_record(s);
+    let outcome = execute(s, &mut rec, quiet, stop);
+    rec.finished_at = now_rfc3339();
+    match outcome {
+        Ok(()) => judge(s, &mut rec),
+        Err(e) => {
+            rec.status = RunStatus::Failed;
+            let interrupted = e
+                .downcast_ref::<EngineError>()
+                .is_some_and(|e| matches!(e, EngineError::Interrupted));
+            rec.failure = Some(if interrupted {
+                "interrupted by the user".to_string()
+            } else {
+                format!("{e:#}")
+            });
+        }
+    }
+    let id = store
+        .save_run(&rec)
+        .with_context(|| format!("cannot save the run to {}", store.path().display()))?;
+    rec.id = Some(id);
+    Ok(rec)
+}
+
+fn new_record(s: &RunSettings) -> RunRecord {
+    let (operations, duration_s) = match s.window {
+        kvbench_engine::Window::Operations(n) => (n, None),
+        kvbench_engine::Window::Duration(d) => (0, Some(d.as_secs_f64())),
+    };
+    let mut environment: Environment = kvbench_target::machine_environment();
+    environment.kvbench_version = env!("CARGO_PKG_VERSION").to_string();
+    let rev = env!("KVBENCH_GIT_REV");
+    environment.git_revision = (!rev.is_empty()).then(|| rev.to_string());
+    RunRecord {
+        id: None,
+        started_at: now_rfc3339(),
+        finished_at: String::new(),
+        status: RunStatus::Failed,
+        failure: None,
+        marks: Vec::new(),
+        warnings: Vec::new(),
+        config: RunConfig {
+            system: s.system,
+            workload: s.spec.name.clone(),
+            records: s.spec.record_count,
+            operations,
+            duration_s,
+            field_count: s.spec.field_count,
+            field_length: s.spec.field_length,
+            read_proportion: s.spec.read_proportion,
+            update_proportion: s.spec.update_proportion,
+            insert_proportion: s.spec.insert_proportion,
+            request_distribution: s.spec.request_distribution.to_string(),
+            clients: s.clients,
+            pipeline: s.pipeline,
+            threads: s.threads,
+            load_clients: s.load_clients,
+            load_pipeline: s.load_pipeline,
+            warmup_s: s.warmup.as_secs_f64(),
+            seed: s.seed,
+            seed_source: s.seed_source.to_string(),
+            server_settings: Vec::new(),
+            server_binary: String::new(),
+        },
+        environment,
+        load: None,
+        run: None,
+        probes: Vec::new(),
+        cpu: None,
+    }
+}
+
+fn execute(
+    s: &RunSettings,
+    rec: &mut RunRecord,
+    quiet: bool,
+    stop: &Arc<AtomicBool>,
+) -> Result<()> {
+    let keys = KeyNamer::default();
+    let memory_limit_mb = match s.system {
+        SystemKind::Memcached => {
+            let value = kvbench_engine::driver::Driver::new(s.system, &s.spec, keys.clone())
+                .memcached_value_len();
+            Some(memcached_memory_mb(s.spec.record_count, value as u64, 24))
+        }
+        SystemKind::Redis => None,
+    };
+    let spec = ServerSpec {
+        system: s.system,
+        binary: s.server_binary.clone(),
+        memory_limit_mb,
+        extra_args: Vec::new(),
+    };
+    let server = Server::start(&spec).context("cannot start the server")?;
+    rec.config.server_binary = server.binary().display().to_string();
+    rec.config.server_settings = server.settings().to_vec();
+    let version = server
+        .version()
+        .context("cannot read the server's version")?;
+    rec.environment.server_version = version.version;
+    rec.environment.server_allocator = version.allocator;
+    rec.probes
+        .push(server.probe("before_load").context("probe before load")?);
+
+    let base = PhaseConfig {
+        addr: server.addr(),
+        system: s.system,
+        spec: s.spec.clone(),
+        keys,
+        kind: PhaseKind::Load,
+        clients: s.load_clients,
+        pipeline: s.load_pipeline,
+        threads: s.threads,
+        seed: s.seed,
+        timeout: s.timeout,
+        connect_timeout: CONNECT_TIMEOUT,
+    };
+    let bar = PhaseBar::new("load", quiet);
+    let load = run_phase(&base, &bar, stop)?;
+    bar.finish();
+    rec.load = Some(load.result);
+    rec.probes
+        .push(server.probe("after_load").context("probe after load")?);
+
+    let run_cfg = PhaseConfig {
+        kind: PhaseKind::Run {
+            warmup: s.warmup,
+            window: s.window,
+        },
+        clients: s.clients,
+        pipeline: s.pipeline,
+        ..base
+    };
+    let bar = PhaseBar::new("run", quiet);
+    let edges = WindowCpu {
+        server: &server,
+        bar: &bar,
+        start: Cell::new(None),
+        end: Cell::new(None),
+    };
+    let run: PhaseOutput = run_phase(&run_cfg, &edges, stop)?;
+    bar.finish();
+    let completed = run.result.completed;
+    let window_s = run.result.duration_s;
+    rec.probes
+        .push(server.probe("after_run").context("probe after run")?);
+    let server_seconds = match (edges.start.get(), edges.end.get()) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
+    let per_op = |secs: f64| {
+        if completed > 0 {
+            secs * 1e6 / completed as f64
+        } else {
+            0.0
+        }
+    };
+    rec.cpu = Some(CpuCost {
+        server_seconds,
+        server_us_per_op: server_seconds.map(per_op),
+        client_seconds: run.client_cpu_seconds,
+        client_us_per_op: per_op(run.client_cpu_seconds),
+    });
+    let busy =
+        run.client_cpu_seconds / window_s.max(1e-9) / f64::from(s.threads.min(s.clients).max(1));
+    if busy >= CLIENT_BOUND_SHARE {
+        rec.warnings.push(format!(
+            "client-bound: kvbench's worker threads were {:.0}% busy, so throughput may be limited by the client, not the server; use fewer clients per core, more --threads on a bigger machine, or run kvbench on another host",
+            busy * 100.0
+        ));
+    }
+    if run.recorder.clamped > 0 {
+        rec.warnings.push(format!(
+            "{} latencies were above 60 s and were clamped to 60 s in the histograms",
+            run.recorder.clamped
+        ));
+    }
+    if run.recorder.failed_connections > 0 {
+        rec.marks.push(format!(
+            "connection-failures: {} connections ended on an error",
+            run.recorder.failed_connections
+        ));
+    }
+    rec.run = Some(run.result);
+    server.stop().context("cannot stop the server cleanly")?;
+    Ok(())
+}
+
+/// Probes the server's CPU time exactly at the window's edges.
+struct WindowCpu<'a> {
+    server: &'a Server,
+    bar: &'a PhaseBar,
+    start: Cell<Option<f64>>,
+    end: Cell<Option<f64>>,
+}
+
+impl kvbench_engine::Observer for WindowCpu<'_> {
+    fn started(&self) {
+        self.bar.started();
+    }
+    fn window_started(&self) {
+        self.start.set(self.server.cpu_seconds());
+        self.bar.window_started();
+    }
+    fn progress(&self, p: &kvbench_engine::Progress) {
+        self.bar.progress(p);
+    }
+    fn finished(&self) {
+        self.end.set(self.server.cpu_seconds());
+    }
+}
+
+/// Marks and status from what was measured: a run is valid only if nothing
+/// suggests its numbers are wrong.
+fn judge(s: &RunSettings, rec: &mut RunRecord) {
+    if let Some(load) = &rec.load {
+        if load.errors > 0 {
+            rec.marks
+                .push(format!("load-errors: {} inserts failed", load.errors));
+        }
+        if load.completed != s.spec.record_count {
+            rec.marks.push(format!(
+                "incomplete-load: {} of {} records inserted",
+                load.completed, s.spec.record_count
+            ));
+        }
+    }
+    if let Some(run) = &rec.run {
+        if run.errors > 0 {
+            rec.marks
+                .push(format!("errors: {} operations failed", run.errors));
+        }
+        let misses: u64 = run.ops.iter().map(|o| o.misses).sum();
+        if misses > 0 {
+            rec.marks.push(format!(
+                "misses: {misses} reads found no record although every record was loaded"
+            ));
+        }
+    }
+    if let Some(ev) = rec.probes.iter().filter_map(|p| p.evictions).max() {
+        if ev > 0 {
+            rec.marks.push(format!(
+                "evictions: the server evicted {ev} items, so some reads could not hit"
+            ));
+        }
+    }
+    rec.status = if rec.marks.is_empty() {
+        RunStatus::Ok
+    } else {
+        RunStatus::Invalid
+    };
+}
+
+fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}

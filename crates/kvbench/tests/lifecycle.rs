@@ -1,0 +1,169 @@
+//! Servers kvbench starts never outlive it: not after a run, not after a
+//! failure, not after Ctrl-C. And a finished run is always stored.
+
+use crate::util::{alive, children_of, Sandbox, SMALL};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+#[test]
+fn run_stores_the_result_and_stops_the_server() {
+    let sb = Sandbox::new();
+    for system in ["redis", "memcached"] {
+        let mut args = vec![
+            "run",
+            "--system",
+            system,
+            "--workload",
+            "read-heavy",
+            "--seed",
+            "3",
+            "--json",
+        ];
+        args.extend_from_slice(SMALL);
+        let out = sb.kvbench().args(&args).output().expect("runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+        assert_eq!(rec["status"], "ok", "{rec}");
+        assert_eq!(rec["config"]["seed"], 3);
+        assert_eq!(rec["load"]["completed"], 2000);
+        assert_eq!(rec["run"]["completed"], 4000);
+        assert!(rec["environment"]["server_version"]
+            .as_str()
+            .is_some_and(|v| !v.is_empty()));
+        assert_eq!(rec["probes"].as_array().map(Vec::len), Some(3));
+        let settings = rec["config"]["server_settings"]
+            .as_array()
+            .expect("settings");
+        assert!(
+            !settings.is_empty(),
+            "deviations from defaults are recorded"
+        );
+        let id = rec["id"].as_i64().expect("id");
+        // The stored copy is the printed one.
+        let shown = sb
+            .kvbench()
+            .args(["show", &id.to_string(), "--json"])
+            .output()
+            .expect("show");
+        let stored: serde_json::Value = serde_json::from_slice(&shown.stdout).expect("JSON");
+        assert_eq!(stored, rec);
+    }
+    let list = sb.kvbench().args(["runs"]).output().expect("runs");
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        text.contains("redis") && text.contains("memcached"),
+        "{text}"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_the_server_and_stores_the_run_as_interrupted() {
+    let sb = Sandbox::new();
+    let kvbench = assert_cmd::cargo::cargo_bin("kvbench");
+    let mut child = std::process::Command::new(kvbench)
+        .args([
+            "run",
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--records",
+            "1000",
+            "--duration",
+            "60s",
+            "--warmup",
+            "0s",
+            "--quiet",
+        ])
+        .current_dir(sb.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    // Wait until kvbench has started its server.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let server = loop {
+        if let Some(p) = children_of(pid).into_iter().next() {
+            break p;
+        }
+        assert!(Instant::now() < deadline, "no server started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(130));
+    assert!(!alive(server), "server {server} still running after Ctrl-C");
+    let out = sb
+        .kvbench()
+        .args(["runs", "--json"])
+        .output()
+        .expect("runs");
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(rows[0]["status"], "failed");
+    assert!(
+        rows[0]["failure"]
+            .as_str()
+            .is_some_and(|f| f.contains("interrupted")),
+        "{rows}"
+    );
+}
+
+#[test]
+fn a_server_killed_mid_run_fails_the_run_and_it_is_stored() {
+    let sb = Sandbox::new();
+    let kvbench = assert_cmd::cargo::cargo_bin("kvbench");
+    let mut child = std::process::Command::new(kvbench)
+        .args([
+            "run",
+            "--system",
+            "memcached",
+            "--workload",
+            "balanced",
+            "--records",
+            "1000",
+            "--duration",
+            "60s",
+            "--warmup",
+            "0s",
+            "--quiet",
+            "--timeout",
+            "2s",
+        ])
+        .current_dir(sb.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let server = loop {
+        if let Some(p) = children_of(pid).into_iter().next() {
+            break p;
+        }
+        assert!(Instant::now() < deadline, "no server started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) on the server our child started.
+    unsafe { libc::kill(server as i32, libc::SIGKILL) };
+    let status = child.wait().expect("wait");
+    assert_ne!(
+        status.code(),
+        Some(0),
+        "a run whose server died is not a success"
+    );
+    let out = sb
+        .kvbench()
+        .args(["runs", "--json"])
+        .output()
+        .expect("runs");
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_ne!(rows[0]["status"], "ok", "{rows}");
+}

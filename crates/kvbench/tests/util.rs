@@ -1,0 +1,87 @@
+//! Helpers shared by the integration tests.
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+/// A scratch directory and the kvbench command, run inside it.
+pub struct Sandbox {
+    pub dir: TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        Sandbox {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.dir.path().join("kvbench.db")
+    }
+
+    /// `kvbench ARGS` with the working directory in the sandbox.
+    pub fn kvbench(&self) -> Command {
+        let mut c = Command::cargo_bin("kvbench").expect("kvbench binary");
+        c.current_dir(self.dir.path());
+        c
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// Small, quick settings shared by CLI runs.
+pub const SMALL: &[&str] = &[
+    "--records",
+    "2000",
+    "--operations",
+    "4000",
+    "--field-count",
+    "4",
+    "--field-length",
+    "50",
+    "--warmup",
+    "100ms",
+    "--quiet",
+];
+
+/// Every pid whose parent is `parent`.
+pub fn children_of(parent: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // The parent pid is the second field after the parenthesised command.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let ppid = rest
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(parent) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// True while `/proc/<pid>` exists and is not a zombie.
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+        .is_some_and(|zombie| !zombie)
+}

@@ -1,0 +1,122 @@
+//! Byte-level helpers shared by the codecs: decimal formatting and parsing
+//! without `str` conversion, and CRLF line framing.
+//!
+//! Must not allocate (beyond appending to the caller's buffer) and must never
+//! panic on arbitrary input; every index into network data is bounds-checked.
+
+use crate::DecodeError;
+
+/// Appends `n` in decimal. Hand-written because `write!` goes through the
+/// formatting machinery, which is measurably slower on the per-request path.
+#[inline]
+pub(crate) fn write_dec(buf: &mut Vec<u8>, mut n: u64) {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&tmp[i..]);
+}
+
+/// Parses a token that must consist only of ASCII digits. Saturates instead of
+/// overflowing so callers can turn "too big" into their own bound check.
+#[inline]
+pub(crate) fn parse_dec(s: &[u8]) -> Result<u64, DecodeError> {
+    if s.is_empty() {
+        return Err(DecodeError::Protocol);
+    }
+    let mut n: u64 = 0;
+    for &b in s {
+        if !b.is_ascii_digit() {
+            return Err(DecodeError::Protocol);
+        }
+        n = n.saturating_mul(10).saturating_add(u64::from(b - b'0'));
+    }
+    Ok(n)
+}
+
+/// Checks for CRLF at `i`. `Ok(None)` when the bytes have not arrived yet;
+/// anything else in that position is a framing error (this is what catches a
+/// data block longer than its declared length).
+#[inline]
+pub(crate) fn expect_crlf(buf: &[u8], i: usize) -> Result<Option<usize>, DecodeError> {
+    match buf.get(i) {
+        None => Ok(None),
+        Some(b'\r') => match buf.get(i + 1) {
+            None => Ok(None),
+            Some(b'\n') => Ok(Some(i + 2)),
+            Some(_) => Err(DecodeError::Protocol),
+        },
+        Some(_) => Err(DecodeError::Protocol),
+    }
+}
+
+/// Finds the line starting at `start`. Returns `(end, next)`: `end` is the index
+/// of the terminating CR (exclusive end of the line contents), `next` the index
+/// after LF. Searches for LF rather than CR so that a bare `\n` is reported as a
+/// framing error instead of waiting forever; a line longer than `max_line`
+/// without a terminator is `TooLarge` so garbage cannot grow the buffer unbounded.
+#[inline]
+pub(crate) fn find_line(
+    buf: &[u8],
+    start: usize,
+    max_line: usize,
+) -> Result<Option<(usize, usize)>, DecodeError> {
+    let rest = buf.get(start..).unwrap_or(&[]);
+    let window = &rest[..rest.len().min(max_line + 2)];
+    match window.iter().position(|&b| b == b'\n') {
+        Some(off) => {
+            if off == 0 || window[off - 1] != b'\r' {
+                return Err(DecodeError::Protocol);
+            }
+            Ok(Some((start + off - 1, start + off + 1)))
+        }
+        None if window.len() >= max_line + 2 => Err(DecodeError::TooLarge),
+        None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_dec_edges() {
+        for n in [0u64, 7, 10, 99, 1234567890, u64::MAX] {
+            let mut b = Vec::new();
+            write_dec(&mut b, n);
+            assert_eq!(b, n.to_string().into_bytes());
+        }
+    }
+
+    #[test]
+    fn parse_dec_edges() {
+        assert_eq!(parse_dec(b"0"), Ok(0));
+        assert_eq!(parse_dec(b"0042"), Ok(42));
+        assert_eq!(parse_dec(b"99999999999999999999999"), Ok(u64::MAX));
+        assert_eq!(parse_dec(b""), Err(DecodeError::Protocol));
+        assert_eq!(parse_dec(b"-1"), Err(DecodeError::Protocol));
+        assert_eq!(parse_dec(b"1a"), Err(DecodeError::Protocol));
+    }
+
+    #[test]
+    fn line_framing() {
+        assert_eq!(find_line(b"ab\r\nx", 0, 10), Ok(Some((2, 4))));
+        assert_eq!(find_line(b"ab\r\nx", 5, 10), Ok(None));
+        assert_eq!(find_line(b"ab\r", 0, 10), Ok(None));
+        assert_eq!(find_line(b"ab\n", 0, 10), Err(DecodeError::Protocol));
+        assert_eq!(find_line(b"\n", 0, 10), Err(DecodeError::Protocol));
+        assert_eq!(
+            find_line(b"0123456789ab", 0, 10),
+            Err(DecodeError::TooLarge)
+        );
+        assert_eq!(find_line(b"0123456789\r\n", 0, 10), Ok(Some((10, 12))));
+        assert_eq!(expect_crlf(b"a\r", 1), Ok(None));
+        assert_eq!(expect_crlf(b"a\rx", 1), Err(DecodeError::Protocol));
+    }
+}

@@ -1,0 +1,56 @@
+//! Every number-to-text conversion the reports use, in one place so that the
+//! terminal and the Markdown report agree digit for digit.
+
+/// Thousands-separated integer: `1234567` → `1,234,567`.
+pub fn count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Operations per second, rounded to a whole number.
+pub fn rate(ops_per_s: f64) -> String {
+    count(ops_per_s.round().max(0.0) as u64)
+}
+
+/// Microseconds with precision that fits the magnitude: `12.3`, `456`, `12,345`.
+pub fn micros(us: f64) -> String {
+    if us < 100.0 {
+        format!("{us:.1}")
+    } else {
+        count(us.round() as u64)
+    }
+}
+
+/// Bytes as MiB with one decimal.
+pub fn mib(bytes: u64) -> String {
+    format!("{:.1}", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// Seconds with two decimals.
+pub fn secs(s: f64) -> String {
+    format!("{s:.2}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1000), "1,000");
+        assert_eq!(count(1234567), "1,234,567");
+        assert_eq!(rate(1234.6), "1,235");
+        assert_eq!(micros(12.345), "12.3");
+        assert_eq!(micros(1234.4), "1,234");
+        assert_eq!(mib(1024 * 1024 * 3 / 2), "1.5");
+    }
+}

@@ -1,0 +1,264 @@
+//! Terminal output: one run's summary, a comparison of many, the run list.
+
+use crate::format::{count, mib, micros, rate, secs};
+use crate::table::Table;
+use kvbench_model::{OpKind, PhaseResult, Probe, RunRecord, RunStatus};
+use kvbench_store::RunSummary;
+
+/// The probe taken at `stage`, if any.
+pub fn probe<'a>(rec: &'a RunRecord, stage: &str) -> Option<&'a Probe> {
+    rec.probes.iter().find(|p| p.stage == stage)
+}
+
+fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "-".into())
+}
+
+/// The latency percentile `pick` of `op` in `phase`, in microseconds.
+pub fn latency(
+    phase: Option<&PhaseResult>,
+    op: OpKind,
+    pick: fn(&kvbench_model::LatencySummary) -> f64,
+) -> Option<f64> {
+    phase?
+        .ops
+        .iter()
+        .find(|o| o.op == op && o.latency.count > 0)
+        .map(|o| pick(&o.latency))
+}
+
+fn phase_table(p: &PhaseResult) -> String {
+    let mut t = Table::new(&[
+        "op",
+        ">completed",
+        ">ops/s",
+        ">p50 us",
+        ">p95 us",
+        ">p99 us",
+        ">p99.9 us",
+        ">max us",
+        ">misses",
+        ">errors",
+    ]);
+    for o in &p.ops {
+        let l = &o.latency;
+        let has = l.count > 0;
+        let us = |v: f64| if has { micros(v) } else { "-".into() };
+        t.row(vec![
+            o.op.to_string(),
+            count(o.completed),
+            rate(o.throughput),
+            us(l.p50_us),
+            us(l.p95_us),
+            us(l.p99_us),
+            us(l.p999_us),
+            us(l.max_us),
+            count(o.misses),
+            count(o.errors),
+        ]);
+    }
+    t.row(vec![
+        "total".into(),
+        count(p.completed),
+        rate(p.throughput),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        count(p.errors),
+    ]);
+    t.to_text()
+}
+
+/// A readable summary of one run.
+pub fn run_summary(rec: &RunRecord) -> String {
+    let c = &rec.config;
+    let e = &rec.environment;
+    let mut s = String::new();
+    let id = rec.id.map_or(String::new(), |i| format!(" #{i}"));
+    s.push_str(&format!(
+        "run{id}: {} {}{} | {} | {} records x {} fields x {} B | {} clients x pipeline {} | seed {}\n",
+        c.system,
+        e.server_version,
+        e.server_allocator.as_ref().map_or(String::new(), |a| format!(" ({a})")),
+        c.workload,
+        count(c.records),
+        c.field_count,
+        c.field_length,
+        c.clients,
+        c.pipeline,
+        c.seed
+    ));
+    s.push_str(&format!("status: {}", rec.status.as_str()));
+    if let Some(f) = &rec.failure {
+        s.push_str(&format!(" ({f})"));
+    }
+    s.push('\n');
+    for m in &rec.marks {
+        s.push_str(&format!("  marked: {m}\n"));
+    }
+    for w in &rec.warnings {
+        s.push_str(&format!("  warning: {w}\n"));
+    }
+    if let Some(load) = &rec.load {
+        s.push_str(&format!(
+            "\nload: {} records in {} s ({} inserts/s, p50 {} us, p99 {} us)\n",
+            count(load.completed),
+            secs(load.duration_s),
+            rate(load.throughput),
+            opt(latency(Some(load), OpKind::Insert, |l| l.p50_us), micros),
+            opt(latency(Some(load), OpKind::Insert, |l| l.p99_us), micros),
+        ));
+    }
+    if let Some(run) = &rec.run {
+        s.push_str(&format!(
+            "\nmeasured window: {} s (after {} s warm-up)\n",
+            secs(run.duration_s),
+            secs(c.warmup_s)
+        ));
+        s.push_str(&phase_table(run));
+        for m in &run.error_samples {
+            s.push_str(&format!("  error seen: {m}\n"));
+        }
+    }
+    if !rec.probes.is_empty() {
+        let mut t = Table::new(&[
+            "server",
+            ">rss MiB",
+            ">own memory MiB",
+            ">items",
+            ">evictions",
+            ">cpu s",
+        ]);
+        for p in &rec.probes {
+            t.row(vec![
+                p.stage.replace('_', " "),
+                opt(p.rss_bytes, mib),
+                opt(p.server_memory_bytes, mib),
+                opt(p.items, count),
+                opt(p.evictions, count),
+                opt(p.cpu_seconds, secs),
+            ]);
+        }
+        s.push('\n');
+        s.push_str(&t.to_text());
+    }
+    if let Some(cpu) = &rec.cpu {
+        s.push_str(&format!(
+            "\ncpu in the window: server {} s ({} us/op), kvbench {} s ({} us/op)\n",
+            opt(cpu.server_seconds, secs),
+            opt(cpu.server_us_per_op, |v| format!("{v:.2}")),
+            secs(cpu.client_seconds),
+            format_args!("{:.2}", cpu.client_us_per_op),
+        ));
+    }
+    s
+}
+
+/// Column headers and cells shared by the terminal and Markdown comparisons.
+pub fn comparison_table(records: &[RunRecord]) -> Table {
+    let mut t = Table::new(&[
+        "system",
+        "workload",
+        ">clients",
+        "status",
+        ">ops/s",
+        ">read p50",
+        ">read p99",
+        ">update p50",
+        ">update p99",
+        ">mem after load MiB",
+        ">rss after run MiB",
+        ">server us/op",
+        ">client us/op",
+    ]);
+    for r in records {
+        let run = r.run.as_ref();
+        let ok = r.status != RunStatus::Failed;
+        let lat = |op, pick| {
+            if ok {
+                opt(latency(run, op, pick), micros)
+            } else {
+                "-".into()
+            }
+        };
+        t.row(vec![
+            r.config.system.to_string(),
+            r.config.workload.clone(),
+            r.config.clients.to_string(),
+            r.status.as_str().to_string(),
+            opt(run.filter(|_| ok).map(|p| p.throughput), rate),
+            lat(OpKind::Read, |l| l.p50_us),
+            lat(OpKind::Read, |l| l.p99_us),
+            lat(OpKind::Update, |l| l.p50_us),
+            lat(OpKind::Update, |l| l.p99_us),
+            opt(
+                probe(r, "after_load").and_then(|p| p.server_memory_bytes),
+                mib,
+            ),
+            opt(probe(r, "after_run").and_then(|p| p.rss_bytes), mib),
+            opt(r.cpu.as_ref().and_then(|c| c.server_us_per_op), |v| {
+                format!("{v:.1}")
+            }),
+            opt(r.cpu.as_ref().map(|c| c.client_us_per_op), |v| {
+                format!("{v:.1}")
+            }),
+        ]);
+    }
+    t
+}
+
+/// Many runs side by side (latencies in microseconds).
+pub fn comparison(records: &[RunRecord]) -> String {
+    let mut s = String::from("latencies in microseconds; ops/s over the measured window\n");
+    s.push_str(&comparison_table(records).to_text());
+    for r in records.iter().filter(|r| r.status != RunStatus::Ok) {
+        let why = r.failure.clone().unwrap_or_else(|| r.marks.join("; "));
+        s.push_str(&format!(
+            "run {} ({} {} x{}) {}: {}\n",
+            r.id.unwrap_or_default(),
+            r.config.system,
+            r.config.workload,
+            r.config.clients,
+            r.status.as_str(),
+            why
+        ));
+    }
+    s
+}
+
+/// The stored runs, one line each.
+pub fn runs_list(rows: &[RunSummary]) -> String {
+    if rows.is_empty() {
+        return "no runs stored\n".into();
+    }
+    let mut t = Table::new(&[
+        "id",
+        "started",
+        "status",
+        "system",
+        "workload",
+        ">clients",
+        ">records",
+        ">ops/s",
+        ">read p99 us",
+        ">update p99 us",
+    ]);
+    for r in rows {
+        t.row(vec![
+            r.id.to_string(),
+            r.started_at.clone(),
+            r.status.clone(),
+            r.system.clone(),
+            r.workload.clone(),
+            r.clients.to_string(),
+            count(r.records),
+            opt(r.throughput, rate),
+            opt(r.read_p99_us, micros),
+            opt(r.update_p99_us, micros),
+        ]);
+    }
+    t.to_text()
+}

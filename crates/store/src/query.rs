@@ -1,0 +1,261 @@
+//! Reads runs back: whole records for reports and exporters, summary rows for
+//! listings.
+//!
+//! It only reads; it never writes, never draws, never talks to servers.
+//! Formatting belongs to the report crate.
+
+use crate::save::HISTOGRAM_ENCODING;
+use crate::Fault;
+use kvbench_model::{PhaseResult, Probe, RunRecord, RunStatus};
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// Which runs [`crate::Store::list_runs`] returns; `None` fields match all.
+#[derive(Debug, Clone, Default)]
+pub struct RunFilter {
+    /// Exact system name (`redis`, `memcached`).
+    pub system: Option<String>,
+    /// Exact workload name, as stored in the run's config.
+    pub workload: Option<String>,
+    /// Exact status (`ok`, `invalid`, `failed`).
+    pub status: Option<String>,
+    /// At most this many runs (the newest).
+    pub limit: Option<usize>,
+}
+
+/// One line of a run listing: enough to pick a run, without parsing its
+/// JSON or histograms.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    /// Store id, for `get_run` and the CLI.
+    pub id: i64,
+    /// Wall-clock start (RFC 3339, UTC).
+    pub started_at: String,
+    /// `ok`, `invalid` or `failed`.
+    pub status: String,
+    /// Server kind.
+    pub system: String,
+    /// Workload name.
+    pub workload: String,
+    /// Client connections in the run phase.
+    pub clients: u32,
+    /// Records loaded.
+    pub records: u64,
+    /// Run-phase throughput; `None` without a run phase and always for a
+    /// failed run, whose numbers are never a result.
+    pub throughput: Option<f64>,
+    /// Run-phase read p99 in microseconds, same rules as `throughput`.
+    pub read_p99_us: Option<f64>,
+    /// Run-phase update p99 in microseconds, same rules as `throughput`.
+    pub update_p99_us: Option<f64>,
+    /// Why the run failed, when it did.
+    pub failure: Option<String>,
+}
+
+pub(crate) fn get_run(conn: &Connection, id: i64) -> Result<RunRecord, Fault> {
+    // One read transaction, so the run row and its child rows come from the
+    // same snapshot even while another process saves.
+    let tx = conn.unchecked_transaction()?;
+    load_run(&tx, id)
+    // Dropping `tx` rolls back, which for a read-only transaction just ends it.
+}
+
+/// `field` is the RunRecord field the `{field}_json` column holds.
+fn from_json<T: DeserializeOwned>(text: &str, field: &'static str, id: i64) -> Result<T, Fault> {
+    serde_json::from_str(text).map_err(|source| Fault::Json {
+        field,
+        run: Some(id),
+        source,
+    })
+}
+
+/// Reassembles run `id` on `conn`; `save` uses it inside its own transaction
+/// to check the round trip before committing.
+pub(crate) fn load_run(conn: &Connection, id: i64) -> Result<RunRecord, Fault> {
+    struct Row {
+        started_at: String,
+        finished_at: String,
+        status: String,
+        failure: Option<String>,
+        marks: String,
+        warnings: String,
+        config: String,
+        environment: String,
+        cpu: Option<String>,
+        load: Option<String>,
+        run: Option<String>,
+    }
+    let row = conn
+        .query_row(
+            "SELECT started_at, finished_at, status, failure, marks_json, warnings_json,
+                    config_json, environment_json, cpu_json, load_json, run_json
+             FROM runs WHERE id = ?1",
+            [id],
+            |r| {
+                Ok(Row {
+                    started_at: r.get(0)?,
+                    finished_at: r.get(1)?,
+                    status: r.get(2)?,
+                    failure: r.get(3)?,
+                    marks: r.get(4)?,
+                    warnings: r.get(5)?,
+                    config: r.get(6)?,
+                    environment: r.get(7)?,
+                    cpu: r.get(8)?,
+                    load: r.get(9)?,
+                    run: r.get(10)?,
+                })
+            },
+        )
+        .optional()?
+        .ok_or(Fault::NotFound(id))?;
+
+    let status: RunStatus = serde_json::from_value(Value::String(row.status.clone()))
+        .map_err(|_| Fault::Corrupt(format!("run {id} has unknown status '{}'", row.status)))?;
+
+    let mut histograms = load_histograms(conn, id)?;
+    let load = row
+        .load
+        .map(|text| decode_phase(&text, "load", id, &mut histograms))
+        .transpose()?;
+    let run = row
+        .run
+        .map(|text| decode_phase(&text, "run", id, &mut histograms))
+        .transpose()?;
+    if let Some((phase, op)) = histograms.keys().next() {
+        return Err(Fault::Corrupt(format!(
+            "run {id} has a {phase}/{op} histogram but no such operation"
+        )));
+    }
+
+    Ok(RunRecord {
+        id: Some(id),
+        started_at: row.started_at,
+        finished_at: row.finished_at,
+        status,
+        failure: row.failure,
+        marks: from_json(&row.marks, "marks", id)?,
+        warnings: from_json(&row.warnings, "warnings", id)?,
+        config: from_json(&row.config, "config", id)?,
+        environment: from_json(&row.environment, "environment", id)?,
+        load,
+        run,
+        probes: load_probes(conn, id)?,
+        cpu: row
+            .cpu
+            .map(|text| from_json(&text, "cpu", id))
+            .transpose()?,
+    })
+}
+
+/// Histogram data of run `id`, keyed by (phase, op).
+fn load_histograms(conn: &Connection, id: i64) -> Result<HashMap<(String, String), String>, Fault> {
+    let mut stmt =
+        conn.prepare_cached("SELECT phase, op, encoding, data FROM histograms WHERE run_id = ?1")?;
+    let mut rows = stmt.query([id])?;
+    let mut out = HashMap::new();
+    while let Some(r) = rows.next()? {
+        let (phase, op, encoding): (String, String, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
+        if encoding != HISTOGRAM_ENCODING {
+            return Err(Fault::Corrupt(format!(
+                "run {id} {phase}/{op} histogram has unknown encoding '{encoding}'"
+            )));
+        }
+        out.insert((phase, op), r.get(3)?);
+    }
+    Ok(out)
+}
+
+/// Puts each op's histogram back into the phase JSON (an op without a row
+/// had an empty histogram) and decodes it.
+fn decode_phase(
+    text: &str,
+    phase: &'static str,
+    id: i64,
+    histograms: &mut HashMap<(String, String), String>,
+) -> Result<PhaseResult, Fault> {
+    let mut value: Value = from_json(text, phase, id)?;
+    if let Some(ops) = value.get_mut("ops").and_then(Value::as_array_mut) {
+        for op in ops.iter_mut().filter_map(Value::as_object_mut) {
+            let name = op.get("op").and_then(Value::as_str).unwrap_or_default();
+            let data = histograms
+                .remove(&(phase.to_string(), name.to_string()))
+                .unwrap_or_default();
+            op.insert("histogram".to_string(), Value::String(data));
+        }
+    }
+    serde_json::from_value(value).map_err(|source| Fault::Json {
+        field: phase,
+        run: Some(id),
+        source,
+    })
+}
+
+fn load_probes(conn: &Connection, id: i64) -> Result<Vec<Probe>, Fault> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT stage, rss_bytes, server_memory_bytes, cpu_seconds, items, evictions
+         FROM probes WHERE run_id = ?1 ORDER BY seq",
+    )?;
+    let probes = stmt
+        .query_map([id], |r| {
+            Ok(Probe {
+                stage: r.get(0)?,
+                rss_bytes: r.get(1)?,
+                server_memory_bytes: r.get(2)?,
+                cpu_seconds: r.get(3)?,
+                items: r.get(4)?,
+                evictions: r.get(5)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(probes)
+}
+
+pub(crate) fn list_runs(conn: &Connection, filter: &RunFilter) -> Result<Vec<RunSummary>, Fault> {
+    // julianday() orders by instant, not by text: "10:00:00.5Z" sorts before
+    // "10:00:00Z" as text although it is later. Unparsable times give NULL
+    // and sort last; id breaks ties in save order.
+    let mut stmt = conn.prepare_cached(
+        "SELECT r.id, r.started_at, r.status, r.system, r.workload, r.clients, r.records,
+                CASE WHEN r.status = 'failed' THEN NULL ELSE r.throughput END,
+                CASE WHEN r.status = 'failed' THEN NULL ELSE rd.p99_us END,
+                CASE WHEN r.status = 'failed' THEN NULL ELSE up.p99_us END,
+                r.failure
+         FROM runs r
+         LEFT JOIN op_results rd ON rd.run_id = r.id AND rd.phase = 'run' AND rd.op = 'read'
+         LEFT JOIN op_results up ON up.run_id = r.id AND up.phase = 'run' AND up.op = 'update'
+         WHERE (?1 IS NULL OR r.system = ?1)
+           AND (?2 IS NULL OR r.workload = ?2)
+           AND (?3 IS NULL OR r.status = ?3)
+         ORDER BY julianday(r.started_at) DESC, r.id DESC
+         LIMIT ?4",
+    )?;
+    // SQLite reads a negative LIMIT as "no limit".
+    let limit = filter
+        .limit
+        .map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+    let rows = stmt
+        .query_map(
+            params![filter.system, filter.workload, filter.status, limit],
+            |r| {
+                Ok(RunSummary {
+                    id: r.get(0)?,
+                    started_at: r.get(1)?,
+                    status: r.get(2)?,
+                    system: r.get(3)?,
+                    workload: r.get(4)?,
+                    clients: r.get(5)?,
+                    records: r.get(6)?,
+                    throughput: r.get(7)?,
+                    read_p99_us: r.get(8)?,
+                    update_p99_us: r.get(9)?,
+                    failure: r.get(10)?,
+                })
+            },
+        )?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}

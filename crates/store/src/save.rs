@@ -1,0 +1,208 @@
+//! Writes one [`RunRecord`] in one transaction: the run row, its per-op rows,
+//! histograms and probes commit together or not at all, so a crash or error
+//! mid-save leaves no half-stored run and never touches runs saved earlier.
+//!
+//! It never measures, never talks to servers, and never changes a saved run.
+
+use crate::{query, Fault};
+use kvbench_model::{PhaseResult, Probe, RunRecord};
+use rusqlite::{params, Connection, Transaction, TransactionBehavior};
+use serde::Serialize;
+use serde_json::Value;
+
+/// Tag stored with each histogram, so a later kvbench that changes the
+/// encoding can tell old rows from new ones.
+pub(crate) const HISTOGRAM_ENCODING: &str = "hdr-v2-base64";
+
+pub(crate) fn save_run(conn: &mut Connection, record: &RunRecord) -> Result<i64, Fault> {
+    // IMMEDIATE takes the write lock up front: a deferred transaction that
+    // first reads could hit SQLITE_BUSY on upgrade, which the busy timeout
+    // cannot wait out.
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let id = insert_run(&tx, record)?;
+    if let Some(load) = &record.load {
+        insert_phase(&tx, id, "load", load)?;
+    }
+    if let Some(run) = &record.run {
+        insert_phase(&tx, id, "run", run)?;
+    }
+    insert_probes(&tx, id, &record.probes)?;
+    // Read the run back before committing: a value that does not survive
+    // SQLite or JSON (NaN, infinity) is refused now, with nothing stored,
+    // instead of producing a run that get_run cannot return.
+    let back = query::load_run(&tx, id).map_err(|fault| match fault {
+        Fault::Json {
+            field,
+            run: Some(_),
+            ..
+        } => Fault::NotExact(field),
+        other => other,
+    })?;
+    if let Some(part) = first_difference(record, &back) {
+        return Err(Fault::NotExact(part));
+    }
+    tx.commit()?;
+    Ok(id)
+}
+
+fn to_json<T: Serialize + ?Sized>(value: &T, field: &'static str) -> Result<String, Fault> {
+    serde_json::to_string(value).map_err(|source| Fault::Json {
+        field,
+        run: None,
+        source,
+    })
+}
+
+fn insert_run(tx: &Transaction<'_>, r: &RunRecord) -> Result<i64, Fault> {
+    let c = &r.config;
+    let load_json = r.load.as_ref().map(|p| phase_json(p, "load")).transpose()?;
+    let run_json = r.run.as_ref().map(|p| phase_json(p, "run")).transpose()?;
+    let cpu_json = r.cpu.as_ref().map(|cpu| to_json(cpu, "cpu")).transpose()?;
+    tx.execute(
+        "INSERT INTO runs (started_at, finished_at, status, failure, marks_json, warnings_json,
+                           system, workload, records, operations, clients, pipeline, seed,
+                           throughput, config_json, environment_json, cpu_json, load_json, run_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+        params![
+            r.started_at,
+            r.finished_at,
+            r.status.as_str(),
+            r.failure,
+            to_json(&r.marks, "marks")?,
+            to_json(&r.warnings, "warnings")?,
+            c.system.as_str(),
+            c.workload,
+            c.records,
+            c.operations,
+            c.clients,
+            c.pipeline,
+            c.seed.to_string(),
+            r.run.as_ref().map(|run| run.throughput),
+            to_json(c, "config")?,
+            to_json(&r.environment, "environment")?,
+            cpu_json,
+            load_json,
+            run_json,
+        ],
+    )?;
+    Ok(tx.last_insert_rowid())
+}
+
+/// The phase as JSON without the histograms: they are the bulk of a run and
+/// live in their own table, so listing and summarising never parse them.
+fn phase_json(phase: &PhaseResult, field: &'static str) -> Result<String, Fault> {
+    let mut value = serde_json::to_value(phase).map_err(|source| Fault::Json {
+        field,
+        run: None,
+        source,
+    })?;
+    if let Some(ops) = value.get_mut("ops").and_then(Value::as_array_mut) {
+        for op in ops.iter_mut().filter_map(Value::as_object_mut) {
+            op.remove("histogram");
+        }
+    }
+    to_json(&value, field)
+}
+
+fn insert_phase(
+    tx: &Transaction<'_>,
+    id: i64,
+    phase: &str,
+    result: &PhaseResult,
+) -> Result<(), Fault> {
+    let mut op_stmt = tx.prepare_cached(
+        "INSERT INTO op_results (run_id, phase, op, completed, misses, errors, throughput,
+                                 p50_us, p95_us, p99_us, p999_us, max_us, mean_us)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )?;
+    let mut hist_stmt = tx.prepare_cached(
+        "INSERT INTO histograms (run_id, phase, op, encoding, data) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for op in &result.ops {
+        let l = &op.latency;
+        op_stmt.execute(params![
+            id,
+            phase,
+            op.op.as_str(),
+            op.completed,
+            op.misses,
+            op.errors,
+            op.throughput,
+            l.p50_us,
+            l.p95_us,
+            l.p99_us,
+            l.p999_us,
+            l.max_us,
+            l.mean_us,
+        ])?;
+        if !op.histogram.is_empty() {
+            hist_stmt.execute(params![
+                id,
+                phase,
+                op.op.as_str(),
+                HISTOGRAM_ENCODING,
+                op.histogram
+            ])?;
+        }
+    }
+    Ok(())
+}
+
+fn insert_probes(tx: &Transaction<'_>, id: i64, probes: &[Probe]) -> Result<(), Fault> {
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO probes (run_id, seq, stage, rss_bytes, server_memory_bytes, cpu_seconds,
+                             items, evictions)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for (seq, p) in probes.iter().enumerate() {
+        stmt.execute(params![
+            id,
+            seq,
+            p.stage,
+            p.rss_bytes,
+            p.server_memory_bytes,
+            p.cpu_seconds,
+            p.items,
+            p.evictions,
+        ])?;
+    }
+    Ok(())
+}
+
+/// Names the first part of `saved` that `back` does not reproduce, ignoring
+/// the id. The exhaustive destructuring makes a new model field a compile
+/// error here until it is compared too.
+fn first_difference(saved: &RunRecord, back: &RunRecord) -> Option<&'static str> {
+    let RunRecord {
+        id: _,
+        started_at,
+        finished_at,
+        status,
+        failure,
+        marks,
+        warnings,
+        config,
+        environment,
+        load,
+        run,
+        probes,
+        cpu,
+    } = saved;
+    [
+        (*started_at == back.started_at, "started_at"),
+        (*finished_at == back.finished_at, "finished_at"),
+        (*status == back.status, "status"),
+        (*failure == back.failure, "failure"),
+        (*marks == back.marks, "marks"),
+        (*warnings == back.warnings, "warnings"),
+        (*config == back.config, "config"),
+        (*environment == back.environment, "environment"),
+        (*load == back.load, "load"),
+        (*run == back.run, "run"),
+        (*probes == back.probes, "probes"),
+        (*cpu == back.cpu, "cpu"),
+    ]
+    .into_iter()
+    .find(|(same, _)| !same)
+    .map(|(_, part)| part)
+}

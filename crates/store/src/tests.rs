@@ -1,0 +1,647 @@
+//! Tests of the store against real SQLite files in temporary directories.
+//! They check the promises other crates rely on: exact round trips, one
+//! transaction per run, early failure on a bad path, refusal of newer or
+//! foreign databases. They never start servers.
+
+use super::*;
+use kvbench_model::{
+    CpuCost, Environment, LatencySummary, OpKind, OpResult, PhaseResult, Probe, RunConfig,
+    RunStatus, Setting, SystemKind,
+};
+use std::time::Duration;
+
+fn op_result(op: OpKind, k: u64) -> OpResult {
+    let f = k as f64;
+    OpResult {
+        op,
+        completed: 1_000_003 * k,
+        misses: 17 * k,
+        errors: 3 * k + 1,
+        throughput: 12_345.678_901_234_567 * f,
+        latency: LatencySummary {
+            count: 999_983 * k,
+            min_us: 5e-324 * f, // subnormal: must survive JSON exactly
+            mean_us: (0.1 + 0.2) * f,
+            p50_us: 101.000_000_000_000_01 * f,
+            p95_us: 250.123_456_789 * f,
+            p99_us: 1_000.0 / 3.0 * f,
+            p999_us: 2_718.281_828_459_045 * f,
+            max_us: f64::MAX / (f + 1.0),
+        },
+        histogram: format!("HISTFAAAACl4nJNpmSzMwMDAxAABzFCaEUIzQ+j/{op}{k}=="),
+    }
+}
+
+/// A record with a distinctive value in every field, two phases, several
+/// ops and three probes, so a dropped or swapped field shows up.
+fn full_record() -> RunRecord {
+    RunRecord {
+        id: Some(987_654), // must be ignored by save_run
+        started_at: "2024-05-01T10:00:00.123456Z".into(),
+        finished_at: "2024-05-01T10:07:31.654321Z".into(),
+        status: RunStatus::Invalid,
+        failure: None,
+        marks: vec!["errors".into(), "evictions".into()],
+        warnings: vec![
+            "server swapped: \"free -m\" shows 12 MiB free; add memory".into(),
+            "clock ran backwards — ignore the first 2 s".into(),
+        ],
+        config: RunConfig {
+            system: SystemKind::Memcached,
+            workload: "workloads/custom-b.properties".into(),
+            records: 123_457,
+            operations: 9_876_543,
+            duration_s: Some(31.25),
+            field_count: 7,
+            field_length: 113,
+            read_proportion: 0.1 + 0.2,
+            update_proportion: 0.55,
+            insert_proportion: 0.15,
+            request_distribution: "zipfian".into(),
+            clients: 48,
+            pipeline: 16,
+            threads: 3,
+            load_clients: 12,
+            load_pipeline: 64,
+            warmup_s: 2.5,
+            seed: u64::MAX - 1, // does not fit SQLite's signed INTEGER
+            seed_source: "entropy".into(),
+            server_settings: vec![
+                Setting {
+                    name: "-m".into(),
+                    value: "4096".into(),
+                    reason: "hold every record without eviction".into(),
+                },
+                Setting {
+                    name: "-t".into(),
+                    value: "2".into(),
+                    reason: "one thread per core".into(),
+                },
+            ],
+            server_binary: "/opt/memcached-1.6.29/bin/memcached".into(),
+        },
+        environment: Environment {
+            host: "bench-07".into(),
+            kernel: "6.8.0-31-generic".into(),
+            cpu_model: "AMD EPYC 7763 64-Core Processor".into(),
+            cores: 2,
+            memory_bytes: 8_234_567_890,
+            server_version: "1.6.29".into(),
+            server_allocator: Some("libc".into()),
+            kvbench_version: "0.1.0".into(),
+            git_revision: Some("96863cb".into()),
+        },
+        load: Some(PhaseResult {
+            duration_s: 4.125,
+            completed: 123_457,
+            errors: 2,
+            throughput: 29_928.969_696_969_696,
+            ops: vec![op_result(OpKind::Insert, 1)],
+            error_samples: vec!["SERVER_ERROR out of memory".into()],
+        }),
+        run: Some(PhaseResult {
+            duration_s: 31.25,
+            completed: 9_876_543,
+            errors: 9,
+            throughput: 316_049.376,
+            ops: vec![
+                op_result(OpKind::Read, 2),
+                op_result(OpKind::Update, 3),
+                op_result(OpKind::Insert, 4),
+            ],
+            error_samples: vec!["timeout after 1 s".into(), "ERROR".into()],
+        }),
+        probes: vec![
+            Probe {
+                stage: "before_load".into(),
+                rss_bytes: Some(3_145_728),
+                server_memory_bytes: Some(0),
+                cpu_seconds: Some(0.015),
+                items: Some(0),
+                evictions: Some(0),
+            },
+            Probe {
+                stage: "after_load".into(),
+                rss_bytes: None,
+                server_memory_bytes: Some(140_123_456),
+                cpu_seconds: None,
+                items: Some(123_457),
+                evictions: None,
+            },
+            Probe {
+                stage: "after_run".into(),
+                rss_bytes: Some(i64::MAX as u64),
+                server_memory_bytes: Some(150_000_001),
+                cpu_seconds: Some(62.437_5),
+                items: Some(123_460),
+                evictions: Some(42),
+            },
+        ],
+        cpu: Some(CpuCost {
+            server_seconds: Some(61.25),
+            server_us_per_op: Some(6.201_562_5),
+            client_seconds: 40.5,
+            client_us_per_op: 4.100_625,
+        }),
+    }
+}
+
+fn failed_record() -> RunRecord {
+    let mut r = full_record();
+    r.status = RunStatus::Failed;
+    r.failure = Some("server exited with status 1 during the run phase".into());
+    r.marks.clear();
+    r.cpu = None;
+    // A partial run phase: stored, but never listed as a result.
+    if let Some(run) = r.run.as_mut() {
+        run.ops.truncate(1);
+        run.ops[0].histogram.clear();
+    }
+    r
+}
+
+fn with_id(mut r: RunRecord, id: i64) -> RunRecord {
+    r.id = Some(id);
+    r
+}
+
+fn db_path(dir: &tempfile::TempDir) -> PathBuf {
+    dir.path().join("runs.db")
+}
+
+/// Row counts of every table, to show that a refused save left nothing.
+fn counts(store: &Store) -> [i64; 4] {
+    ["runs", "op_results", "histograms", "probes"].map(|t| {
+        store
+            .conn
+            .query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0))
+            .unwrap()
+    })
+}
+
+#[test]
+fn full_record_round_trips_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&db_path(&dir)).unwrap();
+    assert_eq!(store.path(), db_path(&dir));
+    let record = full_record();
+    let id = store.save_run(&record).unwrap();
+    assert_eq!(id, 1, "record.id must be ignored");
+    assert_eq!(store.get_run(id).unwrap(), with_id(record.clone(), id));
+
+    // The layout reports rely on: histograms out of the JSON, into their table.
+    assert_eq!(counts(&store), [1, 4, 4, 3]);
+    let (run_json, seed): (String, String) = store
+        .conn
+        .query_row("SELECT run_json, seed FROM runs WHERE id = 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert!(!run_json.contains("histogram"), "{run_json}");
+    assert_eq!(seed, (u64::MAX - 1).to_string());
+    let (p99, data): (f64, String) = store
+        .conn
+        .query_row(
+            "SELECT o.p99_us, h.data FROM op_results o JOIN histograms h USING (run_id, phase, op)
+             WHERE o.run_id = 1 AND o.phase = 'run' AND o.op = 'update'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(p99, 1_000.0 / 3.0 * 3.0);
+    assert_eq!(data, op_result(OpKind::Update, 3).histogram);
+}
+
+#[test]
+fn minimal_record_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&db_path(&dir)).unwrap();
+    let mut r = full_record();
+    r.load = None;
+    r.run = Some(PhaseResult {
+        ops: vec![],
+        error_samples: vec![],
+        ..r.run.unwrap()
+    });
+    r.probes.clear();
+    r.cpu = None;
+    r.marks.clear();
+    r.warnings.clear();
+    r.config.server_settings.clear();
+    r.config.duration_s = None;
+    r.environment = Environment::default();
+    let id = store.save_run(&r).unwrap();
+    assert_eq!(store.get_run(id).unwrap(), with_id(r, id));
+}
+
+#[test]
+fn failed_run_is_saved_and_listed_without_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&db_path(&dir)).unwrap();
+    let record = failed_record();
+    let id = store.save_run(&record).unwrap();
+    assert_eq!(store.get_run(id).unwrap(), with_id(record, id));
+
+    let list = store.list_runs(&RunFilter::default()).unwrap();
+    assert_eq!(
+        list,
+        vec![RunSummary {
+            id,
+            started_at: "2024-05-01T10:00:00.123456Z".into(),
+            status: "failed".into(),
+            system: "memcached".into(),
+            workload: "workloads/custom-b.properties".into(),
+            clients: 48,
+            records: 123_457,
+            throughput: None,
+            read_p99_us: None,
+            update_p99_us: None,
+            failure: Some("server exited with status 1 during the run phase".into()),
+        }]
+    );
+}
+
+#[test]
+fn list_is_newest_first_and_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&db_path(&dir)).unwrap();
+    let run = |system, workload: &str, status, started_at: &str| {
+        let mut r = if status == RunStatus::Failed {
+            failed_record()
+        } else {
+            full_record()
+        };
+        r.status = status;
+        r.config.system = system;
+        r.config.workload = workload.into();
+        r.started_at = started_at.into();
+        r
+    };
+    use RunStatus::*;
+    use SystemKind::*;
+    let records = [
+        run(Redis, "a", Ok, "2024-05-01T10:00:00Z"),     // id 1
+        run(Redis, "b", Failed, "2024-05-03T09:00:00Z"), // id 2
+        run(Memcached, "a", Ok, "2024-05-02T08:00:00Z"), // id 3
+        run(Memcached, "a", Invalid, "2024-05-01T10:00:00.5Z"), // id 4: later than id 1
+        run(Redis, "a", Ok, "2024-05-02T08:00:00Z"),     // id 5: ties with 3, saved later
+    ];
+    for r in &records {
+        store.save_run(r).unwrap();
+    }
+    let ids = |filter: RunFilter| -> Vec<i64> {
+        store
+            .list_runs(&filter)
+            .unwrap()
+            .iter()
+            .map(|s| s.id)
+            .collect()
+    };
+    let some = |s: &str| Some(s.to_string());
+    assert_eq!(ids(RunFilter::default()), [2, 5, 3, 4, 1]);
+    assert_eq!(
+        ids(RunFilter {
+            system: some("redis"),
+            ..Default::default()
+        }),
+        [2, 5, 1]
+    );
+    assert_eq!(
+        ids(RunFilter {
+            workload: some("a"),
+            ..Default::default()
+        }),
+        [5, 3, 4, 1]
+    );
+    assert_eq!(
+        ids(RunFilter {
+            status: some("ok"),
+            ..Default::default()
+        }),
+        [5, 3, 1]
+    );
+    assert_eq!(
+        ids(RunFilter {
+            system: some("memcached"),
+            workload: some("a"),
+            status: some("invalid"),
+            limit: None,
+        }),
+        [4]
+    );
+    assert_eq!(
+        ids(RunFilter {
+            limit: Some(2),
+            ..Default::default()
+        }),
+        [2, 5]
+    );
+    assert_eq!(
+        ids(RunFilter {
+            limit: Some(0),
+            ..Default::default()
+        }),
+        Vec::<i64>::new()
+    );
+    assert!(ids(RunFilter {
+        system: some("none"),
+        ..Default::default()
+    })
+    .is_empty());
+
+    // A measured run lists its run-phase numbers.
+    let top = &store
+        .list_runs(&RunFilter {
+            status: some("ok"),
+            limit: Some(1),
+            ..Default::default()
+        })
+        .unwrap()[0];
+    assert_eq!(top.throughput, Some(316_049.376));
+    assert_eq!(top.read_p99_us, Some(1_000.0 / 3.0 * 2.0));
+    assert_eq!(top.update_p99_us, Some(1_000.0 / 3.0 * 3.0));
+    assert_eq!(top.failure, None);
+}
+
+#[test]
+fn missing_run_is_not_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&db_path(&dir)).unwrap();
+    let err = store.get_run(42).unwrap_err();
+    assert!(matches!(err, StoreError::NotFound(42)), "{err:?}");
+    assert_eq!(err.to_string(), "no run with id 42");
+}
+
+#[test]
+fn open_in_missing_directory_names_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("no-such-dir").join("x.db");
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "cannot open database {}: unable to open database file",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn open_under_a_regular_file_fails() {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let path = file.path().join("x.db");
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains(&path.display().to_string()),
+        "{err}"
+    );
+}
+
+#[test]
+fn open_on_unwritable_location_fails() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    drop(Store::open(&path).unwrap());
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    // Root (CAP_DAC_OVERRIDE) writes through 0444; only assert where the
+    // permission is real, and use /proc, unwritable to everyone, as well.
+    if std::fs::OpenOptions::new().write(true).open(&path).is_err() {
+        let err = Store::open(&path).unwrap_err();
+        assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+        assert!(
+            err.to_string().contains(&path.display().to_string()),
+            "{err}"
+        );
+    }
+    let proc_path = Path::new("/proc/kvbench-store-test.db");
+    let err = Store::open(proc_path).unwrap_err();
+    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("/proc/kvbench-store-test.db"),
+        "{err}"
+    );
+}
+
+#[test]
+fn non_database_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    std::fs::write(
+        &path,
+        "this is a text file, not SQLite, and long enough to matter\n".repeat(20),
+    )
+    .unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    assert!(err.to_string().ends_with("file is not a database"), "{err}");
+}
+
+#[test]
+fn foreign_sqlite_database_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch("CREATE TABLE runs (x); INSERT INTO runs VALUES (1);")
+        .unwrap();
+    drop(conn);
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::Foreign { .. }), "{err:?}");
+    // Untouched: still the other program's single table.
+    let conn = Connection::open(&path).unwrap();
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let mut store = Store::open(&path).unwrap();
+    store.save_run(&full_record()).unwrap();
+    drop(store);
+    let conn = Connection::open(&path).unwrap();
+    conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+        .unwrap();
+    drop(conn);
+
+    let err = Store::open(&path).unwrap_err();
+    match &err {
+        StoreError::SchemaTooNew {
+            found, supported, ..
+        } => assert_eq!((*found, *supported), (SCHEMA_VERSION + 1, SCHEMA_VERSION)),
+        other => panic!("expected SchemaTooNew, got {other:?}"),
+    }
+    let text = err.to_string();
+    assert!(
+        text.contains(&path.display().to_string()) && text.contains("newer"),
+        "{text}"
+    );
+    // Refusing did not lower the version.
+    let conn = Connection::open(&path).unwrap();
+    let v: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, SCHEMA_VERSION + 1);
+}
+
+#[test]
+fn reopening_keeps_runs_and_schema_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let mut store = Store::open(&path).unwrap();
+    let first = store.save_run(&full_record()).unwrap();
+    drop(store);
+    let mut store = Store::open(&path).unwrap();
+    let v: i64 = store
+        .conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, SCHEMA_VERSION);
+    assert_eq!(store.get_run(first).unwrap(), with_id(full_record(), first));
+    assert_eq!(store.save_run(&full_record()).unwrap(), first + 1);
+}
+
+#[test]
+fn save_interrupted_by_constraint_leaves_no_partial_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&db_path(&dir)).unwrap();
+    let good = store.save_run(&full_record()).unwrap();
+    let before = counts(&store);
+
+    // Two "read" results in the run phase violate op_results' primary key,
+    // after the run row, the load phase and the first run op are inserted.
+    let mut bad = full_record();
+    let dup = op_result(OpKind::Read, 9);
+    bad.run.as_mut().unwrap().ops.push(dup);
+    let err = store.save_run(&bad).unwrap_err();
+    assert!(matches!(err, StoreError::Sql { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("UNIQUE constraint failed"),
+        "{err}"
+    );
+
+    assert_eq!(counts(&store), before, "refused save left rows behind");
+    assert_eq!(store.get_run(good).unwrap(), with_id(full_record(), good));
+    assert_eq!(store.list_runs(&RunFilter::default()).unwrap().len(), 1);
+    // The store is still usable after the failure.
+    store.save_run(&full_record()).unwrap();
+}
+
+#[test]
+fn record_that_would_not_read_back_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&db_path(&dir)).unwrap();
+    let mut nan = full_record();
+    nan.cpu.as_mut().unwrap().client_seconds = f64::NAN;
+    let err = store.save_run(&nan).unwrap_err();
+    assert!(
+        matches!(err, StoreError::NotExact { part: "cpu", .. }),
+        "{err:?}"
+    );
+    let mut inf = full_record();
+    inf.config.warmup_s = f64::INFINITY;
+    let err = store.save_run(&inf).unwrap_err();
+    assert!(
+        matches!(err, StoreError::NotExact { part: "config", .. }),
+        "{err:?}"
+    );
+    assert_eq!(counts(&store), [0, 0, 0, 0]);
+}
+
+#[test]
+fn reader_does_not_block_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let mut writer = Store::open(&path).unwrap();
+    let reader = Store::open(&path).unwrap();
+    let mode: String = writer
+        .conn
+        .pragma_query_value(None, "journal_mode", |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    writer.save_run(&full_record()).unwrap();
+
+    // Without WAL the commit would need the reader gone; with no busy
+    // timeout it would then fail at once instead of waiting.
+    writer.conn.busy_timeout(Duration::ZERO).unwrap();
+    let snapshot = reader.conn.unchecked_transaction().unwrap();
+    assert_eq!(reader.list_runs(&RunFilter::default()).unwrap().len(), 1);
+    let second = writer.save_run(&full_record()).unwrap();
+    assert_eq!(reader.list_runs(&RunFilter::default()).unwrap().len(), 1);
+    drop(snapshot);
+    assert_eq!(reader.list_runs(&RunFilter::default()).unwrap().len(), 2);
+    assert_eq!(
+        reader.get_run(second).unwrap(),
+        with_id(full_record(), second)
+    );
+}
+
+const CRASH_ENV: &str = "KVBENCH_STORE_CRASH_DB";
+
+/// Child half of `crash_mid_save_keeps_earlier_runs`: starts a save, writes
+/// part of a run (spilling uncommitted pages to the WAL), then exits without
+/// committing or closing, as a killed kvbench would.
+#[test]
+#[ignore = "run only as a child process by crash_mid_save_keeps_earlier_runs"]
+fn crash_child() {
+    let Some(path) = std::env::var_os(CRASH_ENV) else {
+        return;
+    };
+    let store = Store::open(Path::new(&path)).unwrap();
+    store
+        .conn
+        .execute_batch(
+            "PRAGMA cache_size = 1;
+             BEGIN IMMEDIATE;
+             INSERT INTO runs (started_at, finished_at, status, failure, marks_json,
+                               warnings_json, system, workload, records, operations, clients,
+                               pipeline, seed, throughput, config_json, environment_json,
+                               cpu_json, load_json, run_json)
+               SELECT started_at, finished_at, status, failure, marks_json, warnings_json,
+                      system, workload, records, operations, clients, pipeline, seed,
+                      throughput, config_json, environment_json, cpu_json, load_json,
+                      run_json || printf('%.*c', 200000, ' ')
+               FROM runs WHERE id = 1;
+             INSERT INTO op_results
+               SELECT last_insert_rowid(), phase, op, completed, misses, errors, throughput,
+                      p50_us, p95_us, p99_us, p999_us, max_us, mean_us
+               FROM op_results WHERE run_id = 1;",
+        )
+        .unwrap();
+    let partial: i64 = store
+        .conn
+        .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
+        .unwrap();
+    println!("partial runs visible before crash: {partial}");
+    std::process::exit(0);
+}
+
+#[test]
+fn crash_mid_save_keeps_earlier_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let mut store = Store::open(&path).unwrap();
+    let first = store.save_run(&full_record()).unwrap();
+    drop(store);
+
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", "tests::crash_child", "--nocapture"])
+        .env(CRASH_ENV, &path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("partial runs visible before crash: 2"),
+        "child did not get mid-save: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let store = Store::open(&path).unwrap();
+    assert_eq!(counts(&store), [1, 4, 4, 3], "uncommitted rows survived");
+    assert_eq!(store.get_run(first).unwrap(), with_id(full_record(), first));
+}
