@@ -1,16 +1,20 @@
-//! One client connection in a closed loop: keep up to `pipeline` requests in
-//! flight, time each request from its own send to its own reply.
+//! One client connection: keep up to `pipeline` requests in flight and time
+//! each request from its own send (closed loop) or its own intended send
+//! (open loop) to its own reply.
 //!
 //! Both RESP and the memcache text protocol answer in request order on a
-//! connection, so a FIFO of (kind, send time) pairs maps replies to requests.
+//! connection, so a FIFO of in-flight requests maps replies to requests.
 //! The clock is read once before each write and once after each read: every
 //! request in a write shares that write's send time (it is when they left),
 //! every reply in a read shares that read's arrival time (it is when kvbench
-//! saw them). Buffers are allocated once per connection; the steady state
+//! saw them). Buffers start small and grow to the largest batch once, so
+//! 10,000 idle connections cost little memory and the steady state
 //! allocates nothing.
 
 use crate::driver::{Driver, Outcome};
-use crate::recorder::Recorder;
+use crate::recorder::{ErrorKind, Recorder};
+use crate::schedule::Schedule;
+use crate::timer::Timer;
 use kvbench_model::OpKind;
 use kvbench_workload::{Op, OpStream, Rng};
 use std::cell::RefCell;
@@ -21,6 +25,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+/// Initial read buffer; grows (rarely) for replies larger than this.
+const READ_BUF: usize = 4 * 1024;
 
 /// Where a connection's operations come from.
 pub(crate) enum Source {
@@ -69,7 +76,7 @@ impl Source {
 pub(crate) enum Limit {
     /// After this many measured requests.
     Operations(u64),
-    /// When the clock passes this instant.
+    /// When the clock (closed loop) or the schedule (open loop) passes this instant.
     Until(Instant),
 }
 
@@ -78,9 +85,12 @@ pub(crate) struct ConnPlan {
     pub driver: Rc<Driver>,
     pub source: Source,
     pub pipeline: usize,
-    /// Requests sent before this instant are warm-up: sent and awaited, never counted.
+    /// Requests sent (closed loop) or scheduled (open loop) before this
+    /// instant are warm-up: sent and awaited, never counted.
     pub measure_from: Instant,
     pub limit: Limit,
+    /// `Some` for open loop: when each request is meant to be sent.
+    pub schedule: Option<Schedule>,
     pub timeout: Duration,
     pub recorder: Rc<RefCell<Recorder>>,
     /// Measured completions of this worker, read by the progress display.
@@ -90,17 +100,19 @@ pub(crate) struct ConnPlan {
 
 struct InFlight {
     kind: OpKind,
+    /// Open loop: the schedule's instant. Closed loop: equal to `sent`.
+    intended: Instant,
     sent: Instant,
     measured: bool,
 }
 
-/// Runs the closed loop until the limit is reached, the stop flag is set or
-/// the connection fails. Failures are recorded as errors of the requests in
+/// Runs the loop until the limit is reached, the stop flag is set or the
+/// connection fails. Failures are recorded as errors of the requests in
 /// flight; they never end the phase for other connections.
 pub(crate) async fn run(mut sock: TcpStream, mut plan: ConnPlan) {
-    let mut wbuf: Vec<u8> = Vec::with_capacity(64 * 1024);
-    let mut rbuf: Vec<u8> = vec![0; 64 * 1024];
-    let mut key: Vec<u8> = Vec::with_capacity(64);
+    let mut wbuf: Vec<u8> = Vec::new();
+    let mut rbuf: Vec<u8> = vec![0; READ_BUF];
+    let mut key: Vec<u8> = Vec::with_capacity(32);
     let (mut start, mut end) = (0usize, 0usize);
     let mut inflight: VecDeque<InFlight> = VecDeque::with_capacity(plan.pipeline);
     let mut measured_sent = 0u64;
@@ -109,20 +121,28 @@ pub(crate) async fn run(mut sock: TcpStream, mut plan: ConnPlan) {
         Limit::Until(t) => Some(t),
         Limit::Operations(_) => None,
     };
+    let mut timer = plan.schedule.as_ref().map(|_| Timer::new());
 
     loop {
-        // Fill the pipeline. The send time is read once, before the write.
-        if sending {
-            if plan.stop.load(Ordering::Relaxed) {
-                sending = false;
-            }
+        if sending && plan.stop.load(Ordering::Relaxed) {
+            sending = false;
+        }
+        // Fill the pipeline with every request that is due. The send time is
+        // read once, before the write.
+        if sending && inflight.len() < plan.pipeline {
             let now = Instant::now();
-            if deadline.is_some_and(|d| now >= d) {
-                sending = false;
-            }
-            let measured = now >= plan.measure_from;
             let first_new = inflight.len();
-            while sending && inflight.len() < plan.pipeline {
+            while inflight.len() < plan.pipeline {
+                let intended = match &plan.schedule {
+                    Some(s) if s.next() > now => break,
+                    Some(s) => s.next(),
+                    None => now,
+                };
+                if deadline.is_some_and(|d| intended >= d) {
+                    sending = false;
+                    break;
+                }
+                let measured = intended >= plan.measure_from;
                 if let Limit::Operations(n) = plan.limit {
                     if measured && measured_sent >= n {
                         sending = false;
@@ -137,49 +157,88 @@ pub(crate) async fn run(mut sock: TcpStream, mut plan: ConnPlan) {
                     .encode(&op, plan.source.rng(), &mut key, &mut wbuf);
                 inflight.push_back(InFlight {
                     kind: op.kind,
+                    intended,
                     sent: now,
                     measured,
                 });
-                if measured {
-                    measured_sent += 1;
+                measured_sent += u64::from(measured);
+                if let Some(s) = plan.schedule.as_mut() {
+                    s.advance();
                 }
             }
             if inflight.len() > first_new {
                 if let Err(e) = sock.write_all(&wbuf).await {
-                    fail_all(&plan, &mut inflight, &format!("write failed: {e}"));
+                    fail_all(
+                        &plan,
+                        &mut inflight,
+                        ErrorKind::Io,
+                        &format!("write failed: {e}"),
+                    );
                     return;
                 }
                 wbuf.clear();
             }
         }
         if inflight.is_empty() {
-            return;
+            if !sending {
+                return;
+            }
+            // Open loop with nothing in flight: wait for the next slot.
+            if let (Some(s), Some(timer)) = (&plan.schedule, timer.as_mut()) {
+                timer.sleep_until(s.next()).await;
+            }
+            continue;
         }
 
-        // Read whatever has arrived; one clock read for all replies in it.
+        // Make room, then read whatever has arrived. In open loop, also wake
+        // for the next slot if the pipeline has room for it.
         if end == rbuf.len() {
             if start > 0 {
                 rbuf.copy_within(start..end, 0);
                 end -= start;
                 start = 0;
             } else {
-                // A single reply larger than the buffer: grow (rare, cold).
                 rbuf.resize(rbuf.len() * 2, 0);
             }
         }
-        let n = match tokio::time::timeout(plan.timeout, sock.read(&mut rbuf[end..])).await {
-            Ok(Ok(0)) => {
-                fail_all(&plan, &mut inflight, "connection closed by server");
+        let next_slot = match &plan.schedule {
+            Some(s) if sending && inflight.len() < plan.pipeline => Some(s.next()),
+            _ => None,
+        };
+        let read = tokio::time::timeout(plan.timeout, async {
+            match (next_slot, timer.as_mut()) {
+                (Some(t), Some(timer)) => tokio::select! {
+                    r = sock.read(&mut rbuf[end..]) => Some(r),
+                    _ = timer.sleep_until(t) => None,
+                },
+                _ => Some(sock.read(&mut rbuf[end..]).await),
+            }
+        })
+        .await;
+        let n = match read {
+            Ok(None) => continue, // a slot is due: go and send it
+            Ok(Some(Ok(0))) => {
+                fail_all(
+                    &plan,
+                    &mut inflight,
+                    ErrorKind::Closed,
+                    "connection closed by server",
+                );
                 return;
             }
-            Ok(Ok(n)) => n,
-            Ok(Err(e)) => {
-                fail_all(&plan, &mut inflight, &format!("read failed: {e}"));
+            Ok(Some(Ok(n))) => n,
+            Ok(Some(Err(e))) => {
+                fail_all(
+                    &plan,
+                    &mut inflight,
+                    ErrorKind::Io,
+                    &format!("read failed: {e}"),
+                );
                 return;
             }
             Err(_) => {
                 let msg = format!("timeout: no reply within {:?}", plan.timeout);
-                fail_all(&plan, &mut inflight, &msg);
+                fail_all(&plan, &mut inflight, ErrorKind::Timeout, &msg);
                 return;
             }
         };
@@ -192,20 +251,40 @@ pub(crate) async fn run(mut sock: TcpStream, mut plan: ConnPlan) {
             match plan.driver.classify(head.kind, &rbuf[start..end]) {
                 Ok(Some((outcome, used))) => {
                     start += used;
-                    let req = inflight.pop_front().expect("front exists");
-                    let in_window = req.measured && deadline.is_none_or(|d| arrived <= d);
-                    if in_window {
-                        let ns = arrived.saturating_duration_since(req.sent).as_nanos() as u64;
-                        rec.record(req.kind, outcome, ns, arrived);
-                        if outcome == Outcome::Ok {
-                            done += 1;
+                    let Some(req) = inflight.pop_front() else {
+                        break;
+                    };
+                    if req.measured && deadline.is_none_or(|d| arrived <= d) {
+                        let ns = |from: Instant| {
+                            arrived.saturating_duration_since(from).as_nanos() as u64
+                        };
+                        if plan.schedule.is_some() {
+                            let lag =
+                                req.sent.saturating_duration_since(req.intended).as_nanos() as u64;
+                            rec.record_scheduled(
+                                req.kind,
+                                outcome,
+                                req.intended,
+                                ns(req.intended),
+                                ns(req.sent),
+                                lag,
+                                arrived,
+                            );
+                        } else {
+                            rec.record(req.kind, outcome, ns(req.sent), arrived);
                         }
+                        done += u64::from(outcome == Outcome::Ok);
                     }
                 }
                 Ok(None) => break,
                 Err(e) => {
                     drop(rec);
-                    fail_all(&plan, &mut inflight, &format!("protocol error: {e}"));
+                    fail_all(
+                        &plan,
+                        &mut inflight,
+                        ErrorKind::Protocol,
+                        &format!("protocol error: {e}"),
+                    );
                     return;
                 }
             }
@@ -221,13 +300,14 @@ pub(crate) async fn run(mut sock: TcpStream, mut plan: ConnPlan) {
     }
 }
 
-/// Counts every request still in flight as failed (only measured ones are
-/// errors of the window; warm-up failures are noted but not counted).
-fn fail_all(plan: &ConnPlan, inflight: &mut VecDeque<InFlight>, message: &str) {
+/// Counts every measured request still in flight as failed with `kind`;
+/// warm-up failures are noted but not counted.
+fn fail_all(plan: &ConnPlan, inflight: &mut VecDeque<InFlight>, kind: ErrorKind, message: &str) {
+    let now = Instant::now();
     let mut rec = plan.recorder.borrow_mut();
     for req in inflight.drain(..) {
         if req.measured {
-            rec.record_failure(req.kind, 1, message);
+            rec.record_failure(req.kind, 1, kind, message, now);
         }
     }
     rec.note_error(message);

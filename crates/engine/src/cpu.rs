@@ -15,6 +15,17 @@ pub fn process_cpu_seconds() -> f64 {
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
+/// CPU seconds the calling thread has used so far (`CLOCK_THREAD_CPUTIME_ID`).
+/// A worker reads it at the window's edges to tell how busy it was.
+pub fn thread_cpu_seconds() -> f64 {
+    // SAFETY: clock_gettime writes into the struct we pass.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

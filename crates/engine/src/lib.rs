@@ -15,11 +15,16 @@ mod conn;
 pub mod cpu;
 pub mod driver;
 pub mod events;
+pub mod limits;
 pub mod phase;
 pub mod recorder;
+pub mod schedule;
+pub mod series;
+pub mod timer;
 
 pub use events::{Observer, Progress, Silent};
-pub use phase::{run_phase, PhaseConfig, PhaseKind, PhaseOutput, Window};
+pub use phase::{run_phase, PhaseConfig, PhaseKind, PhaseOutput, Rate, Window};
+pub use schedule::Arrival;
 
 use std::net::SocketAddr;
 

@@ -8,10 +8,13 @@
 //! the same for every connection.
 
 use crate::conn::{self, ConnPlan, Limit, Source};
-use crate::cpu::process_cpu_seconds;
+use crate::cpu::{process_cpu_seconds, thread_cpu_seconds};
 use crate::driver::Driver;
 use crate::events::{Observer, Progress};
+use crate::recorder::LagTrend;
 use crate::recorder::Recorder;
+use crate::schedule::{Arrival, Schedule};
+use crate::series::SeriesRecorder;
 use crate::EngineError;
 use kvbench_model::{PhaseResult, SystemKind};
 use kvbench_workload::keys::KeyNamer;
@@ -28,6 +31,9 @@ use std::time::{Duration, Instant};
 /// come from unrelated streams of the same master seed.
 const SEED_LOAD: u64 = 1;
 const SEED_RUN: u64 = 2;
+const SEED_SCHEDULE: u64 = 3;
+/// Below this share of the offered rate an open-loop run is overloaded.
+const MIN_ACHIEVED_SHARE: f64 = 0.97;
 /// How often the coordinator reports progress.
 const TICK: Duration = Duration::from_millis(100);
 
@@ -52,7 +58,18 @@ pub enum PhaseKind {
         warmup: Duration,
         /// The measured window.
         window: Window,
+        /// `Some` for open loop: requests follow a schedule at this rate.
+        rate: Option<Rate>,
     },
+}
+
+/// An open-loop schedule for the whole phase.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rate {
+    /// Total operations per second, split evenly across connections.
+    pub ops_per_s: f64,
+    /// Fixed or Poisson gaps.
+    pub arrival: Arrival,
 }
 
 /// Everything one phase needs.
@@ -91,6 +108,10 @@ pub struct PhaseOutput {
     pub recorder: Recorder,
     /// kvbench's CPU seconds during the window.
     pub client_cpu_seconds: f64,
+    /// Each worker thread's CPU time over the window, as a share of the window (0..1).
+    pub worker_busy: Vec<f64>,
+    /// Open loop: why the schedule was not kept, when it was not.
+    pub overloaded: Option<String>,
 }
 
 struct Shared {
@@ -118,29 +139,47 @@ pub fn run_phase(
     }
     let clients = cfg.clients as usize;
     let threads = (cfg.threads.max(1) as usize).min(clients);
-    let (warmup, window) = match cfg.kind {
-        PhaseKind::Load => (Duration::ZERO, None),
-        PhaseKind::Run { warmup, window } => (warmup, Some(window)),
+    let (warmup, window, rate) = match cfg.kind {
+        PhaseKind::Load => (Duration::ZERO, None, None),
+        PhaseKind::Run {
+            warmup,
+            window,
+            rate,
+        } => (warmup, Some(window), rate),
     };
+    if let Some(r) = rate {
+        if !(r.ops_per_s.is_finite() && r.ops_per_s > 0.0) {
+            return Err(EngineError::Config(
+                "rate must be a positive number of operations per second".into(),
+            ));
+        }
+    }
+    crate::limits::ensure_open_files(cfg.clients as u64).map_err(EngineError::Config)?;
 
     // Sources, dealt round-robin to workers so each worker gets an even share.
-    let mut per_worker: Vec<Vec<(Source, Option<u64>)>> =
-        (0..threads).map(|_| Vec::new()).collect();
+    let mut per_worker: Vec<Vec<ConnSeed>> = (0..threads).map(|_| Vec::new()).collect();
     match cfg.kind {
         PhaseKind::Load => {
             let rngs = client_rngs(purpose_seed(cfg.seed, SEED_LOAD), clients);
             for (i, rng) in rngs.into_iter().enumerate() {
-                let src = Source::Load {
+                let source = Source::Load {
                     next: i as u64,
                     step: clients as u64,
                     end: cfg.spec.record_count,
                     rng,
                 };
-                per_worker[i % threads].push((src, None));
+                per_worker[i % threads].push(ConnSeed {
+                    source,
+                    quota: None,
+                    schedule: None,
+                    index: i,
+                });
             }
         }
         PhaseKind::Run { .. } => {
             let rngs = client_rngs(purpose_seed(cfg.seed, SEED_RUN), clients);
+            let mut schedule_rngs =
+                client_rngs(purpose_seed(cfg.seed, SEED_SCHEDULE), clients).into_iter();
             for (i, rng) in rngs.into_iter().enumerate() {
                 let quota = match window {
                     Some(Window::Operations(n)) => {
@@ -148,10 +187,16 @@ pub fn run_phase(
                     }
                     _ => None,
                 };
-                let src = Source::Run {
+                let source = Source::Run {
                     stream: OpStream::new(&cfg.spec, rng),
                 };
-                per_worker[i % threads].push((src, quota));
+                let schedule = rate.zip(schedule_rngs.next());
+                per_worker[i % threads].push(ConnSeed {
+                    source,
+                    quota,
+                    schedule,
+                    index: i,
+                });
             }
         }
     }
@@ -173,6 +218,7 @@ pub fn run_phase(
             pipeline: cfg.pipeline as usize,
             warmup,
             window,
+            clients,
             timeout: cfg.timeout,
             connect_timeout: cfg.connect_timeout,
             progress: counters[w].clone(),
@@ -254,9 +300,15 @@ pub fn run_phase(
 
     let mut merged = Recorder::default();
     let mut first_error = None;
+    let mut series = Vec::with_capacity(threads);
+    let mut worker_busy = Vec::with_capacity(threads);
     for h in handles {
         match h.join() {
-            Ok(Ok(r)) => merged.merge(&r),
+            Ok(Ok((r, busy))) => {
+                merged.merge(&r);
+                series.push(r.series);
+                worker_busy.push(busy);
+            }
             Ok(Err(e)) => {
                 first_error.get_or_insert(e);
             }
@@ -282,21 +334,58 @@ pub fn run_phase(
             .map(|t| t.saturating_duration_since(measure_from))
             .unwrap_or_default(),
     };
-    let result = merged.to_phase_result(window_len.as_secs_f64());
+    let mut result = merged.to_phase_result(window_len.as_secs_f64());
+    result.series = SeriesRecorder::merge(&mut series);
+    result.offered_rate = rate.map(|r| r.ops_per_s);
+    let overloaded = rate.and_then(|r| overload(r.ops_per_s, &result, &merged));
     Ok(PhaseOutput {
         result,
         recorder: merged,
         client_cpu_seconds: cpu_at_end.unwrap_or(cpu_at_start) - cpu_at_start,
+        worker_busy,
+        overloaded,
     })
+}
+
+/// Open loop: the schedule was not kept if fewer than 97% of the offered
+/// operations completed per second of the window, or if the lag at the end
+/// of the window is far above the lag at its start (it kept growing).
+fn overload(offered: f64, result: &PhaseResult, rec: &Recorder) -> Option<String> {
+    let achieved = result.throughput + result.errors as f64 / result.duration_s.max(1e-9);
+    if achieved < MIN_ACHIEVED_SHARE * offered {
+        return Some(format!(
+            "overloaded: achieved {:.0} ops/s of the {:.0} offered ({:.1}%); latencies include queueing behind the schedule",
+            achieved,
+            offered,
+            100.0 * achieved / offered
+        ));
+    }
+    if let Some((first, last)) = rec.lag_trend.means_us() {
+        if last > 1000.0 && last > 10.0 * first.max(1.0) {
+            return Some(format!(
+                "overloaded: schedule lag grew from {first:.0} us in the window's first tenth to {last:.0} us in its last; the client or server cannot keep this rate"
+            ));
+        }
+    }
+    None
+}
+
+/// One connection's inputs, before the start instant is known.
+struct ConnSeed {
+    source: Source,
+    quota: Option<u64>,
+    schedule: Option<(Rate, kvbench_workload::Rng)>,
+    index: usize,
 }
 
 struct WorkerJob {
     addr: SocketAddr,
     driver: Driver,
-    sources: Vec<(Source, Option<u64>)>,
+    sources: Vec<ConnSeed>,
     pipeline: usize,
     warmup: Duration,
     window: Option<Window>,
+    clients: usize,
     timeout: Duration,
     connect_timeout: Duration,
     progress: Arc<AtomicU64>,
@@ -305,7 +394,7 @@ struct WorkerJob {
 }
 
 impl WorkerJob {
-    fn run(self) -> Result<Recorder, EngineError> {
+    fn run(self) -> Result<(Recorder, f64), EngineError> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -314,7 +403,7 @@ impl WorkerJob {
         local.block_on(&rt, self.run_local())
     }
 
-    async fn run_local(self) -> Result<Recorder, EngineError> {
+    async fn run_local(self) -> Result<(Recorder, f64), EngineError> {
         let mut socks = Vec::with_capacity(self.sources.len());
         let mut error = None;
         for _ in 0..self.sources.len() {
@@ -333,25 +422,57 @@ impl WorkerJob {
             return Err(e);
         }
         if self.shared.connect_failed.load(Ordering::Relaxed) {
-            return Ok(Recorder::default());
+            return Ok((Recorder::default(), 0.0));
         }
         let start = *self.shared.start.get_or_init(Instant::now);
         let measure_from = start + self.warmup;
-        let recorder = Rc::new(RefCell::new(Recorder::default()));
+        let open_loop = self
+            .sources
+            .iter()
+            .find_map(|c| c.schedule.as_ref().map(|(r, _)| *r));
+        let mut recorder = match open_loop {
+            Some(r) => {
+                // The window's expected length fixes its first and last tenth.
+                let length = match self.window {
+                    Some(Window::Duration(d)) => d,
+                    Some(Window::Operations(n)) => Duration::from_secs_f64(n as f64 / r.ops_per_s),
+                    None => Duration::ZERO,
+                };
+                Recorder::open_loop(LagTrend::new(
+                    measure_from + length / 10,
+                    measure_from + length * 9 / 10,
+                ))
+            }
+            None => Recorder::default(),
+        };
+        recorder.series.set_origin(measure_from);
+        let recorder = Rc::new(RefCell::new(recorder));
         let driver = Rc::new(self.driver);
+        // Thread CPU at the window's start, read by a task that wakes then.
+        let cpu_start = Rc::new(std::cell::Cell::new(None));
+        let probe = cpu_start.clone();
+        tokio::task::spawn_local(async move {
+            tokio::time::sleep_until(measure_from.into()).await;
+            probe.set(Some((Instant::now(), thread_cpu_seconds())));
+        });
         let mut tasks = Vec::with_capacity(socks.len());
-        for (sock, (source, quota)) in socks.into_iter().zip(self.sources) {
-            let limit = match (self.window, quota) {
+        for (sock, seed) in socks.into_iter().zip(self.sources) {
+            let limit = match (self.window, seed.quota) {
                 (Some(Window::Duration(d)), _) => Limit::Until(measure_from + d),
                 (_, Some(n)) => Limit::Operations(n),
                 _ => Limit::Operations(u64::MAX),
             };
+            let schedule = seed.schedule.map(|(r, rng)| {
+                let per_conn = r.ops_per_s / self.clients as f64;
+                Schedule::new(start, per_conn, r.arrival, rng, seed.index, self.clients)
+            });
             let plan = ConnPlan {
                 driver: driver.clone(),
-                source,
+                source: seed.source,
                 pipeline: self.pipeline,
                 measure_from,
                 limit,
+                schedule,
                 timeout: self.timeout,
                 recorder: recorder.clone(),
                 progress: self.progress.clone(),
@@ -364,8 +485,19 @@ impl WorkerJob {
             t.await
                 .map_err(|e| EngineError::Config(format!("connection task failed: {e}")))?;
         }
+        let busy = match cpu_start.get() {
+            Some((t0, c0)) => {
+                let wall = t0.elapsed().as_secs_f64();
+                if wall > 0.0 {
+                    (thread_cpu_seconds() - c0) / wall
+                } else {
+                    0.0
+                }
+            }
+            None => 0.0,
+        };
         let out = recorder.borrow().clone();
-        Ok(out)
+        Ok((out, busy))
     }
 }
 

@@ -11,6 +11,7 @@
 //! it through a `RefCell`, so recording takes no lock and no atomic.
 
 use crate::driver::Outcome;
+use crate::series::SeriesRecorder;
 use base64::Engine as _;
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
@@ -26,7 +27,12 @@ const MAX_ERROR_SAMPLES: usize = 5;
 /// Counters and histograms for one worker (or, after merging, one phase).
 #[derive(Debug, Clone)]
 pub struct Recorder {
+    /// Closed loop: send → reply. Open loop: intended send → reply.
     hist: Vec<Histogram<u64>>,
+    /// Open loop only: actual send → reply, and intended → actual send.
+    open: Option<OpenLoopHistograms>,
+    /// Open loop only: whether the schedule lag grew over the window.
+    pub lag_trend: LagTrend,
     completed: [u64; OpKind::COUNT],
     misses: [u64; OpKind::COUNT],
     errors: [u64; OpKind::COUNT],
@@ -38,6 +44,104 @@ pub struct Recorder {
     /// The reply time of the last measured operation (ops-bound windows end there).
     pub last_reply: Option<Instant>,
     error_samples: Vec<String>,
+    error_kinds: [u64; ErrorKind::COUNT],
+    /// The per-second view of the window.
+    pub series: SeriesRecorder,
+}
+
+#[derive(Debug, Clone)]
+struct OpenLoopHistograms {
+    service: Vec<Histogram<u64>>,
+    lag: Vec<Histogram<u64>>,
+}
+
+/// Mean schedule lag of requests intended in the window's first and last
+/// tenth: a lag that keeps growing means the client or server cannot keep
+/// up with the schedule, even when the final rate looks close.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LagTrend {
+    first_until: Option<Instant>,
+    last_from: Option<Instant>,
+    first: (f64, u64),
+    last: (f64, u64),
+}
+
+impl LagTrend {
+    /// Watches requests intended before `first_until` and after `last_from`.
+    pub fn new(first_until: Instant, last_from: Instant) -> LagTrend {
+        LagTrend {
+            first_until: Some(first_until),
+            last_from: Some(last_from),
+            ..LagTrend::default()
+        }
+    }
+
+    fn add(&mut self, intended: Instant, lag_ns: u64) {
+        if self.first_until.is_some_and(|t| intended < t) {
+            self.first.0 += lag_ns as f64;
+            self.first.1 += 1;
+        } else if self.last_from.is_some_and(|t| intended >= t) {
+            self.last.0 += lag_ns as f64;
+            self.last.1 += 1;
+        }
+    }
+
+    fn merge(&mut self, o: &LagTrend) {
+        self.first_until = self.first_until.or(o.first_until);
+        self.last_from = self.last_from.or(o.last_from);
+        self.first.0 += o.first.0;
+        self.first.1 += o.first.1;
+        self.last.0 += o.last.0;
+        self.last.1 += o.last.1;
+    }
+
+    /// Mean lag in microseconds of the first and the last tenth.
+    pub fn means_us(&self) -> Option<(f64, f64)> {
+        if self.first.1 == 0 || self.last.1 == 0 {
+            return None;
+        }
+        Some((
+            self.first.0 / self.first.1 as f64 / 1000.0,
+            self.last.0 / self.last.1 as f64 / 1000.0,
+        ))
+    }
+}
+
+/// Why a request failed. Failures are counted by kind and never timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The server answered with an error (`-ERR`, `SERVER_ERROR`, `NOT_STORED`, ...).
+    ErrorReply,
+    /// No reply within the timeout.
+    Timeout,
+    /// The server closed the connection.
+    Closed,
+    /// A socket error (reset, refused).
+    Io,
+    /// Bytes that are not the protocol.
+    Protocol,
+}
+
+impl ErrorKind {
+    const COUNT: usize = 5;
+    const ALL: [ErrorKind; ErrorKind::COUNT] = [
+        ErrorKind::ErrorReply,
+        ErrorKind::Timeout,
+        ErrorKind::Closed,
+        ErrorKind::Io,
+        ErrorKind::Protocol,
+    ];
+
+    /// The name used in the record.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::ErrorReply => "error_reply",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Closed => "closed",
+            ErrorKind::Io => "io",
+            ErrorKind::Protocol => "protocol",
+        }
+    }
 }
 
 fn new_histogram() -> Histogram<u64> {
@@ -50,6 +154,8 @@ impl Default for Recorder {
     fn default() -> Self {
         Recorder {
             hist: (0..OpKind::COUNT).map(|_| new_histogram()).collect(),
+            open: None,
+            lag_trend: LagTrend::default(),
             completed: [0; OpKind::COUNT],
             misses: [0; OpKind::COUNT],
             errors: [0; OpKind::COUNT],
@@ -57,11 +163,36 @@ impl Default for Recorder {
             failed_connections: 0,
             last_reply: None,
             error_samples: Vec::new(),
+            error_kinds: [0; ErrorKind::COUNT],
+            series: SeriesRecorder::default(),
         }
     }
 }
 
 impl Recorder {
+    /// A recorder whose operations follow a schedule: it also keeps service
+    /// time and schedule lag.
+    pub fn open_loop(trend: LagTrend) -> Recorder {
+        let hists = || (0..OpKind::COUNT).map(|_| new_histogram()).collect();
+        Recorder {
+            open: Some(OpenLoopHistograms {
+                service: hists(),
+                lag: hists(),
+            }),
+            lag_trend: trend,
+            ..Recorder::default()
+        }
+    }
+
+    fn clamp(&mut self, ns: u64) -> u64 {
+        if ns > MAX_LATENCY_NS {
+            self.clamped += 1;
+            MAX_LATENCY_NS
+        } else {
+            ns.max(1)
+        }
+    }
+
     /// Records one measured reply. Only [`Outcome::Ok`] enters the histogram.
     #[inline]
     pub fn record(&mut self, kind: OpKind, outcome: Outcome, latency_ns: u64, replied: Instant) {
@@ -69,27 +200,62 @@ impl Recorder {
         match outcome {
             Outcome::Ok => {
                 self.completed[i] += 1;
-                let v = if latency_ns > MAX_LATENCY_NS {
-                    self.clamped += 1;
-                    MAX_LATENCY_NS
-                } else {
-                    latency_ns.max(1)
-                };
+                let v = self.clamp(latency_ns);
                 // Cannot fail: v is inside the histogram's bounds.
                 let _ = self.hist[i].record(v);
+                self.series.completed(kind, v, replied);
             }
             Outcome::Miss => self.misses[i] += 1,
-            Outcome::Error => self.errors[i] += 1,
+            Outcome::Error => {
+                self.errors[i] += 1;
+                self.error_kinds[ErrorKind::ErrorReply as usize] += 1;
+                self.series.error(kind, 1, replied);
+            }
         }
         if self.last_reply.is_none_or(|t| replied > t) {
             self.last_reply = Some(replied);
         }
     }
 
-    /// Counts `n` requests of `kind` that failed without a reply (timeout,
-    /// reset), keeping the first few messages.
-    pub fn record_failure(&mut self, kind: OpKind, n: u64, message: &str) {
+    /// Records one measured reply of a scheduled (open-loop) request: the
+    /// response time goes into the main histogram, service time and lag
+    /// into their own.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_scheduled(
+        &mut self,
+        kind: OpKind,
+        outcome: Outcome,
+        intended: Instant,
+        response_ns: u64,
+        service_ns: u64,
+        lag_ns: u64,
+        replied: Instant,
+    ) {
+        self.record(kind, outcome, response_ns, replied);
+        self.lag_trend.add(intended, lag_ns);
+        if outcome == Outcome::Ok {
+            let (s, l) = (self.clamp(service_ns), lag_ns.clamp(1, MAX_LATENCY_NS));
+            if let Some(open) = self.open.as_mut() {
+                let _ = open.service[kind.index()].record(s);
+                let _ = open.lag[kind.index()].record(l);
+            }
+        }
+    }
+
+    /// Counts `n` requests of `kind` that failed without a reply, keeping the
+    /// first few messages.
+    pub fn record_failure(
+        &mut self,
+        kind: OpKind,
+        n: u64,
+        error: ErrorKind,
+        message: &str,
+        at: Instant,
+    ) {
         self.errors[kind.index()] += n;
+        self.error_kinds[error as usize] += n;
+        self.series.error(kind, n, at);
         self.note_error(message);
     }
 
@@ -102,8 +268,26 @@ impl Recorder {
         }
     }
 
-    /// Folds another worker's measurements into this one.
+    /// Folds another worker's measurements into this one (the series are
+    /// merged separately, by [`SeriesRecorder::merge`]).
     pub fn merge(&mut self, other: &Recorder) {
+        if let Some(theirs) = &other.open {
+            let mine = self.open.get_or_insert_with(|| {
+                let hists = || (0..OpKind::COUNT).map(|_| new_histogram()).collect();
+                OpenLoopHistograms {
+                    service: hists(),
+                    lag: hists(),
+                }
+            });
+            for i in 0..OpKind::COUNT {
+                let _ = mine.service[i].add(&theirs.service[i]);
+                let _ = mine.lag[i].add(&theirs.lag[i]);
+            }
+        }
+        self.lag_trend.merge(&other.lag_trend);
+        for (k, n) in self.error_kinds.iter_mut().zip(other.error_kinds) {
+            *k += n;
+        }
         for i in 0..OpKind::COUNT {
             // Same bounds on both sides, so adding cannot fail.
             let _ = self.hist[i].add(&other.hist[i]);
@@ -127,9 +311,24 @@ impl Recorder {
         self.completed.iter().sum()
     }
 
-    /// The latency histogram of one kind (nanoseconds).
+    /// The latency histogram of one kind (nanoseconds): response time in open loop.
     pub fn histogram(&self, kind: OpKind) -> &Histogram<u64> {
         &self.hist[kind.index()]
+    }
+
+    /// Open loop: the service-time histogram of one kind.
+    pub fn service_histogram(&self, kind: OpKind) -> Option<&Histogram<u64>> {
+        self.open.as_ref().map(|o| &o.service[kind.index()])
+    }
+
+    /// Open loop: the schedule-lag histogram of one kind.
+    pub fn lag_histogram(&self, kind: OpKind) -> Option<&Histogram<u64>> {
+        self.open.as_ref().map(|o| &o.lag[kind.index()])
+    }
+
+    /// Errors of every kind so far.
+    pub fn errors(&self) -> u64 {
+        self.errors.iter().sum()
     }
 
     /// Summarises into the stored form, with `window_s` the measured window's length.
@@ -157,6 +356,10 @@ impl Recorder {
                     throughput: per_s(self.completed[i]),
                     latency: summarize(&self.hist[i]),
                     histogram: encode_histogram(&self.hist[i]),
+                    service: self.open.as_ref().map(|o| summarize(&o.service[i])),
+                    service_histogram: self.open.as_ref().map(|o| encode_histogram(&o.service[i])),
+                    lag: self.open.as_ref().map(|o| summarize(&o.lag[i])),
+                    lag_histogram: self.open.as_ref().map(|o| encode_histogram(&o.lag[i])),
                 }
             })
             .collect();
@@ -168,6 +371,13 @@ impl Recorder {
             throughput: per_s(completed),
             ops,
             error_samples: self.error_samples.clone(),
+            errors_by_kind: ErrorKind::ALL
+                .iter()
+                .filter(|k| self.error_kinds[**k as usize] > 0)
+                .map(|k| (k.as_str().to_string(), self.error_kinds[*k as usize]))
+                .collect(),
+            series: Vec::new(),
+            offered_rate: None,
         }
     }
 }

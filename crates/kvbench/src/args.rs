@@ -31,6 +31,8 @@ pub enum Command {
         "  kvbench run --system redis --workload read-heavy\n",
         "  kvbench run --system memcached --workload balanced --records 20000 --clients 8 --seed 7\n",
         "  kvbench run --system redis --workload write-heavy --duration 30s --warmup 5s --json\n",
+        "  kvbench run --system redis --workload balanced --target 127.0.0.1:6379\n",
+        "  kvbench run --system redis --workload read-heavy --rate 20000 --arrival poisson --duration 30s\n",
         "\nExit codes: 0 ok, 1 run failed, 2 bad input, 3 run invalid, 130 interrupted."
     ))]
     Run(RunArgs),
@@ -50,7 +52,9 @@ pub enum Command {
     )]
     Runs(RunsArgs),
     /// Print one stored run in full.
-    #[command(after_help = "Examples:\n  kvbench show 3\n  kvbench show 3 --json")]
+    #[command(
+        after_help = "Examples:\n  kvbench show 3\n  kvbench show 3 --series\n  kvbench show 3 --json"
+    )]
     Show(ShowArgs),
     /// List the workload presets and their parameters.
     #[command(after_help = "Examples:\n  kvbench workloads\n  kvbench workloads --json")]
@@ -75,9 +79,24 @@ pub struct BenchArgs {
     /// Bytes per field (YCSB fieldlength).
     #[arg(long, default_value_t = 100)]
     pub field_length: u32,
-    /// Requests each connection keeps in flight in the run phase.
+    /// Requests each connection keeps in flight in the run phase (in open loop:
+    /// at most this many; a request whose slot comes while the pipeline is full waits, and that lag is measured).
     #[arg(long, default_value_t = 1)]
     pub pipeline: u32,
+    /// Open loop: offer this many operations per second in total, on a fixed
+    /// schedule, and measure latency from each request's intended send time.
+    #[arg(long, value_name = "OPS_PER_S")]
+    pub rate: Option<f64>,
+    /// Open loop: gaps between requests, fixed (uniform) or exponential (poisson).
+    #[arg(long, value_enum, default_value_t = ArrivalArg::Uniform, requires = "rate")]
+    pub arrival: ArrivalArg,
+    /// Keep a run with errors valid (by default any error marks it invalid).
+    #[arg(long)]
+    pub allow_errors: bool,
+    /// Skip the load phase: the records are already on the server (from an
+    /// earlier run with the same --records, field settings and --target).
+    #[arg(long)]
+    pub no_load: bool,
     /// Worker threads owning the connections [default: one per core].
     #[arg(long)]
     pub threads: Option<u32>,
@@ -121,6 +140,10 @@ pub struct RunArgs {
     /// Client connections (closed loop).
     #[arg(long, default_value_t = 4)]
     pub clients: u32,
+    /// Benchmark a running server at HOST:PORT instead of starting one. kvbench
+    /// writes its records there (overwriting keys it generates) and deletes nothing.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub target: Option<String>,
     #[command(flatten)]
     pub bench: BenchArgs,
 }
@@ -179,6 +202,9 @@ pub struct ShowArgs {
     /// Print the full stored record as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also print the measured window second by second.
+    #[arg(long)]
+    pub series: bool,
 }
 
 #[derive(Debug, Args)]
@@ -186,6 +212,15 @@ pub struct WorkloadsArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Arrival process for `--rate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ArrivalArg {
+    /// Fixed gaps of 1/rate.
+    Uniform,
+    /// Exponential gaps (a Poisson process).
+    Poisson,
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {

@@ -71,15 +71,18 @@ fn verdict_of(rec: &RunRecord, stop: &AtomicBool) -> Verdict {
 fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     let system = config::system(&a.system)?;
     let spec = config::workload(&a.workload, &a.bench)?;
-    let s = config::settings(
+    let mut s = config::settings(
         system,
         spec,
         a.clients,
         &a.bench,
         config::seed(a.bench.seed),
     )?;
+    s.target = a.target.as_deref().map(config::target).transpose()?;
     let mut store = open_store(&a.bench.db)?;
-    check_binaries(&[system], &a.bench)?;
+    if s.target.is_none() {
+        check_binaries(&[system], &a.bench)?;
+    }
     let rec = run_cell(&s, &mut store, a.bench.quiet, stop)?;
     if a.bench.json {
         print(&serde_json::to_string_pretty(&rec)?)?;
@@ -197,6 +200,14 @@ fn show(a: ShowArgs) -> Result<Verdict> {
         print(&serde_json::to_string_pretty(&rec)?)?;
     } else {
         print(&kvbench_report::text::run_summary(&rec))?;
+        if a.series {
+            if let Some(run) = &rec.run {
+                print(&format!(
+                    "\nper second:\n{}",
+                    kvbench_report::text::series_table(run)
+                ))?;
+            }
+        }
     }
     Ok(Verdict::Ok)
 }

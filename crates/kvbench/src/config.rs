@@ -2,11 +2,12 @@
 //! that depends on the machine is decided here, once, and then recorded with
 //! the run.
 
-use crate::args::BenchArgs;
+use crate::args::{ArrivalArg, BenchArgs};
 use crate::exit::UsageError;
-use kvbench_engine::Window;
+use kvbench_engine::{Arrival, Rate, Window};
 use kvbench_model::SystemKind;
 use kvbench_workload::{preset, RequestDistribution, WorkloadSpec};
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -26,6 +27,12 @@ pub struct RunSettings {
     pub load_pipeline: u32,
     pub timeout: Duration,
     pub server_binary: Option<PathBuf>,
+    /// A server kvbench does not start.
+    pub target: Option<SocketAddr>,
+    /// Open loop: the schedule.
+    pub rate: Option<Rate>,
+    pub allow_errors: bool,
+    pub no_load: bool,
 }
 
 /// Parses a system name, as a usage error.
@@ -84,6 +91,21 @@ pub fn settings(
             Window::Operations(b.operations)
         }
     };
+    let rate = match b.rate {
+        Some(r) if !(r.is_finite() && r > 0.0) => {
+            return Err(UsageError(format!(
+                "--rate must be a positive number of operations per second, got {r}"
+            )))
+        }
+        Some(r) => Some(Rate {
+            ops_per_s: r,
+            arrival: match b.arrival {
+                ArrivalArg::Uniform => Arrival::Uniform,
+                ArrivalArg::Poisson => Arrival::Poisson,
+            },
+        }),
+        None => None,
+    };
     if b.timeout.is_zero() {
         return Err(UsageError("--timeout must be longer than 0".into()));
     }
@@ -110,7 +132,19 @@ pub fn settings(
         load_pipeline: b.load_pipeline,
         timeout: b.timeout,
         server_binary: b.server_binary.clone(),
+        target: None,
+        rate,
+        allow_errors: b.allow_errors,
+        no_load: b.no_load,
     })
+}
+
+/// Resolves `--target HOST:PORT` to one address.
+pub fn target(text: &str) -> Result<SocketAddr, UsageError> {
+    text.to_socket_addrs()
+        .map_err(|e| UsageError(format!("--target {text}: {e} (expected HOST:PORT)")))?
+        .next()
+        .ok_or_else(|| UsageError(format!("--target {text}: the name has no address")))
 }
 
 /// The user's seed, or one from the OS (recorded either way).

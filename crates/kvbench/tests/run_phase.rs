@@ -29,6 +29,7 @@ fn run(
         kind: PhaseKind::Run {
             warmup: Duration::ZERO,
             window: Window::Operations(ops),
+            rate: None,
         },
         clients,
         pipeline,

@@ -3,9 +3,12 @@
 //! (through kvbench itself or `kvbench-target`), and the guards stop them,
 //! also when an assertion fails.
 
+mod fake_server;
 mod util;
 
 mod bad_input;
+mod connections;
+mod engine_timing;
 mod lifecycle;
 mod load;
 mod run_phase;

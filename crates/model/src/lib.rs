@@ -54,10 +54,13 @@ impl FromStr for SystemKind {
 }
 
 /// A protocol-neutral operation kind, as YCSB names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum OpKind {
     /// Read one record (all fields, or one).
+    #[default]
     Read,
     /// Overwrite one field (or all fields) of an existing record.
     Update,
@@ -68,7 +71,7 @@ pub enum OpKind {
 impl OpKind {
     /// Number of variants; per-op arrays in the hot path are indexed by [`OpKind::index`].
     pub const COUNT: usize = 3;
-    /// Every kind, in index order.
+    /// Every kind, in index order (which is also YCSB's order of the mix).
     pub const ALL: [OpKind; OpKind::COUNT] = [OpKind::Read, OpKind::Update, OpKind::Insert];
 
     /// Dense index for per-op arrays (no hashing on the hot path).
@@ -150,8 +153,24 @@ pub struct RunConfig {
     pub seed_source: String,
     /// Server settings that differ from the server's defaults.
     pub server_settings: Vec<Setting>,
-    /// Path of the server binary that was started.
+    /// Path of the server binary that was started (empty for a remote target).
     pub server_binary: String,
+    /// The address of a server kvbench did not start (`--target`); `None`
+    /// when kvbench started a private server.
+    #[serde(default)]
+    pub target: Option<String>,
+    /// Open loop: total offered rate in operations per second; `None` for closed loop.
+    #[serde(default)]
+    pub rate: Option<f64>,
+    /// Open loop: the arrival process (`uniform` or `poisson`).
+    #[serde(default)]
+    pub arrival: Option<String>,
+    /// Whether a run with errors may still count as valid (`--allow-errors`).
+    #[serde(default)]
+    pub allow_errors: bool,
+    /// The load phase was skipped (`--no-load`): the records were already there.
+    #[serde(default)]
+    pub skip_load: bool,
 }
 
 /// Facts about the machine and software a run used.
@@ -213,10 +232,45 @@ pub struct OpResult {
     pub errors: u64,
     /// Completed operations per second of the phase's window.
     pub throughput: f64,
-    /// Latency of completed operations.
+    /// Latency of completed operations. Closed loop: from the request's send
+    /// to its reply. Open loop: the response time, from the request's
+    /// *intended* send time (its slot in the schedule) to its reply, so a
+    /// server stall shows in full rather than being hidden by the client
+    /// waiting (coordinated omission).
     pub latency: LatencySummary,
     /// The full latency histogram in HdrHistogram V2 format, base64-encoded.
     pub histogram: String,
+    /// Open loop only: service time, from the actual send to the reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<LatencySummary>,
+    /// Open loop only: the service-time histogram (V2, base64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_histogram: Option<String>,
+    /// Open loop only: schedule lag, from the intended to the actual send.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag: Option<LatencySummary>,
+    /// Open loop only: the schedule-lag histogram (V2, base64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_histogram: Option<String>,
+}
+
+/// One second of one operation kind in the measured window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SeriesPoint {
+    /// Seconds since the window opened (0 = the first second).
+    pub second: u32,
+    /// The operation kind.
+    pub op: OpKind,
+    /// Operations completed in this second (by reply time).
+    pub completed: u64,
+    /// Errors in this second.
+    pub errors: u64,
+    /// Median latency of this second's completions (response time in open loop).
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
 }
 
 /// Results of one phase (load, or the measured run window).
@@ -234,6 +288,15 @@ pub struct PhaseResult {
     pub ops: Vec<OpResult>,
     /// First error messages seen (a few, deduplicated), for diagnosis.
     pub error_samples: Vec<String>,
+    /// Errors by kind (`error_reply`, `timeout`, `closed`, `io`, `protocol`), only kinds that occurred.
+    #[serde(default)]
+    pub errors_by_kind: Vec<(String, u64)>,
+    /// The measured window, second by second.
+    #[serde(default)]
+    pub series: Vec<SeriesPoint>,
+    /// Open loop: the rate the schedule offered, operations per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_rate: Option<f64>,
 }
 
 /// A snapshot of the server's resource use at one stage of a run.

@@ -72,6 +72,62 @@ fn phase_table(p: &PhaseResult) -> String {
     t.to_text()
 }
 
+fn open_loop_table(p: &PhaseResult) -> String {
+    let mut t = Table::new(&[
+        "op",
+        "measure",
+        ">p50 us",
+        ">p99 us",
+        ">p99.9 us",
+        ">max us",
+    ]);
+    for o in &p.ops {
+        for (name, l) in [("service time", &o.service), ("schedule lag", &o.lag)] {
+            if let Some(l) = l.as_ref().filter(|l| l.count > 0) {
+                t.row(vec![
+                    o.op.to_string(),
+                    name.into(),
+                    micros(l.p50_us),
+                    micros(l.p99_us),
+                    micros(l.p999_us),
+                    micros(l.max_us),
+                ]);
+            }
+        }
+    }
+    t.to_text()
+}
+
+/// The measured window second by second (completions by reply time).
+pub fn series_table(p: &PhaseResult) -> String {
+    if p.series.is_empty() {
+        return "no per-second series stored\n".into();
+    }
+    let mut t = Table::new(&[
+        ">second",
+        "op",
+        ">completed",
+        ">errors",
+        ">p50 us",
+        ">p99 us",
+        ">p99.9 us",
+    ]);
+    for pt in &p.series {
+        let has = pt.completed > 0;
+        let us = |v: f64| if has { micros(v) } else { "-".into() };
+        t.row(vec![
+            pt.second.to_string(),
+            pt.op.to_string(),
+            count(pt.completed),
+            count(pt.errors),
+            us(pt.p50_us),
+            us(pt.p99_us),
+            us(pt.p999_us),
+        ]);
+    }
+    t.to_text()
+}
+
 /// A readable summary of one run.
 pub fn run_summary(rec: &RunRecord) -> String {
     let c = &rec.config;
@@ -119,6 +175,22 @@ pub fn run_summary(rec: &RunRecord) -> String {
             secs(c.warmup_s)
         ));
         s.push_str(&phase_table(run));
+        if let Some(offered) = run.offered_rate {
+            s.push_str(&format!(
+                "\nopen loop: {} ops/s offered, {} achieved; latency above is response time (from the intended send)\n",
+                rate(offered),
+                rate(run.throughput)
+            ));
+            s.push_str(&open_loop_table(run));
+        }
+        if !run.errors_by_kind.is_empty() {
+            let kinds: Vec<String> = run
+                .errors_by_kind
+                .iter()
+                .map(|(k, n)| format!("{k} {}", count(*n)))
+                .collect();
+            s.push_str(&format!("errors by kind: {}\n", kinds.join(", ")));
+        }
         for m in &run.error_samples {
             s.push_str(&format!("  error seen: {m}\n"));
         }

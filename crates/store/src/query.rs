@@ -4,7 +4,7 @@
 //! It only reads; it never writes, never draws, never talks to servers.
 //! Formatting belongs to the report crate.
 
-use crate::save::HISTOGRAM_ENCODING;
+use crate::save::{HISTOGRAM_ENCODING, MEASURES};
 use crate::Fault;
 use kvbench_model::{PhaseResult, Probe, RunRecord, RunStatus};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -125,9 +125,9 @@ pub(crate) fn load_run(conn: &Connection, id: i64) -> Result<RunRecord, Fault> {
         .run
         .map(|text| decode_phase(&text, "run", id, &mut histograms))
         .transpose()?;
-    if let Some((phase, op)) = histograms.keys().next() {
+    if let Some((phase, op, measure)) = histograms.keys().next() {
         return Err(Fault::Corrupt(format!(
-            "run {id} has a {phase}/{op} histogram but no such operation"
+            "run {id} has a {phase}/{op} {measure} histogram but no such operation"
         )));
     }
 
@@ -151,23 +151,28 @@ pub(crate) fn load_run(conn: &Connection, id: i64) -> Result<RunRecord, Fault> {
     })
 }
 
-/// Histogram data of run `id`, keyed by (phase, op).
-fn load_histograms(conn: &Connection, id: i64) -> Result<HashMap<(String, String), String>, Fault> {
-    let mut stmt =
-        conn.prepare_cached("SELECT phase, op, encoding, data FROM histograms WHERE run_id = ?1")?;
+/// Histogram data of run `id`, keyed by (phase, op, measure).
+fn load_histograms(conn: &Connection, id: i64) -> Result<HistogramRows, Fault> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT phase, op, measure, encoding, data FROM histograms WHERE run_id = ?1",
+    )?;
     let mut rows = stmt.query([id])?;
     let mut out = HashMap::new();
     while let Some(r) = rows.next()? {
-        let (phase, op, encoding): (String, String, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
+        let (phase, op, measure, encoding): (String, String, String, String) =
+            (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
         if encoding != HISTOGRAM_ENCODING {
             return Err(Fault::Corrupt(format!(
-                "run {id} {phase}/{op} histogram has unknown encoding '{encoding}'"
+                "run {id} {phase}/{op} {measure} histogram has unknown encoding '{encoding}'"
             )));
         }
-        out.insert((phase, op), r.get(3)?);
+        out.insert((phase, op, measure), r.get(4)?);
     }
     Ok(out)
 }
+
+/// Histogram rows of one run: (phase, op, measure) → data.
+type HistogramRows = HashMap<(String, String, String), String>;
 
 /// Puts each op's histogram back into the phase JSON (an op without a row
 /// had an empty histogram) and decodes it.
@@ -175,16 +180,26 @@ fn decode_phase(
     text: &str,
     phase: &'static str,
     id: i64,
-    histograms: &mut HashMap<(String, String), String>,
+    histograms: &mut HistogramRows,
 ) -> Result<PhaseResult, Fault> {
     let mut value: Value = from_json(text, phase, id)?;
     if let Some(ops) = value.get_mut("ops").and_then(Value::as_array_mut) {
         for op in ops.iter_mut().filter_map(Value::as_object_mut) {
             let name = op.get("op").and_then(Value::as_str).unwrap_or_default();
-            let data = histograms
-                .remove(&(phase.to_string(), name.to_string()))
-                .unwrap_or_default();
-            op.insert("histogram".to_string(), Value::String(data));
+            let name = name.to_string();
+            for (measure, field) in MEASURES {
+                let key = (phase.to_string(), name.clone(), measure.to_string());
+                match histograms.remove(&key) {
+                    Some(data) => {
+                        op.insert(field.to_string(), Value::String(data));
+                    }
+                    // Only the response-time histogram is always present.
+                    None if measure == "latency" => {
+                        op.insert(field.to_string(), Value::String(String::new()));
+                    }
+                    None => {}
+                }
+            }
         }
     }
     serde_json::from_value(value).map_err(|source| Fault::Json {

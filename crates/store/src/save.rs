@@ -14,6 +14,14 @@ use serde_json::Value;
 /// encoding can tell old rows from new ones.
 pub(crate) const HISTOGRAM_ENCODING: &str = "hdr-v2-base64";
 
+/// Each histogram measure an `OpResult` can carry, with its JSON field: they
+/// are stored as rows of the `histograms` table, never inside the phase JSON.
+pub(crate) const MEASURES: [(&str, &str); 3] = [
+    ("latency", "histogram"),
+    ("service", "service_histogram"),
+    ("lag", "lag_histogram"),
+];
+
 pub(crate) fn save_run(conn: &mut Connection, record: &RunRecord) -> Result<i64, Fault> {
     // IMMEDIATE takes the write lock up front: a deferred transaction that
     // first reads could hit SQLITE_BUSY on upgrade, which the busy timeout
@@ -98,7 +106,9 @@ fn phase_json(phase: &PhaseResult, field: &'static str) -> Result<String, Fault>
     })?;
     if let Some(ops) = value.get_mut("ops").and_then(Value::as_array_mut) {
         for op in ops.iter_mut().filter_map(Value::as_object_mut) {
-            op.remove("histogram");
+            for (_, field) in MEASURES {
+                op.remove(field);
+            }
         }
     }
     to_json(&value, field)
@@ -116,7 +126,8 @@ fn insert_phase(
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?;
     let mut hist_stmt = tx.prepare_cached(
-        "INSERT INTO histograms (run_id, phase, op, encoding, data) VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO histograms (run_id, phase, op, measure, encoding, data)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
     for op in &result.ops {
         let l = &op.latency;
@@ -135,13 +146,25 @@ fn insert_phase(
             l.max_us,
             l.mean_us,
         ])?;
-        if !op.histogram.is_empty() {
+        let measures = [
+            ("latency", Some(&op.histogram)),
+            ("service", op.service_histogram.as_ref()),
+            ("lag", op.lag_histogram.as_ref()),
+        ];
+        for (measure, data) in measures {
+            let Some(data) = data else { continue };
+            // An empty latency histogram has no row; an open-loop histogram
+            // that exists (even empty) has one, so Some("") round-trips.
+            if measure == "latency" && data.is_empty() {
+                continue;
+            }
             hist_stmt.execute(params![
                 id,
                 phase,
                 op.op.as_str(),
+                measure,
                 HISTOGRAM_ENCODING,
-                op.histogram
+                data
             ])?;
         }
     }

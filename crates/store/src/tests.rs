@@ -6,7 +6,7 @@
 use super::*;
 use kvbench_model::{
     CpuCost, Environment, LatencySummary, OpKind, OpResult, PhaseResult, Probe, RunConfig,
-    RunStatus, Setting, SystemKind,
+    RunStatus, SeriesPoint, Setting, SystemKind,
 };
 use std::time::Duration;
 
@@ -29,6 +29,19 @@ fn op_result(op: OpKind, k: u64) -> OpResult {
             max_us: f64::MAX / (f + 1.0),
         },
         histogram: format!("HISTFAAAACl4nJNpmSzMwMDAxAABzFCaEUIzQ+j/{op}{k}=="),
+        // Open-loop extras on some kinds only, so both shapes round-trip.
+        service: k.is_multiple_of(2).then(|| LatencySummary {
+            count: 7 * k,
+            p99_us: 0.1 + f,
+            ..LatencySummary::default()
+        }),
+        service_histogram: k.is_multiple_of(2).then(|| format!("SERVICE{k}")),
+        lag: k.is_multiple_of(2).then(|| LatencySummary {
+            count: 7 * k,
+            max_us: 1e9 + f,
+            ..LatencySummary::default()
+        }),
+        lag_histogram: k.is_multiple_of(2).then(|| format!("LAG{k}")),
     }
 }
 
@@ -79,6 +92,11 @@ fn full_record() -> RunRecord {
                 },
             ],
             server_binary: "/opt/memcached-1.6.29/bin/memcached".into(),
+            target: Some("10.1.2.3:11211".into()),
+            rate: Some(12_500.5),
+            arrival: Some("poisson".into()),
+            allow_errors: true,
+            skip_load: false,
         },
         environment: Environment {
             host: "bench-07".into(),
@@ -98,6 +116,9 @@ fn full_record() -> RunRecord {
             throughput: 29_928.969_696_969_696,
             ops: vec![op_result(OpKind::Insert, 1)],
             error_samples: vec!["SERVER_ERROR out of memory".into()],
+            errors_by_kind: vec![("error_reply".into(), 2)],
+            series: Vec::new(),
+            offered_rate: None,
         }),
         run: Some(PhaseResult {
             duration_s: 31.25,
@@ -110,6 +131,28 @@ fn full_record() -> RunRecord {
                 op_result(OpKind::Insert, 4),
             ],
             error_samples: vec!["timeout after 1 s".into(), "ERROR".into()],
+            errors_by_kind: vec![("timeout".into(), 7), ("error_reply".into(), 2)],
+            series: vec![
+                SeriesPoint {
+                    second: 0,
+                    op: OpKind::Read,
+                    completed: 310_000,
+                    errors: 0,
+                    p50_us: 51.5,
+                    p99_us: 210.25,
+                    p999_us: 1_024.0,
+                },
+                SeriesPoint {
+                    second: 1,
+                    op: OpKind::Update,
+                    completed: 0,
+                    errors: 9,
+                    p50_us: 0.0,
+                    p99_us: 0.0,
+                    p999_us: 0.0,
+                },
+            ],
+            offered_rate: Some(320_000.0),
         }),
         probes: vec![
             Probe {
@@ -190,7 +233,7 @@ fn full_record_round_trips_exactly() {
     assert_eq!(store.get_run(id).unwrap(), with_id(record.clone(), id));
 
     // The layout reports rely on: histograms out of the JSON, into their table.
-    assert_eq!(counts(&store), [1, 4, 4, 3]);
+    assert_eq!(counts(&store), [1, 4, 8, 3]);
     let (run_json, seed): (String, String) = store
         .conn
         .query_row("SELECT run_json, seed FROM runs WHERE id = 1", [], |r| {
@@ -642,6 +685,48 @@ fn crash_mid_save_keeps_earlier_runs() {
     );
 
     let store = Store::open(&path).unwrap();
-    assert_eq!(counts(&store), [1, 4, 4, 3], "uncommitted rows survived");
+    assert_eq!(counts(&store), [1, 4, 8, 3], "uncommitted rows survived");
     assert_eq!(store.get_run(first).unwrap(), with_id(full_record(), first));
+}
+
+#[test]
+fn version_1_database_is_migrated_and_its_runs_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    // A database as version 1 of the schema wrote it, with one run.
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(include_str!("schema.sql")).unwrap();
+        conn.pragma_update(None, "application_id", 0x6b76_6231)
+            .unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute_batch(
+            "INSERT INTO runs (id, started_at, finished_at, status, failure, marks_json, warnings_json,
+                               system, workload, records, operations, clients, pipeline, seed,
+                               config_json, environment_json, cpu_json, load_json, run_json, throughput)
+             SELECT 1, '2026-01-01T00:00:00Z', '2026-01-01T00:01:00Z', 'ok', NULL, '[]', '[]',
+                    'redis', 'w', 1, 1, 1, 1, '1', '{}', '{}', NULL, NULL, NULL, NULL;
+             INSERT INTO op_results (run_id, phase, op, completed, misses, errors, throughput,
+                                     p50_us, p95_us, p99_us, p999_us, max_us, mean_us)
+             VALUES (1, 'run', 'read', 1, 0, 0, 1.0, 1, 1, 1, 1, 1, 1);
+             INSERT INTO histograms (run_id, phase, op, encoding, data)
+             VALUES (1, 'run', 'read', 'hdr-v2-base64', 'OLD');",
+        )
+        .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let version: i64 = store
+        .conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    let (measure, data): (String, String) = store
+        .conn
+        .query_row(
+            "SELECT measure, data FROM histograms WHERE run_id = 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((measure.as_str(), data.as_str()), ("latency", "OLD"));
 }

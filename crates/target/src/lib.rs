@@ -1,64 +1,195 @@
-//! Starts, stops and probes the servers under test. This crate never
-//! generates load: it hands the engine an address and reads the server's own
-//! view of itself (memory, CPU, counters) before and after.
+//! Starts, stops and probes the servers under test (Redis, Memcached).
 //!
-//! - [`process`]: a child process guard that always stops its server;
-//! - [`ports`]: free loopback ports;
-//! - [`system`]: per-server arguments, readiness checks and probes;
-//! - [`proc`]: `/proc` readers (RSS, CPU time);
-//! - [`env`]: facts about the machine.
+//! A [`Server`] is a guard around a private server process: started in the
+//! foreground on a free loopback port, in a fresh temporary directory, with
+//! every setting that differs from the server's defaults recorded as a
+//! [`Setting`]. Dropping the guard stops the process and removes the directory;
+//! the process also dies if kvbench itself is killed.
+//!
+//! This crate must not generate load: everything here is cold path (blocking
+//! sockets, one short-lived connection per probe). It must never leave a server
+//! process running, never touch a server it did not start, and never report a
+//! number it could not read (such fields stay `None`).
 #![deny(missing_docs)]
 
-pub mod env;
-pub mod ports;
-pub mod proc;
-pub mod process;
-pub mod system;
-mod wire;
+mod env;
+mod ports;
+mod probe;
+mod process;
+mod remote;
+mod server;
+mod system;
 
-pub use env::machine_environment;
-pub use system::{find_binary, Server, ServerSpec, ServerVersion};
+use std::io;
+use std::path::{Path, PathBuf};
 
-use std::path::PathBuf;
+pub use env::{machine_environment, process_cpu_seconds};
+pub use kvbench_model::{Environment, Probe, Setting, SystemKind};
+pub use remote::RemoteServer;
+pub use server::{Server, ServerSpec, ServerVersion};
 
-/// Why a server could not be started, stopped or probed.
+/// Everything that can go wrong while starting, stopping or probing a server.
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
-    /// The server binary is not installed.
-    #[error("{binary} not found on PATH: install it with `apt-get install {package}` or pass --server-binary")]
+    /// The server binary was not found (or is not an executable file).
+    #[error("{}", binary_not_found(binary, package))]
     BinaryNotFound {
-        /// The binary looked for.
+        /// The name searched on `PATH`, or the explicit path given.
         binary: String,
-        /// The Debian package that provides it.
+        /// The Debian/Ubuntu package that provides it.
         package: String,
     },
-    /// An explicitly named binary does not exist.
-    #[error("server binary {0} does not exist")]
-    NoSuchBinary(PathBuf),
-    /// The server did not come up.
-    #[error("{binary} did not start: {reason}{log}")]
-    Start {
-        /// The binary started.
-        binary: String,
+    /// A caller-supplied extra argument would break the private-server
+    /// guarantees (port, bind address, foreground mode).
+    #[error("{system} extra argument `{arg}` is not allowed: {reason}")]
+    ForbiddenArgument {
+        /// The server kind.
+        system: SystemKind,
+        /// The offending argument.
+        arg: String,
+        /// Why kvbench must control it.
+        reason: &'static str,
+    },
+    /// A local I/O operation failed (temporary directory, log file, spawn, /proc).
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// The server did not become ready; `log_tail` holds the last lines it printed.
+    #[error("{system} did not start: {reason}\n--- last lines of the server log ---\n{log_tail}")]
+    StartFailed {
+        /// The server kind.
+        system: SystemKind,
         /// What went wrong.
         reason: String,
-        /// The tail of the server's log, prefixed for display.
-        log: String,
+        /// The last lines of the server's stdout/stderr.
+        log_tail: String,
     },
-    /// Talking to the server failed.
-    #[error("{addr}: {message}")]
-    Probe {
-        /// The server address.
-        addr: String,
+    /// The server process is no longer running.
+    #[error("{system} (pid {pid}) is no longer running ({status})\n--- last lines of the server log ---\n{log_tail}")]
+    Exited {
+        /// The server kind.
+        system: SystemKind,
+        /// The process id it had.
+        pid: u32,
+        /// How it ended, as the OS reported it.
+        status: String,
+        /// The last lines of the server's stdout/stderr.
+        log_tail: String,
+    },
+    /// A query to the server failed or its answer made no sense.
+    #[error("{system} at {addr}: {message}")]
+    Query {
+        /// The server kind.
+        system: SystemKind,
+        /// The address queried.
+        addr: std::net::SocketAddr,
         /// What went wrong.
         message: String,
     },
-    /// Local I/O (temporary directory, log file, spawning).
-    #[error("{what}: {source}")]
-    Io {
-        /// What kvbench was doing.
-        what: String,
-        /// The OS error.
-        source: std::io::Error,
+    /// The server did not stop cleanly (it had already died, needed SIGKILL,
+    /// or exited with a failure status); it is stopped now.
+    #[error("{system} (pid {pid}) did not stop cleanly: {message}")]
+    Stop {
+        /// The server kind.
+        system: SystemKind,
+        /// The process id it had.
+        pid: u32,
+        /// What happened.
+        message: String,
     },
+}
+
+fn binary_not_found(binary: &str, package: &str) -> String {
+    let what = if binary.contains('/') {
+        format!("{binary} does not exist or is not an executable file")
+    } else {
+        format!("{binary} not found on PATH")
+    };
+    format!("{what}: install it with `apt-get install {package}` or pass --server-binary")
+}
+
+/// The executable name and the apt package that provides it.
+fn binary_and_package(system: SystemKind) -> (&'static str, &'static str) {
+    match system {
+        SystemKind::Redis => ("redis-server", "redis-server"),
+        SystemKind::Memcached => ("memcached", "memcached"),
+    }
+}
+
+/// Finds the server binary: `explicit` when given (a bare name is searched on
+/// `PATH`, like a shell would), else the system's usual name on `PATH`.
+///
+/// Fails with [`TargetError::BinaryNotFound`], whose message names the apt
+/// package to install.
+pub fn find_binary(system: SystemKind, explicit: Option<&Path>) -> Result<PathBuf, TargetError> {
+    let (default_name, package) = binary_and_package(system);
+    let wanted = explicit.unwrap_or(Path::new(default_name));
+    let found = if wanted.components().count() > 1 || wanted.is_absolute() {
+        is_executable_file(wanted).then(|| wanted.to_path_buf())
+    } else {
+        search_path(wanted)
+    };
+    found.ok_or_else(|| TargetError::BinaryNotFound {
+        binary: wanted.display().to_string(),
+        package: package.to_string(),
+    })
+}
+
+fn search_path(name: &Path) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| {
+            // An empty PATH entry means the current directory (POSIX).
+            if dir.as_os_str().is_empty() {
+                PathBuf::from(".").join(name)
+            } else {
+                dir.join(name)
+            }
+        })
+        .find(|candidate| is_executable_file(candidate))
+}
+
+fn is_executable_file(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_binary_names_the_package() {
+        let err = find_binary(
+            SystemKind::Redis,
+            Some(Path::new("/nonexistent/redis-server")),
+        )
+        .unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("apt-get install redis-server"), "{msg}");
+        assert!(!msg.contains('\n'), "{msg}");
+        let err = find_binary(
+            SystemKind::Memcached,
+            Some(Path::new("no-such-memcached-xyz")),
+        )
+        .unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("not found on PATH"), "{msg}");
+        assert!(msg.contains("apt-get install memcached"), "{msg}");
+        assert!(
+            matches!(err, TargetError::BinaryNotFound { ref package, .. } if package == "memcached")
+        );
+    }
+
+    #[test]
+    fn a_directory_is_not_a_binary() {
+        assert!(find_binary(SystemKind::Redis, Some(Path::new("/tmp"))).is_err());
+    }
 }

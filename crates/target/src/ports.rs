@@ -1,14 +1,24 @@
-//! Free loopback ports. The OS picks a free port for a socket bound to port 0;
-//! we read it back and release it for the server. Another process could take
-//! it in between, so callers retry a start that fails with "address in use".
+//! Picks a free loopback TCP port for a private server.
+//!
+//! It must not keep the port: the socket is closed before the server binds, so
+//! another process can take the port in between. The caller handles that race
+//! by retrying when the server reports "address already in use", and by
+//! checking that whoever answers on the port is its own child (pid check).
 
+use std::io;
 use std::net::{Ipv4Addr, TcpListener};
 
-/// A port on 127.0.0.1 that was free a moment ago.
-///
-/// # Errors
-/// The OS error when no socket can be bound.
-pub fn free_port() -> std::io::Result<u16> {
-    let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
-    Ok(l.local_addr()?.port())
+/// A port the kernel considered free a moment ago, on 127.0.0.1.
+pub(crate) fn free_loopback_port() -> io::Result<u16> {
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+    Ok(listener.local_addr()?.port())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn gives_a_nonzero_port() {
+        let port = super::free_loopback_port().expect("bind 127.0.0.1:0");
+        assert_ne!(port, 0);
+    }
 }

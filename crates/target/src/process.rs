@@ -1,148 +1,300 @@
-//! A server child process that is always stopped.
+//! Spawns a server process and guarantees it ends: the child is in its own
+//! process group, dies with kvbench (`PR_SET_PDEATHSIG`), and is always reaped.
 //!
-//! The server runs in the foreground as kvbench's child (never daemonized: a
-//! daemon is re-parented and escapes every guard), in its own process group
-//! (a Ctrl-C in the terminal reaches kvbench, which then stops the server in
-//! order instead of the server dying mid-probe), and with
-//! `PR_SET_PDEATHSIG = SIGKILL` so that it dies even if kvbench is killed
-//! outright. The parent-death signal fires when the *thread* that spawned the
-//! server exits, so spawn from a thread that outlives the server (the main
-//! thread, or a test's own thread).
+//! It must not know any server's arguments or protocol, and must never signal
+//! a pid after reaping it (the kernel may have given the number to someone else).
 
-use crate::TargetError;
 use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{mpsc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use tempfile::TempDir;
 
 /// How long a server gets to exit after SIGTERM before SIGKILL.
-const STOP_GRACE: Duration = Duration::from_secs(3);
+pub(crate) const TERM_GRACE: Duration = Duration::from_secs(3);
+const WAIT_POLL: Duration = Duration::from_millis(10);
 
-/// A running server process; dropping it stops the process and removes its
-/// temporary directory.
-#[derive(Debug)]
-pub struct ServerProcess {
-    child: Option<Child>,
-    pid: u32,
-    binary: PathBuf,
-    log: PathBuf,
-    // Declared last so the directory outlives the process that writes in it.
-    dir: TempDir,
+/// How a server process ended, once [`ProcessGuard::shutdown`] has run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Ending {
+    /// It had exited before we asked it to stop (crash, or killed from outside).
+    ExitedBefore(ExitStatus),
+    /// It exited after SIGTERM, within the grace period.
+    Terminated(ExitStatus),
+    /// It ignored SIGTERM for [`TERM_GRACE`] and was SIGKILLed.
+    Killed(ExitStatus),
+    /// Waiting failed (someone else reaped it, e.g. SIGCHLD set to SIG_IGN).
+    WaitFailed,
 }
 
-impl ServerProcess {
-    /// Starts `binary args` with output to `server.log` in `dir`.
-    ///
-    /// # Errors
-    /// [`TargetError::Io`] when the log cannot be created or the process spawned.
-    pub fn spawn(
-        binary: &Path,
+struct State {
+    child: Child,
+    /// Set once the child has been reaped; from then on it is never signalled.
+    status: Option<ExitStatus>,
+    ending: Option<Ending>,
+}
+
+/// Owns a running child. Dropping it does nothing by itself: the owner calls
+/// [`ProcessGuard::shutdown`] (from `Drop`), so the order of shutdown and
+/// temporary-directory removal stays explicit.
+pub(crate) struct ProcessGuard {
+    pid: u32,
+    state: Mutex<State>,
+}
+
+struct SpawnRequest {
+    command: Command,
+    reply: mpsc::Sender<io::Result<Child>>,
+}
+
+/// `PR_SET_PDEATHSIG` fires when the *thread* that forked the child exits, not
+/// the process. Servers may be started from short-lived threads (scoped
+/// threads, tokio's blocking pool), so every fork happens on one dedicated
+/// thread that lives as long as the process.
+fn spawn_on_spawner_thread(command: Command) -> io::Result<Child> {
+    static SPAWNER: Mutex<Option<mpsc::Sender<SpawnRequest>>> = Mutex::new(None);
+    let sender = {
+        let mut slot = SPAWNER.lock().unwrap_or_else(|p| p.into_inner());
+        match slot.as_ref() {
+            Some(s) => s.clone(),
+            None => {
+                let (tx, rx) = mpsc::channel::<SpawnRequest>();
+                std::thread::Builder::new()
+                    .name("kvbench-spawner".into())
+                    .spawn(move || {
+                        for mut req in rx {
+                            let result = req.command.spawn();
+                            if let Err(mpsc::SendError(Ok(mut orphan))) = req.reply.send(result) {
+                                // The requester is gone; do not leave its server running.
+                                let _ = orphan.kill();
+                                let _ = orphan.wait();
+                            }
+                        }
+                    })?;
+                *slot = Some(tx.clone());
+                tx
+            }
+        }
+    };
+    let (reply, answer) = mpsc::channel();
+    sender
+        .send(SpawnRequest { command, reply })
+        .map_err(|_| io::Error::other("the spawner thread has stopped"))?;
+    answer
+        .recv()
+        .map_err(|_| io::Error::other("the spawner thread has stopped"))?
+}
+
+impl ProcessGuard {
+    /// Starts `program args` in `cwd`, stdin from /dev/null, stdout and stderr
+    /// appended to `log`, in its own process group (so a terminal Ctrl-C reaches
+    /// kvbench only, which then stops the server in order), and with
+    /// SIGKILL as its parent-death signal.
+    pub(crate) fn spawn(
+        program: &Path,
         args: &[String],
-        dir: TempDir,
-    ) -> Result<ServerProcess, TargetError> {
-        let log = dir.path().join("server.log");
-        let io = |what: &str| {
-            let what = what.to_string();
-            move |source| TargetError::Io { what, source }
-        };
-        let out = File::create(&log).map_err(io("cannot create the server log"))?;
-        let err = out
-            .try_clone()
-            .map_err(io("cannot create the server log"))?;
-        let mut cmd = Command::new(binary);
-        cmd.args(args)
-            .current_dir(dir.path())
+        cwd: &Path,
+        log: &Path,
+    ) -> io::Result<Self> {
+        let out = File::options().create(true).append(true).open(log)?;
+        let err = out.try_clone()?;
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .current_dir(cwd)
             .stdin(Stdio::null())
             .stdout(out)
-            .stderr(err);
-        // SAFETY: only async-signal-safe calls (setpgid, prctl, getppid)
-        // between fork and exec.
+            .stderr(err)
+            .process_group(0);
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: the closure runs between fork and exec and only makes
+        // async-signal-safe calls (prctl, getppid) without allocating.
         unsafe {
-            cmd.pre_exec(|| {
-                libc::setpgid(0, 0);
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
-                // The parent may have died before prctl took effect.
-                if libc::getppid() == 1 {
-                    libc::_exit(1);
+            command.pre_exec(move || {
+                if libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                ) != 0
+                {
+                    return Err(io::Error::last_os_error());
+                }
+                // kvbench may have died between fork and prctl; then the
+                // signal will never come, so refuse to exec.
+                if libc::getppid() != parent {
+                    return Err(io::Error::from_raw_os_error(libc::ESRCH));
                 }
                 Ok(())
             });
         }
-        let child = cmd
-            .spawn()
-            .map_err(io(&format!("cannot start {}", binary.display())))?;
-        Ok(ServerProcess {
+        let child = spawn_on_spawner_thread(command)?;
+        Ok(ProcessGuard {
             pid: child.id(),
-            child: Some(child),
-            binary: binary.to_path_buf(),
-            log,
-            dir,
+            state: Mutex::new(State {
+                child,
+                status: None,
+                ending: None,
+            }),
         })
     }
 
-    /// The process id.
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.pid
     }
 
-    /// The binary that was started.
-    pub fn binary(&self) -> &Path {
-        &self.binary
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic elsewhere while holding the lock must not stop us from
+        // stopping the server.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The private temporary directory the server runs in.
-    pub fn dir(&self) -> &Path {
-        self.dir.path()
+    /// The exit status if the child has exited (reaping it), else `None`.
+    pub(crate) fn exit_status(&self) -> Option<ExitStatus> {
+        let mut st = self.lock();
+        // A wait failure is recorded in `ending`; the status stays unknown.
+        let _ = reap_if_exited(&mut st);
+        st.status
     }
 
-    /// `Some(status)` once the process has exited (it is then reaped).
-    pub fn exited(&mut self) -> Option<ExitStatus> {
-        self.child
-            .as_mut()
-            .and_then(|c| c.try_wait().ok().flatten())
-    }
-
-    /// The last `n` lines of the server's output, for error messages.
-    pub fn log_tail(&self, n: usize) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        lines[lines.len().saturating_sub(n)..].join(" | ")
-    }
-
-    /// Stops the server: SIGTERM, then SIGKILL after a grace period, and
-    /// reaps it so no zombie is left. Stopping twice is harmless.
-    ///
-    /// # Errors
-    /// [`TargetError::Io`] when the process cannot be waited for.
-    pub fn stop(&mut self) -> Result<(), TargetError> {
-        let Some(mut child) = self.child.take() else {
-            return Ok(());
-        };
-        if child.try_wait().ok().flatten().is_some() {
-            return Ok(());
+    /// Stops the child: SIGTERM to its process group, up to [`TERM_GRACE`] of
+    /// polling, then SIGKILL and a blocking wait. Idempotent: later calls
+    /// return the first call's result.
+    pub(crate) fn shutdown(&self) -> Ending {
+        let mut st = self.lock();
+        if let Some(ending) = st.ending {
+            return ending;
         }
-        // SAFETY: kill(2) on our own child's pid, which is not yet reaped and
-        // so cannot have been reused.
-        unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGTERM) };
-        let deadline = Instant::now() + STOP_GRACE;
-        while Instant::now() < deadline {
-            if child.try_wait().ok().flatten().is_some() {
-                return Ok(());
+        let ending = match reap_if_exited(&mut st) {
+            Ok(()) if st.status.is_some() => {
+                st.status.map_or(Ending::WaitFailed, Ending::ExitedBefore)
             }
-            std::thread::sleep(Duration::from_millis(10));
+            Err(()) => Ending::WaitFailed,
+            Ok(()) => self.terminate(&mut st),
+        };
+        st.ending = Some(ending);
+        ending
+    }
+
+    fn terminate(&self, st: &mut State) -> Ending {
+        signal(self.pid, libc::SIGTERM);
+        let deadline = Instant::now() + TERM_GRACE;
+        loop {
+            match st.child.try_wait() {
+                Ok(Some(status)) => {
+                    st.status = Some(status);
+                    return Ending::Terminated(status);
+                }
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(WAIT_POLL),
+                Ok(None) => break,
+                Err(_) => return Ending::WaitFailed,
+            }
         }
-        let _ = child.kill();
-        child.wait().map(|_| ()).map_err(|source| TargetError::Io {
-            what: format!("cannot reap server {}", self.pid),
-            source,
-        })
+        signal(self.pid, libc::SIGKILL);
+        match st.child.wait() {
+            Ok(status) => {
+                st.status = Some(status);
+                Ending::Killed(status)
+            }
+            Err(_) => Ending::WaitFailed,
+        }
     }
 }
 
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.stop();
+/// Reaps the child if it has exited. `Err` when waiting itself fails, after
+/// which the pid must not be signalled any more.
+fn reap_if_exited(st: &mut State) -> Result<(), ()> {
+    if st.status.is_some() || st.ending.is_some() {
+        return Ok(());
+    }
+    match st.child.try_wait() {
+        Ok(Some(status)) => {
+            st.status = Some(status);
+            Ok(())
+        }
+        Ok(None) => Ok(()),
+        Err(_) => {
+            st.ending = Some(Ending::WaitFailed);
+            Err(())
+        }
+    }
+}
+
+/// Signals the child's process group (which also reaches anything it forked),
+/// falling back to the pid alone if the group is gone. Only called while the
+/// child is unreaped, so the pid (and the group id, equal to it) is still ours.
+fn signal(pid: u32, sig: libc::c_int) {
+    let pid = pid as libc::pid_t;
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        if libc::kill(-pid, sig) != 0 {
+            libc::kill(pid, sig);
+        }
+    }
+}
+
+/// The last `lines` lines of the log (at most the last 16 KiB of it), for
+/// error messages; never fails, since it is only ever used to explain a failure.
+pub(crate) fn log_tail(log: &Path, lines: usize) -> String {
+    const MAX: u64 = 16 * 1024;
+    let read = || -> io::Result<String> {
+        let mut file = File::open(log)?;
+        let len = file.metadata()?.len();
+        file.seek(SeekFrom::Start(len.saturating_sub(MAX)))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    };
+    match read() {
+        Ok(text) => {
+            let all: Vec<&str> = text.trim_end().lines().collect();
+            let tail = all[all.len().saturating_sub(lines)..].join("\n");
+            if tail.is_empty() {
+                "(the server printed nothing)".to_string()
+            } else {
+                tail
+            }
+        }
+        Err(e) => format!("(log {} unreadable: {e})", log.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_tail_keeps_the_last_lines() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("log");
+        std::fs::write(&log, "a\nb\nc\nd\n").expect("write");
+        assert_eq!(log_tail(&log, 2), "c\nd");
+        assert!(log_tail(&dir.path().join("missing"), 2).contains("unreadable"));
+    }
+
+    #[test]
+    fn a_process_that_ignores_sigterm_is_killed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("log");
+        let args = vec![
+            "-c".to_string(),
+            "trap '' TERM; echo up; exec sleep 30".to_string(),
+        ];
+        let guard =
+            ProcessGuard::spawn(Path::new("/bin/sh"), &args, dir.path(), &log).expect("spawn");
+        // Give the shell time to install its trap.
+        let start = Instant::now();
+        while !log_tail(&log, 1).contains("up") && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(guard.exit_status().is_none());
+        let t = Instant::now();
+        let ending = guard.shutdown();
+        assert!(matches!(ending, Ending::Killed(_)), "{ending:?}");
+        assert!(t.elapsed() >= TERM_GRACE);
+        assert!(matches!(guard.shutdown(), Ending::Killed(_)));
     }
 }

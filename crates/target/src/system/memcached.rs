@@ -1,95 +1,211 @@
-//! Memcached: start arguments, readiness, `stats`-based probes.
+//! Memcached: the command line kvbench starts it with, and what `stats` says.
+//!
+//! It must not decide whether the answering process is the server under test
+//! (it only reads `pid`), and must not decode the text protocol itself.
 
-use crate::wire::exchange;
-use crate::TargetError;
-use kvbench_model::{Probe, Setting};
-use kvbench_proto::memcache_text as mc;
-use std::collections::HashMap;
+use super::{exchange, lookup, parse_u64, Launch, Snapshot};
+use kvbench_model::Setting;
+use kvbench_proto::memcache_text;
 use std::net::SocketAddr;
+use std::time::Duration;
 
-fn setting(name: &str, value: &str, reason: &str) -> Setting {
-    Setting {
-        name: name.into(),
-        value: value.into(),
-        reason: reason.into(),
-    }
-}
+/// Memcached's own default for `-m`, in MB.
+pub(crate) const DEFAULT_MEMORY_MB: u64 = 64;
 
-/// Arguments and the settings they change from Memcached's defaults.
-pub(super) fn args(port: u16, memory_limit_mb: Option<u64>) -> (Vec<String>, Vec<Setting>) {
-    let mut args: Vec<String> = ["-p", &port.to_string(), "-l", "127.0.0.1", "-U", "0"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+/// Short options that take a value (from `memcached -h`, 1.6): in a cluster
+/// such as `-vt4`, everything after one of these is its value.
+const TAKES_VALUE: &str = "pUsalumcPfnDtRbBIYeo";
+
+/// `-p P -l 127.0.0.1 -U 0 -m <MB>`, plus `-u root` when running as root.
+pub(crate) fn launch(port: u16, memory_limit_mb: Option<u64>, as_root: bool) -> Launch {
+    let mb = memory_limit_mb.unwrap_or(DEFAULT_MEMORY_MB);
+    let mut args: Vec<String> = [
+        "-p",
+        &port.to_string(),
+        "-l",
+        "127.0.0.1",
+        "-U",
+        "0",
+        "-m",
+        &mb.to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let setting = |name: &str, value: String, reason: &str| Setting {
+        name: name.to_string(),
+        value,
+        reason: reason.to_string(),
+    };
+    // The port (-p) is not recorded: it is random per run and has no effect on
+    // performance, so recording it would only make equal configurations differ.
     let mut settings = vec![
+        setting("-l", "127.0.0.1".into(), "loopback only: the server is private to this run and must not be reachable from the network"),
+        setting("-U", "0".into(), "UDP off (the default since 1.5.6, made explicit): the benchmark uses TCP only"),
         setting(
-            "-l",
-            "127.0.0.1",
-            "loopback only: never reachable from other hosts",
+            "-m",
+            mb.to_string(),
+            if memory_limit_mb.is_some() {
+                "item memory limit requested by the caller"
+            } else {
+                "memcached's default (64 MB), passed explicitly so the record states the limit"
+            },
         ),
-        setting("-U", "0", "UDP off (kvbench uses TCP)"),
     ];
-    if let Some(mb) = memory_limit_mb {
-        args.extend(["-m".to_string(), mb.to_string()]);
-        settings.push(setting("-m", &mb.to_string(), "memory limit large enough for the dataset, so the run measures serving, not eviction (default 64)"));
-    }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
+    if as_root {
         args.extend(["-u".to_string(), "root".to_string()]);
         settings.push(setting(
             "-u",
-            "root",
-            "memcached refuses to run as root without it",
+            "root".into(),
+            "memcached refuses to run as root without it, and kvbench is running as root",
         ));
     }
-    (args, settings)
+    Launch { args, settings }
 }
 
-fn stats(addr: SocketAddr, group: Option<&str>) -> Result<HashMap<String, String>, TargetError> {
-    let mut req = Vec::new();
-    mc::encode_stats(&mut req, group);
-    let pairs = exchange(addr, &req, |b| Ok(mc::parse_stats(b)?.map(|(v, _)| v)))?;
-    Ok(pairs.into_iter().collect())
-}
-
-pub(super) fn probe(addr: SocketAddr) -> Result<Probe, TargetError> {
-    let s = stats(addr, None)?;
-    let num = |k: &str| s.get(k).and_then(|v| v.parse::<u64>().ok());
-    Ok(Probe {
-        server_memory_bytes: num("bytes"),
-        items: num("curr_items"),
-        evictions: num("evictions"),
-        ..Probe::default()
+/// The short flag for a long option, where memcached has one.
+pub(crate) fn short_name(long: &str) -> Option<&'static str> {
+    Some(match long {
+        "port" => "-p",
+        "udp-port" => "-U",
+        "unix-socket" => "-s",
+        "unix-mask" => "-a",
+        "enable-shutdown" => "-A",
+        "listen" => "-l",
+        "daemon" => "-d",
+        "enable-coredumps" => "-r",
+        "user" => "-u",
+        "memory-limit" => "-m",
+        "disable-evictions" => "-M",
+        "conn-limit" => "-c",
+        "lock-memory" => "-k",
+        "verbose" => "-v",
+        "pidfile" => "-P",
+        "slab-growth-factor" => "-f",
+        "slab-min-size" => "-n",
+        "enable-largepages" => "-L",
+        "threads" => "-t",
+        "max-reqs-per-event" => "-R",
+        "disable-cas" => "-C",
+        "listen-backlog" => "-b",
+        "protocol" => "-B",
+        "max-item-size" => "-I",
+        "enable-sasl" => "-S",
+        "disable-flush-all" => "-F",
+        "disable-dumping" => "-X",
+        "disable-watch" => "-W",
+        "auth-file" => "-Y",
+        "memory-file" => "-e",
+        "enable-ssl" => "-Z",
+        "extended" => "-o",
+        _ => return None,
     })
 }
 
-pub(super) fn version(addr: SocketAddr) -> Result<crate::ServerVersion, TargetError> {
-    let s = stats(addr, None)?;
-    let version = s
-        .get("version")
-        .cloned()
-        .ok_or_else(|| TargetError::Probe {
-            addr: addr.to_string(),
-            message: "stats has no version".into(),
-        })?;
-    Ok(crate::ServerVersion {
-        version,
+/// Why kvbench must own this option (`None`: the caller may set it). Short
+/// clusters are read the way getopt reads them, so `-vd` is caught.
+pub(crate) fn forbidden(arg: &str) -> Option<&'static str> {
+    if let Some(long) = arg.strip_prefix("--") {
+        let name = long.split('=').next().unwrap_or(long);
+        return forbidden_flag(short_name(name)?.chars().nth(1)?);
+    }
+    for flag in arg.chars().skip(1) {
+        if let Some(reason) = forbidden_flag(flag) {
+            return Some(reason);
+        }
+        if TAKES_VALUE.contains(flag) {
+            break;
+        }
+    }
+    None
+}
+
+fn forbidden_flag(flag: char) -> Option<&'static str> {
+    match flag {
+        'p' => Some("kvbench picks a free loopback port itself"),
+        'l' => Some("the server must listen on loopback only"),
+        'd' => Some("the server must run in the foreground as kvbench's child"),
+        's' => Some("a unix socket disables TCP, which kvbench uses"),
+        _ => None,
+    }
+}
+
+/// `stats` or `stats <group>` as `(name, value)` pairs.
+pub(crate) fn stats(
+    addr: SocketAddr,
+    group: Option<&str>,
+    timeout: Duration,
+) -> Result<Vec<(String, String)>, String> {
+    let mut request = Vec::new();
+    memcache_text::encode_stats(&mut request, group);
+    exchange(addr, timeout, &request, memcache_text::parse_stats)
+}
+
+pub(crate) fn snapshot(stats: &[(String, String)]) -> Snapshot {
+    Snapshot {
+        pid: parse_u64(lookup(stats, "pid")).and_then(|p| u32::try_from(p).ok()),
+        memory_bytes: parse_u64(lookup(stats, "bytes")),
+        items: parse_u64(lookup(stats, "curr_items")),
+        evictions: parse_u64(lookup(stats, "evictions")),
+        version: lookup(stats, "version").cloned(),
+        // Memcached manages item memory in its own slabs and does not name
+        // the malloc underneath.
         allocator: None,
-    })
+    }
 }
 
-pub(super) fn command_stats(addr: SocketAddr) -> Result<Vec<(String, u64)>, TargetError> {
-    let s = stats(addr, None)?;
-    let mut out: Vec<(String, u64)> = [
-        "cmd_get",
-        "cmd_set",
-        "get_hits",
-        "get_misses",
-        "total_items",
-    ]
-    .iter()
-    .filter_map(|k| Some((k.to_string(), s.get(*k)?.parse().ok()?)))
-    .collect();
-    out.sort();
-    Ok(out)
+/// The counters the engine cross-checks: `cmd_get`, `cmd_set`, `get_hits`,
+/// `get_misses` (those the server reports, in that order).
+pub(crate) fn command_counts(stats: &[(String, String)]) -> Vec<(String, u64)> {
+    ["cmd_get", "cmd_set", "get_hits", "get_misses"]
+        .iter()
+        .filter_map(|name| Some((name.to_string(), parse_u64(lookup(stats, name))?)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_fields() {
+        let stats: Vec<(String, String)> = [
+            ("pid", "7"),
+            ("version", "1.6.18"),
+            ("bytes", "100"),
+            ("curr_items", "2"),
+            ("evictions", "0"),
+            ("cmd_get", "5"),
+            ("get_hits", "4"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let s = snapshot(&stats);
+        assert_eq!(
+            (s.pid, s.memory_bytes, s.items, s.evictions),
+            (Some(7), Some(100), Some(2), Some(0))
+        );
+        assert_eq!(s.version.as_deref(), Some("1.6.18"));
+        assert_eq!(
+            command_counts(&stats),
+            [("cmd_get".to_string(), 5), ("get_hits".to_string(), 4)]
+        );
+    }
+
+    #[test]
+    fn default_memory_is_recorded() {
+        let l = launch(1, None, true);
+        let m = l
+            .settings
+            .iter()
+            .find(|s| s.name == "-m")
+            .expect("-m recorded");
+        assert_eq!(m.value, "64");
+        assert!(l.settings.iter().any(|s| s.name == "-u"));
+        assert!(!launch(1, Some(8), false)
+            .settings
+            .iter()
+            .any(|s| s.name == "-u"));
+    }
 }

@@ -1,250 +1,363 @@
-//! The servers kvbench can start, behind one [`Server`] type.
+//! Per-system knowledge: the command line (and the settings it changes) and
+//! the cold-path queries (identity, stats, INFO) over short blocking
+//! connections.
+//!
+//! It must not manage processes or decide whether an answer came from the
+//! right server: it reports the pid the server claims, and `server.rs`
+//! compares. It must not parse the wire format itself; `kvbench-proto` does.
 
-mod memcached;
-mod redis;
+pub(crate) mod memcached;
+pub(crate) mod redis;
 
-use crate::ports::free_port;
-use crate::process::ServerProcess;
-use crate::TargetError;
-use kvbench_model::{Probe, Setting, SystemKind};
-use std::net::{Ipv4Addr, SocketAddr};
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use crate::{ServerSpec, TargetError};
+use kvbench_model::{Setting, SystemKind};
+use kvbench_proto::DecodeError;
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::time::Duration;
 
-/// How long a server gets to answer its first request.
-const READY_TIMEOUT: Duration = Duration::from_secs(5);
-/// Attempts at start, for the rare port taken between our probe and the bind.
-const START_ATTEMPTS: usize = 3;
+/// Replies larger than this are refused: no probe answer comes close, and a
+/// runaway buffer would be worse than an error.
+const MAX_REPLY: usize = 16 * 1024 * 1024;
 
-/// What to start.
-#[derive(Debug, Clone)]
-pub struct ServerSpec {
-    /// Which server.
-    pub system: SystemKind,
-    /// Binary to run; found on PATH when `None`.
-    pub binary: Option<PathBuf>,
-    /// Memory limit in MB, where the server has one (Memcached `-m`); `None` keeps the default.
-    pub memory_limit_mb: Option<u64>,
-    /// Further arguments, recorded as settings with reason "user".
-    pub extra_args: Vec<String>,
+/// A server's command line and the settings it deviates in.
+pub(crate) struct Launch {
+    pub args: Vec<String>,
+    pub settings: Vec<Setting>,
 }
 
-/// A server's own account of its version.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerVersion {
-    /// Version string (`7.0.15`, `1.6.18`).
-    pub version: String,
-    /// Memory allocator, when the server reports it (Redis `mem_allocator`).
+/// What one probe query tells, with `None` for anything the server did not say.
+#[derive(Debug, Default)]
+pub(crate) struct Snapshot {
+    /// The pid the server reports for itself.
+    pub pid: Option<u32>,
+    pub memory_bytes: Option<u64>,
+    pub items: Option<u64>,
+    pub evictions: Option<u64>,
+    pub version: Option<String>,
     pub allocator: Option<String>,
 }
 
-/// A started server. Dropping it stops the process.
-#[derive(Debug)]
-pub struct Server {
+/// The command line for a private server on `port` in `dir`, kvbench's own
+/// settings followed by the caller's extra arguments. The extra arguments come
+/// last, so the server's parser lets them win; a recorded kvbench setting they
+/// override is dropped from the list so the record says what really ran.
+pub(crate) fn launch(
+    spec: &ServerSpec,
+    port: u16,
+    dir: &Path,
+    as_root: bool,
+) -> Result<Launch, TargetError> {
+    let mut launch = match spec.system {
+        SystemKind::Redis => redis::launch(port, dir, spec.memory_limit_mb)?,
+        SystemKind::Memcached => memcached::launch(port, spec.memory_limit_mb, as_root),
+    };
+    let user = user_settings(spec.system, &spec.extra_args)?;
+    launch
+        .settings
+        .retain(|ours| !user.iter().any(|u| u.name == ours.name));
+    launch.settings.extend(user);
+    launch.args.extend(spec.extra_args.iter().cloned());
+    Ok(launch)
+}
+
+/// Records the caller's extra arguments as settings (reason `user`), grouping
+/// each option with the values that follow it, and rejects options that would
+/// break the private-server guarantees.
+pub(crate) fn user_settings(
+    system: SystemKind,
+    extra: &[String],
+) -> Result<Vec<Setting>, TargetError> {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for arg in extra {
+        if is_option(arg) {
+            if let Some(reason) = forbidden(system, arg) {
+                return Err(TargetError::ForbiddenArgument {
+                    system,
+                    arg: arg.clone(),
+                    reason,
+                });
+            }
+            let (name, inline) = split_option(system, arg);
+            groups.push((name, inline.into_iter().collect()));
+        } else if let Some((_, values)) = groups.last_mut() {
+            values.push(arg.clone());
+        } else {
+            groups.push((arg.clone(), Vec::new()));
+        }
+    }
+    Ok(groups
+        .into_iter()
+        .map(|(name, values)| Setting {
+            name,
+            value: values.join(" "),
+            reason: "user".to_string(),
+        })
+        .collect())
+}
+
+/// `-5` is a value, `-t` and `--save` are options.
+fn is_option(arg: &str) -> bool {
+    arg.len() > 1 && arg.starts_with('-') && arg.parse::<f64>().is_err()
+}
+
+/// The option's name as kvbench records it (Redis: the config name without
+/// `--`; Memcached: the short flag where one exists) and any value attached
+/// to it (`--memory-limit=64`, `-m64`).
+fn split_option(system: SystemKind, arg: &str) -> (String, Option<String>) {
+    match system {
+        SystemKind::Redis => (arg.trim_start_matches('-').to_ascii_lowercase(), None),
+        SystemKind::Memcached => {
+            if let Some(long) = arg.strip_prefix("--") {
+                let (name, value) = match long.split_once('=') {
+                    Some((n, v)) => (n, Some(v.to_string())),
+                    None => (long, None),
+                };
+                let name =
+                    memcached::short_name(name).map_or_else(|| format!("--{name}"), str::to_string);
+                (name, value)
+            } else {
+                let mut chars = arg.char_indices().skip(1);
+                match (chars.next(), chars.next()) {
+                    (Some((_, flag)), Some((rest, _))) => {
+                        (format!("-{flag}"), Some(arg[rest..].to_string()))
+                    }
+                    _ => (arg.to_string(), None),
+                }
+            }
+        }
+    }
+}
+
+fn forbidden(system: SystemKind, arg: &str) -> Option<&'static str> {
+    match system {
+        SystemKind::Redis => redis::forbidden(&arg.trim_start_matches('-').to_ascii_lowercase()),
+        SystemKind::Memcached => memcached::forbidden(arg),
+    }
+}
+
+/// The pid the server at `addr` reports for itself; the cheapest query that
+/// proves both "it answers" and "it is our child".
+pub(crate) fn identify(
     system: SystemKind,
     addr: SocketAddr,
-    settings: Vec<Setting>,
-    process: ServerProcess,
-}
-
-/// Finds the server binary: the explicit path, or the system's binary on PATH.
-///
-/// # Errors
-/// [`TargetError::BinaryNotFound`] naming the package to install, or
-/// [`TargetError::NoSuchBinary`] for an explicit path that does not exist.
-pub fn find_binary(system: SystemKind, explicit: Option<&Path>) -> Result<PathBuf, TargetError> {
-    if let Some(p) = explicit {
-        return if p.is_file() {
-            Ok(p.to_path_buf())
-        } else {
-            Err(TargetError::NoSuchBinary(p.to_path_buf()))
-        };
-    }
-    let (binary, package) = match system {
-        SystemKind::Redis => ("redis-server", "redis-server"),
-        SystemKind::Memcached => ("memcached", "memcached"),
+    timeout: Duration,
+) -> Result<u32, String> {
+    let pid = match system {
+        SystemKind::Redis => redis::snapshot(&redis::info(addr, &["server"], timeout)?).pid,
+        SystemKind::Memcached => memcached::snapshot(&memcached::stats(addr, None, timeout)?).pid,
     };
-    std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .map(|dir| dir.join(binary))
-        .find(|p| p.is_file())
-        .ok_or_else(|| TargetError::BinaryNotFound {
-            binary: binary.into(),
-            package: package.into(),
-        })
+    pid.ok_or_else(|| "the server did not report its pid".to_string())
 }
 
-impl Server {
-    /// Starts a private server on a free loopback port and waits until it answers.
-    ///
-    /// # Errors
-    /// [`TargetError`] when the binary is missing or the server does not come up
-    /// (the message carries the tail of its log).
-    pub fn start(spec: &ServerSpec) -> Result<Server, TargetError> {
-        let binary = find_binary(spec.system, spec.binary.as_deref())?;
-        let mut last = None;
-        for _ in 0..START_ATTEMPTS {
-            match Server::start_once(spec, &binary) {
-                Ok(s) => return Ok(s),
-                Err(e) if e.to_string().contains("in use") => last = Some(e),
-                Err(e) => return Err(e),
+/// Memory, items, evictions, version and pid in one query.
+pub(crate) fn snapshot(
+    system: SystemKind,
+    addr: SocketAddr,
+    timeout: Duration,
+) -> Result<Snapshot, String> {
+    Ok(match system {
+        SystemKind::Redis => redis::snapshot(&redis::info(addr, &["all"], timeout)?),
+        SystemKind::Memcached => memcached::snapshot(&memcached::stats(addr, None, timeout)?),
+    })
+}
+
+/// Everything the server says about itself: Redis `INFO all`; Memcached
+/// `stats` plus `stats settings` (the latter under a `settings.` prefix, since
+/// some names occur in both).
+pub(crate) fn info(
+    system: SystemKind,
+    addr: SocketAddr,
+    timeout: Duration,
+) -> Result<BTreeMap<String, String>, String> {
+    match system {
+        SystemKind::Redis => Ok(redis::info(addr, &["all"], timeout)?.into_iter().collect()),
+        SystemKind::Memcached => {
+            let mut map: BTreeMap<String, String> =
+                memcached::stats(addr, None, timeout)?.into_iter().collect();
+            for (k, v) in memcached::stats(addr, Some("settings"), timeout)? {
+                map.insert(format!("settings.{k}"), v);
             }
+            Ok(map)
         }
-        Err(last.unwrap_or_else(|| TargetError::Start {
-            binary: binary.display().to_string(),
-            reason: "no free port".into(),
-            log: String::new(),
-        }))
+    }
+}
+
+/// Per-command call counts, by command (or counter) name.
+pub(crate) type Counts = Vec<(String, u64)>;
+
+/// Per-command call counts and the pid that reported them.
+pub(crate) fn command_stats(
+    system: SystemKind,
+    addr: SocketAddr,
+    timeout: Duration,
+) -> Result<(Option<u32>, Counts), String> {
+    match system {
+        SystemKind::Redis => {
+            let info = redis::info(addr, &["server", "commandstats"], timeout)?;
+            Ok((redis::snapshot(&info).pid, redis::command_calls(&info)))
+        }
+        SystemKind::Memcached => {
+            let stats = memcached::stats(addr, None, timeout)?;
+            Ok((
+                memcached::snapshot(&stats).pid,
+                memcached::command_counts(&stats),
+            ))
+        }
+    }
+}
+
+/// One request, one complete reply, on a fresh connection. Errors are plain
+/// messages; the caller knows which server they concern.
+pub(crate) fn exchange<T>(
+    addr: SocketAddr,
+    timeout: Duration,
+    request: &[u8],
+    mut parse: impl FnMut(&[u8]) -> Result<Option<(T, usize)>, DecodeError>,
+) -> Result<T, String> {
+    let mut stream =
+        TcpStream::connect_timeout(&addr, timeout).map_err(|e| format!("connect: {e}"))?;
+    stream
+        .set_read_timeout(Some(timeout))
+        .map_err(|e| format!("set read timeout: {e}"))?;
+    stream
+        .set_write_timeout(Some(timeout))
+        .map_err(|e| format!("set write timeout: {e}"))?;
+    stream
+        .write_all(request)
+        .map_err(|e| format!("send: {e}"))?;
+    let mut buf = Vec::with_capacity(16 * 1024);
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let n = stream
+            .read(&mut chunk)
+            .map_err(|e| format!("receive: {e}"))?;
+        if n == 0 {
+            return Err(format!(
+                "connection closed after {} bytes of an incomplete reply",
+                buf.len()
+            ));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        match parse(&buf) {
+            Ok(Some((value, _))) => return Ok(value),
+            Ok(None) if buf.len() < MAX_REPLY => {}
+            Ok(None) => return Err(format!("reply larger than {MAX_REPLY} bytes")),
+            Err(e) => return Err(format!("undecodable reply: {e}: {:?}", preview(&buf))),
+        }
+    }
+}
+
+fn preview(buf: &[u8]) -> String {
+    String::from_utf8_lossy(&buf[..buf.len().min(120)]).into_owned()
+}
+
+fn parse_u64(value: Option<&String>) -> Option<u64> {
+    value?.trim().parse().ok()
+}
+
+fn lookup<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a String> {
+    pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(settings: &[Setting]) -> Vec<(&str, &str)> {
+        settings
+            .iter()
+            .map(|s| (s.name.as_str(), s.value.as_str()))
+            .collect()
     }
 
-    fn start_once(spec: &ServerSpec, binary: &Path) -> Result<Server, TargetError> {
-        let io = |what: &str| {
-            let what = what.to_string();
-            move |source| TargetError::Io { what, source }
+    #[test]
+    fn user_args_are_grouped_and_recorded() {
+        let args: Vec<String> = [
+            "--io-threads",
+            "4",
+            "--save",
+            "900",
+            "1",
+            "--maxmemory-samples",
+            "-1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let s = user_settings(SystemKind::Redis, &args).expect("allowed");
+        assert_eq!(
+            names(&s),
+            [
+                ("io-threads", "4"),
+                ("save", "900 1"),
+                ("maxmemory-samples", "-1")
+            ]
+        );
+        assert!(s.iter().all(|s| s.reason == "user"));
+
+        let args: Vec<String> = [
+            "-t",
+            "8",
+            "-m1024",
+            "--conn-limit=4096",
+            "-o",
+            "modern",
+            "-M",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let s = user_settings(SystemKind::Memcached, &args).expect("allowed");
+        assert_eq!(
+            names(&s),
+            [
+                ("-t", "8"),
+                ("-m", "1024"),
+                ("-c", "4096"),
+                ("-o", "modern"),
+                ("-M", "")
+            ]
+        );
+    }
+
+    #[test]
+    fn options_that_break_the_private_server_are_refused() {
+        for (system, arg) in [
+            (SystemKind::Redis, "--port"),
+            (SystemKind::Redis, "--bind"),
+            (SystemKind::Redis, "--daemonize"),
+            (SystemKind::Memcached, "-p"),
+            (SystemKind::Memcached, "-p7000"),
+            (SystemKind::Memcached, "--listen=0.0.0.0"),
+            (SystemKind::Memcached, "-d"),
+            (SystemKind::Memcached, "-vd"),
+            (SystemKind::Memcached, "--unix-socket"),
+        ] {
+            let err = user_settings(system, &[arg.to_string()]).expect_err(arg);
+            assert!(
+                matches!(err, TargetError::ForbiddenArgument { .. }),
+                "{arg}: {err}"
+            );
+        }
+        // `-t` takes a value, so the `d` in `-td` is not a flag.
+        assert!(user_settings(SystemKind::Memcached, &["-tdv".to_string()]).is_ok());
+    }
+
+    #[test]
+    fn user_args_override_recorded_settings() {
+        let spec = ServerSpec {
+            system: SystemKind::Memcached,
+            binary: None,
+            memory_limit_mb: Some(128),
+            extra_args: vec!["-m".into(), "256".into()],
         };
-        let port = free_port().map_err(io("cannot find a free port"))?;
-        let dir = tempfile::Builder::new()
-            .prefix("kvbench-server-")
-            .tempdir()
-            .map_err(io("cannot create a temporary directory"))?;
-        let (mut args, mut settings) = match spec.system {
-            SystemKind::Redis => redis::args(port, dir.path()),
-            SystemKind::Memcached => memcached::args(port, spec.memory_limit_mb),
-        };
-        for a in &spec.extra_args {
-            args.push(a.clone());
-            settings.push(Setting {
-                name: a.clone(),
-                value: String::new(),
-                reason: "user".into(),
-            });
-        }
-        let process = ServerProcess::spawn(binary, &args, dir)?;
-        let mut server = Server {
-            system: spec.system,
-            addr: SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
-            settings,
-            process,
-        };
-        server.wait_ready()?;
-        Ok(server)
-    }
-
-    fn wait_ready(&mut self) -> Result<(), TargetError> {
-        let deadline = Instant::now() + READY_TIMEOUT;
-        loop {
-            if let Some(status) = self.process.exited() {
-                return Err(self.start_error(format!("exited at start ({status})")));
-            }
-            if self.ping().is_ok() {
-                return Ok(());
-            }
-            if Instant::now() >= deadline {
-                return Err(self.start_error(format!(
-                    "no answer on {} within {READY_TIMEOUT:?}",
-                    self.addr
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn start_error(&self, reason: String) -> TargetError {
-        let tail = self.process.log_tail(3);
-        TargetError::Start {
-            binary: self.process.binary().display().to_string(),
-            reason,
-            log: if tail.is_empty() {
-                String::new()
-            } else {
-                format!("; its log ends: {tail}")
-            },
-        }
-    }
-
-    fn ping(&self) -> Result<(), TargetError> {
-        match self.system {
-            SystemKind::Redis => redis::ping(self.addr),
-            SystemKind::Memcached => memcached::version(self.addr).map(|_| ()),
-        }
-    }
-
-    /// The server's address (always on 127.0.0.1).
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
-    }
-
-    /// The server's process id.
-    pub fn pid(&self) -> u32 {
-        self.process.pid()
-    }
-
-    /// Which server this is.
-    pub fn system(&self) -> SystemKind {
-        self.system
-    }
-
-    /// The binary that runs.
-    pub fn binary(&self) -> &Path {
-        self.process.binary()
-    }
-
-    /// Every setting that differs from the server's defaults, with the reason.
-    pub fn settings(&self) -> &[Setting] {
-        &self.settings
-    }
-
-    /// The server's CPU seconds so far (cheap: one `/proc` read, no request),
-    /// for bracketing a measured window.
-    pub fn cpu_seconds(&self) -> Option<f64> {
-        crate::proc::cpu_seconds(self.pid())
-    }
-
-    /// Memory, items, evictions and CPU time now, labelled `stage`.
-    ///
-    /// # Errors
-    /// [`TargetError::Probe`] when the server does not answer (e.g. it died).
-    pub fn probe(&self, stage: &str) -> Result<Probe, TargetError> {
-        let mut p = match self.system {
-            SystemKind::Redis => redis::probe(self.addr)?,
-            SystemKind::Memcached => memcached::probe(self.addr)?,
-        };
-        p.stage = stage.to_string();
-        p.rss_bytes = crate::proc::rss_bytes(self.pid());
-        p.cpu_seconds = crate::proc::cpu_seconds(self.pid());
-        Ok(p)
-    }
-
-    /// Version and allocator as the server reports them.
-    ///
-    /// # Errors
-    /// [`TargetError::Probe`] when the server does not answer.
-    pub fn version(&self) -> Result<ServerVersion, TargetError> {
-        match self.system {
-            SystemKind::Redis => redis::version(self.addr),
-            SystemKind::Memcached => memcached::version(self.addr),
-        }
-    }
-
-    /// The server's own command counters: Redis `INFO commandstats` calls per
-    /// command (`hgetall`, `hmset`, ...); Memcached `cmd_get`, `cmd_set`,
-    /// `get_hits`, `get_misses`. Tests use them to check kvbench's counts.
-    ///
-    /// # Errors
-    /// [`TargetError::Probe`] when the server does not answer.
-    pub fn command_stats(&self) -> Result<Vec<(String, u64)>, TargetError> {
-        match self.system {
-            SystemKind::Redis => redis::command_stats(self.addr),
-            SystemKind::Memcached => memcached::command_stats(self.addr),
-        }
-    }
-
-    /// Stops the server and removes its directory.
-    ///
-    /// # Errors
-    /// [`TargetError::Io`] when the process cannot be reaped.
-    pub fn stop(mut self) -> Result<(), TargetError> {
-        self.process.stop()
+        let l = launch(&spec, 1234, Path::new("/tmp"), false).expect("launch");
+        let m: Vec<_> = l.settings.iter().filter(|s| s.name == "-m").collect();
+        assert_eq!(m.len(), 1);
+        assert_eq!((m[0].value.as_str(), m[0].reason.as_str()), ("256", "user"));
+        assert_eq!(&l.args[l.args.len() - 2..], ["-m", "256"]);
     }
 }

@@ -1,0 +1,70 @@
+//! A RESP server that answers every command with `+OK` after a fixed delay,
+//! one command at a time, to check what the engine measures when replies
+//! are slow. It complements the real servers (delays, faults); it never
+//! replaces them.
+
+use kvbench_proto::resp;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+pub struct SlowServer {
+    pub addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl SlowServer {
+    /// Serves one connection at a time on 127.0.0.1, replying `+OK` to each
+    /// command `delay` after it has been read.
+    pub fn start(delay: Duration) -> SlowServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                let Ok((mut sock, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                let _ = sock.set_nonblocking(false);
+                let _ = sock.set_read_timeout(Some(Duration::from_millis(200)));
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                while !flag.load(Ordering::Relaxed) {
+                    match sock.read(&mut chunk) {
+                        Ok(0) => break,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        Err(_) => continue,
+                    }
+                    while let Ok(Some((_, used))) = resp::parse_value(&buf) {
+                        buf.drain(..used);
+                        std::thread::sleep(delay);
+                        if sock.write_all(b"+OK\r\n").is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        SlowServer {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for SlowServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! The [`Server`] guard: starts a private server, waits until it answers,
+//! probes it, and stops it (explicitly or on drop).
+//!
+//! It must not trust an answer it cannot attribute: every query checks that
+//! the pid the server reports is the pid of the child it started, so a stray
+//! process on a recycled port can never be measured by mistake.
+
+use crate::process::{log_tail, Ending, ProcessGuard};
+use crate::{find_binary, ports, probe, system, TargetError};
+use kvbench_model::{Probe, Setting, SystemKind};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+/// Start attempts when the port picked was taken before the server bound it.
+const START_ATTEMPTS: usize = 5;
+/// How long a server gets to answer after it was spawned.
+const READY_TIMEOUT: Duration = Duration::from_secs(5);
+const READY_POLL: Duration = Duration::from_millis(20);
+/// Per-query timeout while waiting for readiness (the loop retries).
+const READY_QUERY_TIMEOUT: Duration = Duration::from_millis(500);
+/// Per-query timeout for probes; a server this slow to answer INFO is not in a
+/// state worth measuring anyway.
+const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Log lines quoted in error messages.
+const LOG_TAIL_LINES: usize = 20;
+
+/// What to start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSpec {
+    /// Which server.
+    pub system: SystemKind,
+    /// The binary to run; `None` searches `PATH` for `redis-server` / `memcached`.
+    pub binary: Option<PathBuf>,
+    /// Memory limit in MB: Memcached `-m` (`None`: its default, 64), Redis
+    /// `--maxmemory <N>mb` (`None`: no limit, Redis's default).
+    pub memory_limit_mb: Option<u64>,
+    /// Extra server arguments, appended after kvbench's own (so they win) and
+    /// recorded as settings with reason `user`. Port, bind address and
+    /// daemon mode are refused.
+    pub extra_args: Vec<String>,
+}
+
+impl ServerSpec {
+    /// A spec for `system` with every default.
+    pub fn new(system: SystemKind) -> Self {
+        ServerSpec {
+            system,
+            binary: None,
+            memory_limit_mb: None,
+            extra_args: Vec::new(),
+        }
+    }
+}
+
+/// The server's own account of what it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerVersion {
+    /// `redis_version` / Memcached `version`.
+    pub version: String,
+    /// Redis `mem_allocator` (`jemalloc-5.3.0`, `libc`); `None` for Memcached.
+    pub allocator: Option<String>,
+}
+
+/// A running private server. Dropping it stops the process (SIGTERM, then
+/// SIGKILL after 3 s), reaps it, and removes its temporary directory; the
+/// process is also killed by the kernel if kvbench dies.
+pub struct Server {
+    system: SystemKind,
+    binary: PathBuf,
+    addr: SocketAddr,
+    settings: Vec<Setting>,
+    log_path: PathBuf,
+    dir_path: PathBuf,
+    process: ProcessGuard,
+    /// Removed after the process has stopped (`Drop` runs before fields drop).
+    dir: Option<TempDir>,
+}
+
+enum Attempt {
+    /// Lost the race for the port: try again with another.
+    PortTaken(TargetError),
+    Failed(TargetError),
+}
+
+impl Server {
+    /// Starts a private server and returns once it answers (at most 5 s).
+    ///
+    /// On failure nothing is left behind: the process is stopped, the
+    /// temporary directory removed, and the error quotes the server's log.
+    pub fn start(spec: &ServerSpec) -> Result<Server, TargetError> {
+        let binary = find_binary(spec.system, spec.binary.as_deref())?;
+        // Refuse bad extra arguments before spawning anything.
+        system::user_settings(spec.system, &spec.extra_args)?;
+        let mut last = None;
+        for _ in 0..START_ATTEMPTS {
+            match Self::start_once(spec, &binary) {
+                Ok(server) => return Ok(server),
+                Err(Attempt::PortTaken(e)) => last = Some(e),
+                Err(Attempt::Failed(e)) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| TargetError::StartFailed {
+            system: spec.system,
+            reason: "no start attempt was made".to_string(),
+            log_tail: String::new(),
+        }))
+    }
+
+    fn start_once(spec: &ServerSpec, binary: &Path) -> Result<Server, Attempt> {
+        let io = |what: String| {
+            move |source: std::io::Error| Attempt::Failed(TargetError::Io { what, source })
+        };
+        let port = ports::free_loopback_port().map_err(io("pick a free loopback port".into()))?;
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("kvbench-{}-", spec.system))
+            .tempdir()
+            .map_err(io("create a temporary directory".into()))?;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let as_root = unsafe { libc::geteuid() } == 0;
+        let launch = system::launch(spec, port, dir.path(), as_root).map_err(Attempt::Failed)?;
+        let log_path = dir.path().join("server.log");
+        let process = ProcessGuard::spawn(binary, &launch.args, dir.path(), &log_path)
+            .map_err(io(format!("start {}", binary.display())))?;
+        let server = Server {
+            system: spec.system,
+            binary: binary.to_path_buf(),
+            addr: SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+            settings: launch.settings,
+            log_path,
+            dir_path: dir.path().to_path_buf(),
+            process,
+            dir: Some(dir),
+        };
+        // On error `server` drops here: stopped, reaped, directory removed.
+        server.wait_ready()?;
+        Ok(server)
+    }
+
+    /// Polls until the server answers *as our child* (the pid it reports is
+    /// the one we spawned), it exits, or [`READY_TIMEOUT`] passes.
+    fn wait_ready(&self) -> Result<(), Attempt> {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        let mut last: String;
+        loop {
+            if let Some(status) = self.process.exit_status() {
+                let log_tail = self.log_tail();
+                let port_taken = log_tail
+                    .to_ascii_lowercase()
+                    .contains("address already in use");
+                let err = TargetError::StartFailed {
+                    system: self.system,
+                    reason: format!("it exited during start-up ({status})"),
+                    log_tail,
+                };
+                return Err(if port_taken {
+                    Attempt::PortTaken(err)
+                } else {
+                    Attempt::Failed(err)
+                });
+            }
+            match system::identify(self.system, self.addr, READY_QUERY_TIMEOUT) {
+                Ok(pid) if pid == self.pid() => return Ok(()),
+                // Our child will fail to bind and exit; the next loop sees it.
+                Ok(pid) => {
+                    last = format!("{} is answered by another process (pid {pid})", self.addr)
+                }
+                Err(e) => last = e,
+            }
+            if Instant::now() >= deadline {
+                return Err(Attempt::Failed(TargetError::StartFailed {
+                    system: self.system,
+                    reason: format!(
+                        "no answer on {} within {} s (last attempt: {last})",
+                        self.addr,
+                        READY_TIMEOUT.as_secs()
+                    ),
+                    log_tail: self.log_tail(),
+                }));
+            }
+            std::thread::sleep(READY_POLL);
+        }
+    }
+
+    /// The loopback address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The server's process id (also its process group id).
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
+    }
+
+    /// Which server this is.
+    pub fn system(&self) -> SystemKind {
+        self.system
+    }
+
+    /// The binary that was started.
+    pub fn binary(&self) -> &Path {
+        &self.binary
+    }
+
+    /// Every setting that differs from the server's defaults, with the reason.
+    pub fn settings(&self) -> &[Setting] {
+        &self.settings
+    }
+
+    /// The server's private temporary directory (its working directory; holds
+    /// the log). Removed when the server stops.
+    pub fn dir(&self) -> &Path {
+        &self.dir_path
+    }
+
+    /// The file that receives the server's stdout and stderr.
+    pub fn log_path(&self) -> &Path {
+        &self.log_path
+    }
+
+    /// The server's CPU seconds so far (user + system, all threads), from one
+    /// `/proc` read and no request, for bracketing a measured window. 10 ms
+    /// resolution (clock ticks). `None` once the process has exited.
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        // Checked first: after the child is reaped its pid may belong to
+        // someone else.
+        if self.process.exit_status().is_some() {
+            return None;
+        }
+        probe::cpu_seconds(self.pid()).ok()
+    }
+
+    /// A snapshot of the server's resource use. RSS and CPU time come from
+    /// `/proc` (CPU in 10 ms ticks, all threads) and are read first, so the
+    /// probe query's own cost lands after them; memory, items and evictions
+    /// come from the server (Redis `INFO`: `used_memory`, `db0` keys,
+    /// `evicted_keys`; Memcached `stats`: `bytes`, `curr_items`, `evictions`).
+    /// A field that cannot be read is `None`; a server that does not answer,
+    /// or is not our child, is an error.
+    pub fn probe(&self, stage: &str) -> Result<Probe, TargetError> {
+        self.ensure_running()?;
+        let rss_bytes = probe::rss_bytes(self.pid()).ok();
+        let cpu_seconds = probe::cpu_seconds(self.pid()).ok();
+        let snap = system::snapshot(self.system, self.addr, QUERY_TIMEOUT)
+            .map_err(|m| self.query_failed(m))?;
+        self.check_pid(snap.pid)?;
+        Ok(Probe {
+            stage: stage.to_string(),
+            rss_bytes,
+            server_memory_bytes: snap.memory_bytes,
+            cpu_seconds,
+            items: snap.items,
+            evictions: snap.evictions,
+        })
+    }
+
+    /// The server's version and (Redis) memory allocator.
+    pub fn version(&self) -> Result<ServerVersion, TargetError> {
+        let snap = system::snapshot(self.system, self.addr, QUERY_TIMEOUT)
+            .map_err(|m| self.query_failed(m))?;
+        self.check_pid(snap.pid)?;
+        let version = snap.version.filter(|v| !v.is_empty()).ok_or_else(|| {
+            self.query_failed("the server did not report its version".to_string())
+        })?;
+        Ok(ServerVersion {
+            version,
+            allocator: snap.allocator,
+        })
+    }
+
+    /// Per-command counters from the server, to cross-check the client's
+    /// counts. Redis: `calls` of every command in `INFO commandstats`
+    /// (`("hgetall", 3)`; the probes' own `info` calls are included).
+    /// Memcached: `cmd_get`, `cmd_set`, `get_hits`, `get_misses` from `stats`.
+    pub fn command_stats(&self) -> Result<Vec<(String, u64)>, TargetError> {
+        let (pid, stats) = system::command_stats(self.system, self.addr, QUERY_TIMEOUT)
+            .map_err(|m| self.query_failed(m))?;
+        self.check_pid(pid)?;
+        Ok(stats)
+    }
+
+    /// Everything the server reports about itself, as key/value pairs: Redis
+    /// `INFO all`; Memcached `stats` plus `stats settings` (keys prefixed
+    /// `settings.`, e.g. `settings.maxbytes`).
+    pub fn info(&self) -> Result<BTreeMap<String, String>, TargetError> {
+        let map = system::info(self.system, self.addr, QUERY_TIMEOUT)
+            .map_err(|m| self.query_failed(m))?;
+        let pid_key = match self.system {
+            SystemKind::Redis => "process_id",
+            SystemKind::Memcached => "pid",
+        };
+        self.check_pid(map.get(pid_key).and_then(|p| p.parse().ok()))?;
+        Ok(map)
+    }
+
+    /// Stops the server and removes its directory, reporting anything unclean:
+    /// it had already exited (so later measurements are suspect), it needed
+    /// SIGKILL, it exited with a failure status, or the directory could not be
+    /// removed. The process is stopped and reaped in every case.
+    pub fn stop(mut self) -> Result<(), TargetError> {
+        let ending = self.process.shutdown();
+        // Read before the directory (which holds the log) goes away.
+        let tail = match ending {
+            Ending::Terminated(s) if clean_exit(s) => String::new(),
+            _ => self.log_tail(),
+        };
+        let removed = self.dir.take().map_or(Ok(()), TempDir::close);
+        let stop_err = |message: String| TargetError::Stop {
+            system: self.system,
+            pid: self.pid(),
+            message: format!("{message}\n--- last lines of the server log ---\n{tail}"),
+        };
+        match ending {
+            Ending::Terminated(s) if clean_exit(s) => {}
+            Ending::Terminated(s) => {
+                return Err(stop_err(format!("it exited with {s} after SIGTERM")))
+            }
+            Ending::ExitedBefore(s) => {
+                return Err(stop_err(format!(
+                    "it had already exited ({s}) before it was asked to stop"
+                )))
+            }
+            Ending::Killed(s) => {
+                return Err(stop_err(format!(
+                    "it ignored SIGTERM for {} s and was killed with SIGKILL ({s})",
+                    crate::process::TERM_GRACE.as_secs()
+                )))
+            }
+            Ending::WaitFailed => {
+                return Err(stop_err(
+                    "waiting for it failed (reaped elsewhere?)".to_string(),
+                ))
+            }
+        }
+        removed.map_err(|source| TargetError::Io {
+            what: format!("remove temporary directory {}", self.dir_path.display()),
+            source,
+        })
+    }
+
+    fn ensure_running(&self) -> Result<(), TargetError> {
+        match self.process.exit_status() {
+            Some(status) => Err(self.exited(status.to_string())),
+            None => Ok(()),
+        }
+    }
+
+    fn exited(&self, status: String) -> TargetError {
+        TargetError::Exited {
+            system: self.system,
+            pid: self.pid(),
+            status,
+            log_tail: self.log_tail(),
+        }
+    }
+
+    /// A failed query, explained by the process's death when that is the cause.
+    fn query_failed(&self, message: String) -> TargetError {
+        match self.process.exit_status() {
+            Some(status) => self.exited(status.to_string()),
+            None => TargetError::Query {
+                system: self.system,
+                addr: self.addr,
+                message,
+            },
+        }
+    }
+
+    fn check_pid(&self, reported: Option<u32>) -> Result<(), TargetError> {
+        match reported {
+            Some(pid) if pid == self.pid() => Ok(()),
+            Some(pid) => Err(self.query_failed(format!(
+                "answered by pid {pid}, not by the server under test (pid {})",
+                self.pid()
+            ))),
+            None => Err(self.query_failed("the server did not report its pid".to_string())),
+        }
+    }
+
+    fn log_tail(&self) -> String {
+        log_tail(&self.log_path, LOG_TAIL_LINES)
+    }
+}
+
+/// Exit 0, or death by the SIGTERM we sent (servers without a handler).
+fn clean_exit(status: std::process::ExitStatus) -> bool {
+    status.success() || status.signal() == Some(libc::SIGTERM)
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // Stop before `dir` (a field) is dropped and removed.
+        self.process.shutdown();
+    }
+}
+
+impl fmt::Debug for Server {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Server")
+            .field("system", &self.system)
+            .field("addr", &self.addr)
+            .field("pid", &self.pid())
+            .field("binary", &self.binary)
+            .field("dir", &self.dir_path)
+            .finish()
+    }
+}
