@@ -1,23 +1,53 @@
 //! Data models: how a neutral [`Op`] becomes wire bytes for each system, and
 //! how a reply becomes an [`Outcome`].
 //!
-//! Redis/Valkey: one hash per record, fields `field0..fieldN-1` (as YCSB's
-//! Redis binding; HMSET, which YCSB uses, rather than HSET, so the server's
-//! command statistics read the same as a YCSB run's).
-//! Memcached: one item per record whose value is a JSON object of the fields
-//! (as YCSB's Memcached binding encodes it, so YCSB can read what kvbench
-//! loaded). Memcached cannot update one field in place, so an update
-//! rewrites the whole record with fresh values: the record keeps its size and
-//! every field, which is what a user of that data model would have to do.
+//! This module must not touch sockets or clocks, and [`Driver::encode`] (with
+//! every other encoder here) must not allocate: keys go into a scratch
+//! buffer the caller reuses, values straight into the send buffer.
 //!
-//! This module must not touch sockets or clocks.
+//! # Data models (`kvbench.datamodel`, see docs/workloads.md)
+//!
+//! **hash** (the default; YCSB's Redis and Memcached bindings):
+//!
+//! | op | Redis | Memcached |
+//! |---|---|---|
+//! | read, all fields | `HGETALL key` (`HMGET key f0..fN-1` with `dataintegrity`) | `get key` |
+//! | read, one field | `HMGET key f` | `get key` (the binding filters fields itself) |
+//! | update | `HMSET key f v [f v ...]` | `set` of the whole record as JSON (`kvbench.memcached.update=full`) or `replace` with a JSON object of only the changed field(s) (`=ycsb`, as YCSB) |
+//! | insert | `HMSET key f0 v0 ...`, then `ZADD _indices <hash(key)> key` with `kvbench.redis.index=ycsb` | `set` of the whole record as JSON |
+//! | scan | `ZRANGEBYSCORE _indices <hash(start)> +inf LIMIT 0 <n>`, then one read per key returned | unsupported |
+//! | read-modify-write | a read (one field or all), then an update | `get`, then the update |
+//!
+//! `hash(key)` is Java's `String.hashCode` of the key, written as Java's
+//! `Double.toString` writes it (`-5.94971599E8`), as YCSB's binding sends it.
+//!
+//! **plain** (`fieldcount=1`): `GET key` / `SET key value` on Redis, `get` /
+//! `set` of the raw value on Memcached; no scans.
+//!
+//! # Operations of several requests
+//!
+//! Most operations are one request and one reply. The rest, and how the
+//! connection drives them ([`Step`]):
+//!
+//! - an indexed insert is `HMSET` and `ZADD` sent together:
+//!   [`Driver::replies`] is 2; classify both replies with [`Step::First`]
+//!   (the operation is `Ok` when both are);
+//! - a read-modify-write is [`Step::First`] (the read, one reply), then,
+//!   after its reply, [`Driver::encode_rmw_write`] ([`Step::RmwWrite`], one
+//!   reply), timed from the first send to the last reply, as YCSB times it;
+//! - a Redis scan is [`Step::First`] (`ZRANGEBYSCORE`, one reply), then,
+//!   after its reply, [`Driver::encode_scan_reads`], which encodes one read
+//!   per key in that reply and returns how many ([`Step::ScanRead`] replies).
+//!
+//! [`Driver::next_step`] says which step follows which.
 
 use kvbench_model::{OpKind, SystemKind};
 use kvbench_proto::{memcache_text as mc, resp, DecodeError};
+use kvbench_workload::dist::FieldLengthGenerator;
 use kvbench_workload::keys::KeyNamer;
-use kvbench_workload::values::fill_value;
-use kvbench_workload::{Op, WorkloadSpec};
-use rand_core::RngCore;
+use kvbench_workload::values::{fill_deterministic_value, fill_value, java_string_hash};
+use kvbench_workload::{Layout, MemcachedUpdate, Op, Rng, WorkloadSpec};
+use rand_core::{RngCore, SeedableRng};
 
 /// What a reply means for the measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,141 +56,387 @@ pub enum Outcome {
     Ok,
     /// A read that found no record: counted apart, never timed.
     Miss,
-    /// An error reply (or a reply of the wrong shape): counted apart, never timed.
+    /// An error reply, a reply of the wrong shape, or (with `dataintegrity`)
+    /// a value that is not the one written: counted apart, never timed.
     Error,
 }
+
+/// Which request of a multi-request operation a reply answers (see the
+/// module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// What [`Driver::encode`] wrote: the whole operation for reads, updates
+    /// and inserts (an indexed insert's two commands included), the read of
+    /// a read-modify-write, the key lookup of a scan.
+    First,
+    /// The update of a read-modify-write ([`Driver::encode_rmw_write`]).
+    RmwWrite,
+    /// One of a scan's record reads ([`Driver::encode_scan_reads`]).
+    ScanRead,
+}
+
+/// The sorted set YCSB's Redis binding indexes keys in.
+const INDEX_KEY: &[u8] = b"_indices";
 
 /// Encodes operations and classifies replies for one system and workload.
 #[derive(Debug, Clone)]
 pub struct Driver {
     system: SystemKind,
     keys: KeyNamer,
-    field_count: u32,
-    field_length: usize,
+    layout: Layout,
+    redis_index: bool,
+    memcached_update: MemcachedUpdate,
     read_all_fields: bool,
-    write_all_fields: bool,
-    /// Precomputed `field0`..`fieldN-1`, so encoding never formats numbers.
+    data_integrity: bool,
+    lengths: FieldLengthGenerator,
+    /// `field0`..`fieldN-1` (per `fieldnameprefix`), so encoding never formats.
     field_names: Vec<Vec<u8>>,
-    /// Length of a record's JSON encoding for Memcached, fixed because
-    /// values never need escaping.
-    json_len: usize,
+    /// The full record's JSON length when every value has the same length.
+    json_len: Option<usize>,
+    /// The longest value a record can have on Memcached.
+    max_value_len: usize,
 }
 
 impl Driver {
-    /// A driver for `spec` on `system`.
+    /// A driver for `spec` (which must have passed
+    /// [`WorkloadSpec::validate`]) on `system`, naming keys with `keys`
+    /// (normally `spec.key_namer()`).
     pub fn new(system: SystemKind, spec: &WorkloadSpec, keys: KeyNamer) -> Driver {
         let field_names: Vec<Vec<u8>> = (0..spec.field_count)
-            .map(|i| format!("field{i}").into_bytes())
+            .map(|i| spec.field_name(i).into_bytes())
             .collect();
-        let field_length = spec.field_length as usize;
-        // {"f":"v","f":"v"}: braces, and per field two quoted strings, a colon,
-        // and a comma between fields.
-        let json_len = 2
-            + field_names
-                .iter()
-                .map(|n| n.len() + 2 + 1 + field_length + 2)
-                .sum::<usize>()
-            + field_names.len().saturating_sub(1);
+        let lengths = spec
+            .field_lengths()
+            .unwrap_or(FieldLengthGenerator::Constant(u64::from(spec.field_length)));
+        let max_len = lengths.max() as usize;
+        let json = |len: usize| json_len(field_names.iter().map(|n| (n.len(), len)));
+        let json_len = lengths.is_constant().then(|| json(max_len));
+        let max_value_len = match spec.data_model.layout {
+            Layout::Hash => json(max_len),
+            Layout::Plain => max_len,
+        };
         Driver {
             system,
             keys,
-            field_count: spec.field_count,
-            field_length,
+            layout: spec.data_model.layout,
+            redis_index: spec.data_model.redis_index,
+            memcached_update: spec.data_model.memcached_update,
             read_all_fields: spec.read_all_fields,
-            write_all_fields: spec.write_all_fields,
+            data_integrity: spec.data_integrity,
+            lengths,
             field_names,
             json_len,
+            max_value_len,
         }
     }
 
-    /// Length in bytes of one record's Memcached value.
+    /// Length in bytes of the largest Memcached value a record can have
+    /// (every record's, when field lengths are constant).
     pub fn memcached_value_len(&self) -> usize {
-        self.json_len
+        self.max_value_len
     }
 
-    /// Appends the request for `op` to `buf`. `key` is scratch space reused
-    /// across calls so that steady-state encoding allocates nothing.
+    /// Whether this system and data model can run operations of `kind`.
+    ///
+    /// # Errors
+    /// A message for the user, naming the property to change.
+    pub fn supports(&self, kind: OpKind) -> Result<(), String> {
+        if kind != OpKind::Scan {
+            return Ok(());
+        }
+        match (self.system, self.layout) {
+            (SystemKind::Memcached, _) => {
+                Err("memcached has no range scan; scanproportion must be 0 for memcached".into())
+            }
+            (SystemKind::Redis, Layout::Plain) => Err(
+                "the plain data model has no index to scan; scanproportion must be 0 with \
+                 kvbench.datamodel=plain"
+                    .into(),
+            ),
+            (SystemKind::Redis, Layout::Hash) if !self.redis_index => {
+                Err("scans find keys through YCSB's index; set kvbench.redis.index=ycsb".into())
+            }
+            (SystemKind::Redis, Layout::Hash) => Ok(()),
+        }
+    }
+
+    /// Checks that every operation `spec`'s mix can draw is supported here,
+    /// and that keys fit the protocol; for the CLI to refuse a run up front.
+    ///
+    /// # Errors
+    /// The first problem, as a message for the user.
+    pub fn check(&self, spec: &WorkloadSpec) -> Result<(), String> {
+        for (kind, w) in OpKind::ALL.iter().zip(spec.weights()) {
+            if w > 0.0 {
+                self.supports(*kind)?;
+            }
+        }
+        if self.system == SystemKind::Memcached && self.keys.max_len() > 250 {
+            return Err(format!(
+                "memcached keys are at most 250 bytes; zeropadding={} makes keys up to {} bytes",
+                self.keys.zero_padding(),
+                self.keys.max_len()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Replies the request(s) [`encode`](Self::encode) writes for `op` will
+    /// get: 2 for an insert with the Redis index (`HMSET` + `ZADD`), else 1.
+    #[inline]
+    pub fn replies(&self, op: &Op) -> usize {
+        if op.kind == OpKind::Insert && self.indexes() {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// The step that follows `step` of `op` once its replies are in, or
+    /// `None` when the operation is complete.
+    #[inline]
+    pub fn next_step(&self, op: &Op, step: Step) -> Option<Step> {
+        match (op.kind, step) {
+            (OpKind::ReadModifyWrite, Step::First) => Some(Step::RmwWrite),
+            (OpKind::Scan, Step::First) if self.system == SystemKind::Redis => Some(Step::ScanRead),
+            _ => None,
+        }
+    }
+
+    fn indexes(&self) -> bool {
+        self.system == SystemKind::Redis && self.layout == Layout::Hash && self.redis_index
+    }
+
+    /// Appends the first request(s) of `op` to `buf` (see [`Step::First`]).
+    /// `key` is scratch space reused across calls so that steady-state
+    /// encoding allocates nothing. Random values and lengths are drawn from
+    /// `rng` (the stream's generator, so a run repeats exactly).
+    ///
+    /// # Panics
+    /// For a scan where [`supports`](Self::supports) refuses it: run
+    /// [`check`](Self::check) first.
     #[inline]
     pub fn encode(&self, op: &Op, rng: &mut impl RngCore, key: &mut Vec<u8>, buf: &mut Vec<u8>) {
         key.clear();
         self.keys.write_key(op.keynum, key);
-        match self.system {
-            SystemKind::Redis => self.encode_redis(op, rng, key, buf),
-            SystemKind::Memcached => self.encode_memcached(op, rng, key, buf),
+        match op.kind {
+            OpKind::Read => {
+                // YCSB passes every field name (so HMGET) when it verifies a read.
+                let all_listed = self.data_integrity && self.read_all_fields;
+                self.encode_read(key, op.field, all_listed, buf);
+            }
+            OpKind::ReadModifyWrite => self.encode_read(key, op.read_field, false, buf),
+            OpKind::Update => self.encode_write(key, op.field, rng, buf, true),
+            OpKind::Insert => {
+                self.encode_write(key, None, rng, buf, false);
+                if self.indexes() {
+                    encode_zadd(key, buf);
+                }
+            }
+            OpKind::Scan => {
+                if let Err(e) = self.supports(OpKind::Scan) {
+                    panic!("Driver::encode: {e}");
+                }
+                encode_zrangebyscore(key, op.scan_length, buf);
+            }
         }
     }
 
-    fn encode_redis(&self, op: &Op, rng: &mut impl RngCore, key: &[u8], buf: &mut Vec<u8>) {
-        match op.kind {
-            OpKind::Read => match (self.read_all_fields, op.field) {
-                (false, Some(f)) => {
+    /// Appends the update half of read-modify-write `op` ([`Step::RmwWrite`]),
+    /// to send once the read half's reply has arrived: the same update
+    /// [`encode`](Self::encode) sends for an update of `op.field`.
+    #[inline]
+    pub fn encode_rmw_write(
+        &self,
+        op: &Op,
+        rng: &mut impl RngCore,
+        key: &mut Vec<u8>,
+        buf: &mut Vec<u8>,
+    ) {
+        key.clear();
+        self.keys.write_key(op.keynum, key);
+        self.encode_write(key, op.field, rng, buf, true);
+    }
+
+    /// Appends one read per key in `reply`, the complete `ZRANGEBYSCORE`
+    /// reply of scan `op` ([`Step::ScanRead`]), reading `op.field` or every
+    /// field as YCSB's scan does, and returns how many reads (= replies to
+    /// expect; 0 when the range was empty or the reply was an error).
+    ///
+    /// # Errors
+    /// [`DecodeError`] when `reply` is not a complete array of bulk strings.
+    pub fn encode_scan_reads(
+        &self,
+        op: &Op,
+        reply: &[u8],
+        buf: &mut Vec<u8>,
+    ) -> Result<usize, DecodeError> {
+        for_each_bulk(reply, |key| self.encode_read(key, op.field, false, buf))
+    }
+
+    /// The keys a complete `ZRANGEBYSCORE` reply lists (cold path: allocates).
+    ///
+    /// # Errors
+    /// [`DecodeError`] when `reply` is not a complete array of bulk strings.
+    pub fn scan_keys(reply: &[u8]) -> Result<Vec<Vec<u8>>, DecodeError> {
+        let mut keys = Vec::new();
+        for_each_bulk(reply, |k| keys.push(k.to_vec()))?;
+        Ok(keys)
+    }
+
+    fn encode_read(&self, key: &[u8], field: Option<u32>, all_listed: bool, buf: &mut Vec<u8>) {
+        match (self.system, self.layout) {
+            (SystemKind::Redis, Layout::Plain) => {
+                resp::write_array_header(buf, 2);
+                resp::write_bulk(buf, b"GET");
+                resp::write_bulk(buf, key);
+            }
+            (SystemKind::Redis, Layout::Hash) => match field {
+                Some(f) => {
                     resp::write_array_header(buf, 3);
-                    resp::write_bulk(buf, b"HGET");
+                    resp::write_bulk(buf, b"HMGET");
                     resp::write_bulk(buf, key);
                     resp::write_bulk(buf, &self.field_names[f as usize]);
                 }
-                _ => {
+                None if all_listed => {
+                    resp::write_array_header(buf, 2 + self.field_names.len());
+                    resp::write_bulk(buf, b"HMGET");
+                    resp::write_bulk(buf, key);
+                    for name in &self.field_names {
+                        resp::write_bulk(buf, name);
+                    }
+                }
+                None => {
                     resp::write_array_header(buf, 2);
                     resp::write_bulk(buf, b"HGETALL");
                     resp::write_bulk(buf, key);
                 }
             },
-            OpKind::Update if !self.write_all_fields => {
-                let f = op.field.unwrap_or(0) as usize;
-                resp::write_array_header(buf, 4);
-                resp::write_bulk(buf, b"HMSET");
+            (SystemKind::Memcached, _) => mc::encode_get(buf, key),
+        }
+    }
+
+    /// An update of `field` (all fields when `None`), or an insert.
+    fn encode_write(
+        &self,
+        key: &[u8],
+        field: Option<u32>,
+        rng: &mut impl RngCore,
+        buf: &mut Vec<u8>,
+        update: bool,
+    ) {
+        let names: &[Vec<u8>] = match field {
+            Some(f) => std::slice::from_ref(&self.field_names[f as usize]),
+            None => &self.field_names,
+        };
+        match (self.system, self.layout) {
+            (SystemKind::Redis, Layout::Plain) => {
+                resp::write_array_header(buf, 3);
+                resp::write_bulk(buf, b"SET");
                 resp::write_bulk(buf, key);
-                resp::write_bulk(buf, &self.field_names[f]);
-                resp::write_bulk_with(buf, self.field_length, |v| fill_value(rng, v));
+                let len = self.lengths.sample(rng);
+                resp::write_bulk_with(buf, len, |v| self.fill(rng, key, &self.field_names[0], v));
             }
-            OpKind::Update | OpKind::Insert => {
-                resp::write_array_header(buf, 2 + 2 * self.field_count as usize);
+            (SystemKind::Redis, Layout::Hash) => {
+                resp::write_array_header(buf, 2 + 2 * names.len());
                 resp::write_bulk(buf, b"HMSET");
                 resp::write_bulk(buf, key);
-                for name in &self.field_names {
+                for name in names {
                     resp::write_bulk(buf, name);
-                    resp::write_bulk_with(buf, self.field_length, |v| fill_value(rng, v));
+                    let len = self.lengths.sample(rng);
+                    resp::write_bulk_with(buf, len, |v| self.fill(rng, key, name, v));
                 }
             }
-        }
-    }
-
-    fn encode_memcached(&self, op: &Op, rng: &mut impl RngCore, key: &[u8], buf: &mut Vec<u8>) {
-        match op.kind {
-            OpKind::Read => mc::encode_get(buf, key),
-            OpKind::Update | OpKind::Insert => {
-                mc::encode_set_with(buf, key, 0, 0, self.json_len, |out| {
-                    self.write_json_record(rng, out)
-                })
+            (SystemKind::Memcached, Layout::Plain) => {
+                let len = self.lengths.sample(rng);
+                mc::encode_set_with(buf, key, 0, 0, len, |v| {
+                    self.fill(rng, key, &self.field_names[0], v)
+                });
+            }
+            (SystemKind::Memcached, Layout::Hash) => {
+                let replace = update && self.memcached_update == MemcachedUpdate::Ycsb;
+                // Full mode rewrites every field, whatever the update chose.
+                let names = if replace {
+                    names
+                } else {
+                    &self.field_names[..]
+                };
+                self.encode_json_record(key, names, replace, rng, buf);
             }
         }
     }
 
-    /// Writes `{"field0":"...",...}` into `out`, which is exactly `json_len` long.
-    fn write_json_record(&self, rng: &mut impl RngCore, out: &mut [u8]) {
-        let mut at = 0;
-        fn put(bytes: &[u8], at: &mut usize, out: &mut [u8]) {
-            out[*at..*at + bytes.len()].copy_from_slice(bytes);
-            *at += bytes.len();
-        }
-        put(b"{", &mut at, out);
-        for (i, name) in self.field_names.iter().enumerate() {
-            if i > 0 {
-                put(b",", &mut at, out);
+    /// A Memcached `set` (or `replace`) of a JSON object of `names`.
+    ///
+    /// The length header precedes the data, so with variable lengths each
+    /// value's length is drawn twice from the same sub-generator (seeded
+    /// from one draw of `rng`): once to total the length, once to write.
+    fn encode_json_record(
+        &self,
+        key: &[u8],
+        names: &[Vec<u8>],
+        replace: bool,
+        rng: &mut impl RngCore,
+        buf: &mut Vec<u8>,
+    ) {
+        let whole = names.len() == self.field_names.len();
+        let (total, seed) = match self.json_len {
+            Some(n) if whole => (n, 0),
+            Some(_) => {
+                let len = self.lengths.max() as usize;
+                (json_len(names.iter().map(|n| (n.len(), len))), 0)
             }
-            put(b"\"", &mut at, out);
-            put(name, &mut at, out);
-            put(b"\":\"", &mut at, out);
-            fill_value(rng, &mut out[at..at + self.field_length]);
-            at += self.field_length;
-            put(b"\"", &mut at, out);
+            None => {
+                let seed = rng.next_u64();
+                let mut lengths = Rng::seed_from_u64(seed);
+                let total = json_len(
+                    names
+                        .iter()
+                        .map(|n| (n.len(), self.lengths.sample(&mut lengths))),
+                );
+                (total, seed)
+            }
+        };
+        let fill = |out: &mut [u8]| {
+            let mut lengths = Rng::seed_from_u64(seed);
+            let mut at = 0;
+            put(out, &mut at, b"{");
+            for (i, name) in names.iter().enumerate() {
+                if i > 0 {
+                    put(out, &mut at, b",");
+                }
+                put(out, &mut at, b"\"");
+                put(out, &mut at, name);
+                put(out, &mut at, b"\":\"");
+                let len = self.lengths.sample(&mut lengths);
+                self.fill(rng, key, name, &mut out[at..at + len]);
+                at += len;
+                put(out, &mut at, b"\"");
+            }
+            put(out, &mut at, b"}");
+            debug_assert_eq!(at, out.len());
+        };
+        if replace {
+            mc::encode_replace_with(buf, key, 0, 0, total, fill);
+        } else {
+            mc::encode_set_with(buf, key, 0, 0, total, fill);
         }
-        put(b"}", &mut at, out);
-        debug_assert_eq!(at, out.len());
     }
 
-    /// Parses one reply from the start of `buf` and classifies it for `kind`.
-    /// `Ok(None)` means the reply is not complete yet.
+    /// A field value: YCSB's deterministic value with `dataintegrity`,
+    /// random characters otherwise.
+    #[inline]
+    fn fill(&self, rng: &mut impl RngCore, key: &[u8], field: &[u8], out: &mut [u8]) {
+        if self.data_integrity {
+            fill_deterministic_value(key, field, out);
+        } else {
+            fill_value(rng, out);
+        }
+    }
+
+    /// Parses one reply from the start of `buf` and classifies it as a reply
+    /// to the first request(s) of an operation of `kind` ([`Step::First`]),
+    /// without checking values. `Ok(None)` means the reply is not complete.
     ///
     /// # Errors
     /// A [`DecodeError`] when the bytes are not valid protocol; the connection
@@ -171,37 +447,887 @@ impl Driver {
         kind: OpKind,
         buf: &[u8],
     ) -> Result<Option<(Outcome, usize)>, DecodeError> {
+        self.classify_kind(kind, Step::First, buf)
+    }
+
+    /// Parses one reply to `step` of `op` from the start of `buf` and
+    /// classifies it; with `dataintegrity`, a read's values (a read, or a
+    /// read-modify-write's read) are checked against the values written and
+    /// any difference is an [`Outcome::Error`] (YCSB's `VERIFY`
+    /// `UNEXPECTED_STATE`; scans are not checked, as in YCSB). Checking
+    /// parses the reply into owned values: a cold path, taken only with
+    /// `dataintegrity`. `Ok(None)` means the reply is not complete.
+    ///
+    /// # Errors
+    /// A [`DecodeError`] when the bytes are not valid protocol.
+    #[inline]
+    pub fn classify_step(
+        &self,
+        op: &Op,
+        step: Step,
+        buf: &[u8],
+    ) -> Result<Option<(Outcome, usize)>, DecodeError> {
+        let r = self.classify_kind(op.kind, step, buf)?;
+        if let Some((Outcome::Ok, used)) = r {
+            if self.verifies(op, step) && self.verify(op, &buf[..used]).is_err() {
+                return Ok(Some((Outcome::Error, used)));
+            }
+        }
+        Ok(r)
+    }
+
+    /// True when [`classify_step`](Self::classify_step) checks values for
+    /// this reply.
+    #[inline]
+    pub fn verifies(&self, op: &Op, step: Step) -> bool {
+        self.data_integrity
+            && step == Step::First
+            && matches!(op.kind, OpKind::Read | OpKind::ReadModifyWrite)
+    }
+
+    fn classify_kind(
+        &self,
+        kind: OpKind,
+        step: Step,
+        buf: &[u8],
+    ) -> Result<Option<(Outcome, usize)>, DecodeError> {
+        let shape = match (kind, step) {
+            (OpKind::Scan, Step::First) => Shape::KeyList,
+            (OpKind::Read | OpKind::ReadModifyWrite, Step::First) | (_, Step::ScanRead) => {
+                Shape::Read
+            }
+            _ => Shape::Write,
+        };
         match self.system {
             SystemKind::Redis => {
-                Ok(resp::parse_reply(buf)?.map(|r| (self.redis_outcome(kind, &r), r.consumed)))
+                Ok(resp::parse_reply(buf)?.map(|r| (redis_outcome(shape, &r), r.consumed)))
             }
             SystemKind::Memcached => {
-                Ok(mc::parse_reply(buf)?.map(|r| (memcached_outcome(kind, &r), r.consumed)))
+                Ok(mc::parse_reply(buf)?.map(|r| (memcached_outcome(shape, &r), r.consumed)))
             }
         }
     }
 
-    fn redis_outcome(&self, kind: OpKind, r: &resp::Reply) -> Outcome {
-        use resp::ReplyKind as K;
-        match (kind, r.kind) {
-            (_, K::Error) => Outcome::Error,
-            // HGETALL answers an empty array (RESP2) or empty map (RESP3) for a missing key.
-            (OpKind::Read, K::Array | K::Map) if r.elements == 0 => Outcome::Miss,
-            (OpKind::Read, K::Array | K::Map) => Outcome::Ok,
-            (OpKind::Read, K::Nil) => Outcome::Miss,
-            (OpKind::Read, K::Bulk) => Outcome::Ok,
-            (OpKind::Update | OpKind::Insert, K::Status) => Outcome::Ok,
-            _ => Outcome::Error,
+    /// Checks the values in `reply`, a complete successful reply to the read
+    /// of `op`, against YCSB's deterministic values (cold path: allocates).
+    ///
+    /// # Errors
+    /// A description of the first difference, naming key and field.
+    pub fn verify(&self, op: &Op, reply: &[u8]) -> Result<(), String> {
+        let mut key = Vec::new();
+        self.keys.write_key(op.keynum, &mut key);
+        let key_text = String::from_utf8_lossy(&key).into_owned();
+        let requested: Vec<&[u8]> = match op.fields_read() {
+            Some(f) => vec![&self.field_names[f as usize]],
+            None => self.field_names.iter().map(Vec::as_slice).collect(),
+        };
+        let cells: Vec<(Vec<u8>, Option<Vec<u8>>)> = match (self.system, self.layout) {
+            (SystemKind::Redis, Layout::Plain) => {
+                let value = redis_value(reply)?;
+                vec![(
+                    self.field_names[0].clone(),
+                    value.as_bytes().map(<[u8]>::to_vec),
+                )]
+            }
+            (SystemKind::Redis, Layout::Hash) => {
+                let hmget =
+                    op.fields_read().is_some() || (op.kind == OpKind::Read && self.read_all_fields);
+                match redis_value(reply)? {
+                    resp::Value::Array(items) if hmget => requested
+                        .iter()
+                        .zip(items)
+                        .map(|(name, v)| (name.to_vec(), v.as_bytes().map(<[u8]>::to_vec)))
+                        .collect(),
+                    resp::Value::Array(items) => pairs(items.into_iter())?,
+                    resp::Value::Map(items) => pairs(items.into_iter().flat_map(|(k, v)| [k, v]))?,
+                    other => return Err(format!("{key_text}: unexpected reply {other:?}")),
+                }
+            }
+            (SystemKind::Memcached, layout) => {
+                let (items, _) = mc::parse_values(reply)
+                    .map_err(|e| format!("{key_text}: {e}"))?
+                    .ok_or_else(|| format!("{key_text}: incomplete reply"))?;
+                let Some((_, _, data)) = items.into_iter().next() else {
+                    return Err(format!("{key_text}: no value"));
+                };
+                match layout {
+                    Layout::Plain => vec![(self.field_names[0].clone(), Some(data))],
+                    // The binding keeps only the fields asked for.
+                    Layout::Hash => parse_json_object(&data)
+                        .map_err(|e| format!("{key_text}: {e}"))?
+                        .into_iter()
+                        .filter(|(name, _)| requested.contains(&name.as_slice()))
+                        .map(|(n, v)| (n, Some(v)))
+                        .collect(),
+                }
+            }
+        };
+        if cells.is_empty() {
+            return Err(format!("{key_text}: no field returned"));
+        }
+        let mut expected = Vec::new();
+        for (name, value) in cells {
+            let field = String::from_utf8_lossy(&name);
+            let Some(value) = value else {
+                return Err(format!("{key_text}: field {field} missing"));
+            };
+            expected.clear();
+            expected.resize(self.lengths.max() as usize, 0);
+            fill_deterministic_value(&key, &name, &mut expected);
+            if value != expected || !self.field_names.contains(&name) {
+                return Err(format!(
+                    "{key_text}: field {field} holds {:?}, expected {:?}",
+                    String::from_utf8_lossy(&value),
+                    String::from_utf8_lossy(&expected)
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What kind of reply a request expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// A record (or nothing: a miss).
+    Read,
+    /// An acknowledgement (`OK`, `STORED`, or `ZADD`'s integer).
+    Write,
+    /// `ZRANGEBYSCORE`'s list of keys (empty is fine).
+    KeyList,
+}
+
+fn redis_outcome(shape: Shape, r: &resp::Reply) -> Outcome {
+    use resp::ReplyKind as K;
+    match (shape, r.kind) {
+        (_, K::Error) => Outcome::Error,
+        // HGETALL answers an empty array (RESP2) or map (RESP3) for a missing
+        // key, HMGET an array of nils (no payload at all: names are never empty).
+        (Shape::Read, K::Array | K::Map) if r.elements == 0 || r.payload_bytes == 0 => {
+            Outcome::Miss
+        }
+        (Shape::Read, K::Array | K::Map | K::Bulk) => Outcome::Ok,
+        (Shape::Read, K::Nil) => Outcome::Miss,
+        (Shape::Write, K::Status | K::Integer) => Outcome::Ok,
+        (Shape::KeyList, K::Array | K::Set) => Outcome::Ok,
+        _ => Outcome::Error,
+    }
+}
+
+fn memcached_outcome(shape: Shape, r: &mc::McReply) -> Outcome {
+    use mc::McReplyKind as K;
+    match (shape, r.kind) {
+        (Shape::Read, K::Values) => Outcome::Ok,
+        (Shape::Read, K::Miss) => Outcome::Miss,
+        (Shape::Write, K::Stored) => Outcome::Ok,
+        // Includes NOT_STORED: a `replace` of a record that is not there.
+        _ => Outcome::Error,
+    }
+}
+
+/// `{"name":"value",...}` length for `(name length, value length)` pairs.
+fn json_len(fields: impl Iterator<Item = (usize, usize)>) -> usize {
+    let mut n = 0;
+    let mut total = 2;
+    for (name, value) in fields {
+        total += name + 2 + 1 + value + 2;
+        n += 1;
+    }
+    total + n.max(1) - 1
+}
+
+#[inline]
+fn put(out: &mut [u8], at: &mut usize, bytes: &[u8]) {
+    out[*at..*at + bytes.len()].copy_from_slice(bytes);
+    *at += bytes.len();
+}
+
+/// `ZADD _indices <hash(key)> <key>`, as YCSB's Redis binding indexes an insert.
+fn encode_zadd(key: &[u8], buf: &mut Vec<u8>) {
+    let mut score = [0u8; 24];
+    let score = java_double_of_int(java_string_hash(key), &mut score);
+    resp::write_array_header(buf, 4);
+    resp::write_bulk(buf, b"ZADD");
+    resp::write_bulk(buf, INDEX_KEY);
+    resp::write_bulk(buf, score);
+    resp::write_bulk(buf, key);
+}
+
+/// `ZRANGEBYSCORE _indices <hash(start)> +inf LIMIT 0 <len>`: YCSB's scan
+/// lookup (Jedis' `zrangeByScore(key, min, +inf, 0, len)`).
+fn encode_zrangebyscore(start: &[u8], len: u32, buf: &mut Vec<u8>) {
+    let mut score = [0u8; 24];
+    let score = java_double_of_int(java_string_hash(start), &mut score);
+    let mut count = itoa::Buffer::new();
+    resp::write_array_header(buf, 7);
+    resp::write_bulk(buf, b"ZRANGEBYSCORE");
+    resp::write_bulk(buf, INDEX_KEY);
+    resp::write_bulk(buf, score);
+    resp::write_bulk(buf, b"+inf");
+    resp::write_bulk(buf, b"LIMIT");
+    resp::write_bulk(buf, b"0");
+    resp::write_bulk(buf, count.format(len).as_bytes());
+}
+
+/// Java's `Double.toString((double) v)` for an `int` `v`: `97.0`,
+/// `-1234567.0`, and from 10^7 on computerized scientific notation with the
+/// shortest digits (`1.11578566E8`, `1.0E7`, `-2.147483648E9`). Every `int`
+/// is exactly a double, so the shortest digits are its own digits without
+/// trailing zeros.
+fn java_double_of_int(v: i32, out: &mut [u8; 24]) -> &[u8] {
+    let mut digits = itoa::Buffer::new();
+    let d = digits.format(v.unsigned_abs()).as_bytes();
+    let mut n = 0;
+    let mut push = |bytes: &[u8], n: &mut usize| {
+        out[*n..*n + bytes.len()].copy_from_slice(bytes);
+        *n += bytes.len();
+    };
+    if v < 0 {
+        push(b"-", &mut n);
+    }
+    if v.unsigned_abs() < 10_000_000 {
+        push(d, &mut n);
+        push(b".0", &mut n);
+    } else {
+        let significant = d.len() - d.iter().rev().take_while(|&&c| c == b'0').count();
+        push(&d[..1], &mut n);
+        push(b".", &mut n);
+        if significant > 1 {
+            push(&d[1..significant], &mut n);
+        } else {
+            push(b"0", &mut n);
+        }
+        push(b"E", &mut n);
+        let mut exp = itoa::Buffer::new();
+        push(exp.format(d.len() - 1).as_bytes(), &mut n);
+    }
+    &out[..n]
+}
+
+/// Calls `f` with each bulk string of a complete RESP array (or set) reply
+/// and returns how many there were; an error reply has none.
+fn for_each_bulk(reply: &[u8], mut f: impl FnMut(&[u8])) -> Result<usize, DecodeError> {
+    let summary = resp::parse_reply(reply)?.ok_or(DecodeError::Protocol)?;
+    match summary.kind {
+        resp::ReplyKind::Error => return Ok(0),
+        resp::ReplyKind::Array | resp::ReplyKind::Set => {}
+        _ => return Err(DecodeError::Protocol),
+    }
+    let mut at = 0;
+    let (count, next) = read_header(reply, &mut at, b"*~")?;
+    at = next;
+    for _ in 0..count {
+        let (len, next) = read_header(reply, &mut at, b"$")?;
+        let end = next + len;
+        f(reply.get(next..end).ok_or(DecodeError::Protocol)?);
+        if reply.get(end..end + 2) != Some(b"\r\n") {
+            return Err(DecodeError::Protocol);
+        }
+        at = end + 2;
+    }
+    Ok(count)
+}
+
+/// Reads `<type><decimal>\r\n` at `*at` for one of `types`; returns the
+/// number and the index after the line.
+fn read_header(buf: &[u8], at: &mut usize, types: &[u8]) -> Result<(usize, usize), DecodeError> {
+    let start = *at;
+    if !buf.get(start).is_some_and(|t| types.contains(t)) {
+        return Err(DecodeError::Protocol);
+    }
+    let line_end = buf[start..]
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .ok_or(DecodeError::Protocol)?
+        + start;
+    let text = std::str::from_utf8(&buf[start + 1..line_end]).map_err(|_| DecodeError::Protocol)?;
+    let n = text.parse().map_err(|_| DecodeError::Protocol)?;
+    Ok((n, line_end + 2))
+}
+
+fn redis_value(reply: &[u8]) -> Result<resp::Value, String> {
+    resp::parse_value(reply)
+        .map_err(|e| e.to_string())?
+        .map(|(v, _)| v)
+        .ok_or_else(|| "incomplete reply".to_owned())
+}
+
+/// HGETALL's flat `name, value, name, value` list as pairs.
+#[allow(clippy::type_complexity)]
+fn pairs(
+    mut items: impl Iterator<Item = resp::Value>,
+) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>, String> {
+    let mut out = Vec::new();
+    while let Some(name) = items.next() {
+        let value = items
+            .next()
+            .ok_or("odd number of elements in a hash reply")?;
+        let name = name
+            .as_bytes()
+            .ok_or("a field name that is not a string")?
+            .to_vec();
+        out.push((name, value.as_bytes().map(<[u8]>::to_vec)));
+    }
+    Ok(out)
+}
+
+/// Parses a flat JSON object of string values (what kvbench and YCSB's
+/// Memcached binding store): `{"name":"value",...}`, with `\"`, `\\` and
+/// `\/` escapes.
+#[allow(clippy::type_complexity)]
+fn parse_json_object(data: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, String> {
+    fn ws(d: &[u8], i: &mut usize) {
+        while d.get(*i).is_some_and(|c| c.is_ascii_whitespace()) {
+            *i += 1;
+        }
+    }
+    fn expect(d: &[u8], i: &mut usize, c: u8) -> Result<(), String> {
+        ws(d, i);
+        if d.get(*i) == Some(&c) {
+            *i += 1;
+            Ok(())
+        } else {
+            Err(format!(
+                "malformed JSON record: expected '{}' at byte {}",
+                c as char, *i
+            ))
+        }
+    }
+    fn string(d: &[u8], i: &mut usize) -> Result<Vec<u8>, String> {
+        expect(d, i, b'"')?;
+        let mut out = Vec::new();
+        loop {
+            match d.get(*i) {
+                None => return Err("malformed JSON record: unterminated string".into()),
+                Some(b'"') => {
+                    *i += 1;
+                    return Ok(out);
+                }
+                Some(b'\\') => {
+                    match d.get(*i + 1) {
+                        Some(c @ (b'"' | b'\\' | b'/')) => out.push(*c),
+                        _ => return Err("unsupported escape in JSON record".into()),
+                    }
+                    *i += 2;
+                }
+                Some(c) => {
+                    out.push(*c);
+                    *i += 1;
+                }
+            }
+        }
+    }
+    let mut i = 0;
+    let mut out = Vec::new();
+    expect(data, &mut i, b'{')?;
+    ws(data, &mut i);
+    if data.get(i) == Some(&b'}') {
+        return Ok(out);
+    }
+    loop {
+        let name = string(data, &mut i)?;
+        expect(data, &mut i, b':')?;
+        let value = string(data, &mut i)?;
+        out.push((name, value));
+        ws(data, &mut i);
+        match data.get(i) {
+            Some(b',') => i += 1,
+            Some(b'}') => return Ok(out),
+            _ => return Err(format!("malformed JSON record at byte {i}")),
         }
     }
 }
 
-fn memcached_outcome(kind: OpKind, r: &mc::McReply) -> Outcome {
-    use mc::McReplyKind as K;
-    match (kind, r.kind) {
-        (OpKind::Read, K::Values) => Outcome::Ok,
-        (OpKind::Read, K::Miss) => Outcome::Miss,
-        (OpKind::Update | OpKind::Insert, K::Stored) => Outcome::Ok,
-        _ => Outcome::Error,
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kvbench_workload::{Properties, WorkloadSpec};
+
+    fn spec(extra: &str) -> WorkloadSpec {
+        let text =
+            format!("fieldcount=2\nfieldlength=8\ninsertorder=ordered\nrecordcount=100\n{extra}");
+        let props = Properties::parse(&text, "t").unwrap();
+        WorkloadSpec::from_properties(&props).unwrap().0
+    }
+
+    fn driver(system: SystemKind, extra: &str) -> Driver {
+        let s = spec(extra);
+        let d = Driver::new(system, &s, s.key_namer());
+        d.check(&s).unwrap();
+        d
+    }
+
+    /// RESP for a command.
+    fn cmd(args: &[&str]) -> Vec<u8> {
+        let mut b = Vec::new();
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        resp::encode_command(&mut b, &args);
+        b
+    }
+
+    fn op(kind: OpKind, field: Option<u32>, read_field: Option<u32>, scan_length: u32) -> Op {
+        Op {
+            kind,
+            keynum: 5,
+            field,
+            read_field,
+            scan_length,
+        }
+    }
+
+    fn encode(d: &Driver, o: &Op) -> Vec<u8> {
+        let mut rng = Rng::seed_from_u64(1);
+        let (mut key, mut buf) = (Vec::new(), Vec::new());
+        d.encode(o, &mut rng, &mut key, &mut buf);
+        buf
+    }
+
+    const DI: &str = "dataintegrity=true\n";
+    // Deterministic values of length 8 for key user5: "user5:field0" cut to 8.
+    const V: &str = "user5:fi";
+
+    #[test]
+    fn redis_hash_requests_are_ycsbs() {
+        let d = driver(SystemKind::Redis, DI);
+        let di_read_one = driver(
+            SystemKind::Redis,
+            "dataintegrity=true\nreadallfields=false\n",
+        );
+        let idx = driver(
+            SystemKind::Redis,
+            "dataintegrity=true\nkvbench.redis.index=ycsb\n",
+        );
+        let plain_read = driver(SystemKind::Redis, "");
+        let cases: Vec<(&Driver, Op, Vec<u8>)> = vec![
+            (
+                &plain_read,
+                op(OpKind::Read, None, None, 0),
+                cmd(&["HGETALL", "user5"]),
+            ),
+            (
+                &d,
+                op(OpKind::Read, None, None, 0),
+                cmd(&["HMGET", "user5", "field0", "field1"]),
+            ),
+            (
+                &di_read_one,
+                op(OpKind::Read, Some(1), None, 0),
+                cmd(&["HMGET", "user5", "field1"]),
+            ),
+            (
+                &d,
+                op(OpKind::Update, Some(1), None, 0),
+                cmd(&["HMSET", "user5", "field1", V]),
+            ),
+            (
+                &d,
+                op(OpKind::Update, None, None, 0),
+                cmd(&["HMSET", "user5", "field0", V, "field1", V]),
+            ),
+            (
+                &d,
+                Op::insert(5),
+                cmd(&["HMSET", "user5", "field0", V, "field1", V]),
+            ),
+            (
+                &idx,
+                Op::insert(5),
+                [
+                    cmd(&["HMSET", "user5", "field0", V, "field1", V]),
+                    // hashCode("user5") = 111578570.
+                    cmd(&["ZADD", "_indices", "1.1157857E8", "user5"]),
+                ]
+                .concat(),
+            ),
+            (
+                &idx,
+                op(OpKind::Scan, None, None, 42),
+                cmd(&[
+                    "ZRANGEBYSCORE",
+                    "_indices",
+                    "1.1157857E8",
+                    "+inf",
+                    "LIMIT",
+                    "0",
+                    "42",
+                ]),
+            ),
+            (
+                &d,
+                op(OpKind::ReadModifyWrite, Some(0), None, 0),
+                cmd(&["HGETALL", "user5"]),
+            ),
+            (
+                &d,
+                op(OpKind::ReadModifyWrite, None, Some(1), 0),
+                cmd(&["HMGET", "user5", "field1"]),
+            ),
+        ];
+        for (i, (d, o, want)) in cases.iter().enumerate() {
+            let got = encode(d, o);
+            assert_eq!(
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(want),
+                "case {i}: {o:?}"
+            );
+            let replies = if i == 6 { 2 } else { 1 };
+            assert_eq!(d.replies(o), replies, "case {i}");
+        }
+        // The write half of a read-modify-write is the update of op.field.
+        let mut rng = Rng::seed_from_u64(1);
+        let (mut key, mut buf) = (Vec::new(), Vec::new());
+        d.encode_rmw_write(
+            &op(OpKind::ReadModifyWrite, Some(0), None, 0),
+            &mut rng,
+            &mut key,
+            &mut buf,
+        );
+        assert_eq!(buf, cmd(&["HMSET", "user5", "field0", V]));
+    }
+
+    #[test]
+    fn plain_and_memcached_requests() {
+        let mc = |kind: OpKind, field, extra: &str| {
+            encode(
+                &driver(SystemKind::Memcached, &format!("{DI}{extra}")),
+                &op(kind, field, None, 0),
+            )
+        };
+        let json_all = format!("{{\"field0\":\"{V}\",\"field1\":\"{V}\"}}");
+        let json_one = format!("{{\"field1\":\"{V}\"}}");
+        let cases: Vec<(Vec<u8>, String)> = vec![
+            (mc(OpKind::Read, None, ""), "get user5\r\n".into()),
+            (
+                mc(OpKind::Read, Some(1), "readallfields=false\n"),
+                "get user5\r\n".into(),
+            ),
+            (
+                mc(OpKind::Update, Some(1), ""),
+                format!("set user5 0 0 {}\r\n{json_all}\r\n", json_all.len()),
+            ),
+            (
+                mc(OpKind::Update, Some(1), "kvbench.memcached.update=ycsb\n"),
+                format!("replace user5 0 0 {}\r\n{json_one}\r\n", json_one.len()),
+            ),
+            (
+                mc(OpKind::Insert, None, "kvbench.memcached.update=ycsb\n"),
+                format!("set user5 0 0 {}\r\n{json_all}\r\n", json_all.len()),
+            ),
+            (
+                mc(
+                    OpKind::Update,
+                    None,
+                    "fieldcount=1\nkvbench.datamodel=plain\n",
+                ),
+                format!("set user5 0 0 8\r\n{V}\r\n"),
+            ),
+            (
+                mc(
+                    OpKind::Read,
+                    None,
+                    "fieldcount=1\nkvbench.datamodel=plain\n",
+                ),
+                "get user5\r\n".into(),
+            ),
+            (
+                encode(
+                    &driver(
+                        SystemKind::Redis,
+                        "fieldcount=1\nkvbench.datamodel=plain\ndataintegrity=true\n",
+                    ),
+                    &op(OpKind::Update, Some(0), None, 0),
+                ),
+                String::from_utf8(cmd(&["SET", "user5", V])).unwrap(),
+            ),
+            (
+                encode(
+                    &driver(SystemKind::Redis, "fieldcount=1\nkvbench.datamodel=plain\n"),
+                    &op(OpKind::Read, None, None, 0),
+                ),
+                String::from_utf8(cmd(&["GET", "user5"])).unwrap(),
+            ),
+        ];
+        for (i, (got, want)) in cases.iter().enumerate() {
+            assert_eq!(String::from_utf8_lossy(got), *want, "case {i}");
+        }
+        assert_eq!(
+            driver(SystemKind::Memcached, "").memcached_value_len(),
+            json_all.len()
+        );
+    }
+
+    #[test]
+    fn random_values_have_the_drawn_lengths() {
+        // Uniform lengths 1..=8: every value's length is in range and JSON
+        // headers match the data that follows.
+        let d = driver(SystemKind::Memcached, "fieldlengthdistribution=uniform\n");
+        assert_eq!(
+            d.memcached_value_len(),
+            json_len([(6, 8), (6, 8)].into_iter())
+        );
+        let mut rng = Rng::seed_from_u64(3);
+        let (mut key, mut buf) = (Vec::new(), Vec::new());
+        let mut lens = std::collections::BTreeSet::new();
+        for _ in 0..200 {
+            buf.clear();
+            d.encode(&Op::insert(5), &mut rng, &mut key, &mut buf);
+            let text = String::from_utf8(buf.clone()).unwrap();
+            let (header, rest) = text.split_once("\r\n").unwrap();
+            let len: usize = header.rsplit(' ').next().unwrap().parse().unwrap();
+            assert_eq!(rest.len(), len + 2, "{text}");
+            for (name, value) in parse_json_object(&rest.as_bytes()[..len]).unwrap() {
+                assert!(name.starts_with(b"field"));
+                assert!((1..=8).contains(&value.len()));
+                lens.insert(value.len());
+            }
+        }
+        assert_eq!(lens.len(), 8, "{lens:?}");
+        let r = driver(
+            SystemKind::Redis,
+            "fieldlengthdistribution=zipfian\nminfieldlength=3\n",
+        );
+        for _ in 0..100 {
+            buf.clear();
+            r.encode(&Op::insert(5), &mut rng, &mut key, &mut buf);
+            let (v, _) = resp::parse_value(&buf).unwrap().unwrap();
+            let resp::Value::Array(items) = v else {
+                panic!()
+            };
+            for value in items.iter().skip(3).step_by(2) {
+                assert!((3..=8).contains(&value.as_bytes().unwrap().len()));
+            }
+        }
+    }
+
+    #[test]
+    fn classifies_every_shape() {
+        let d = driver(SystemKind::Redis, "");
+        let c = |kind, step, reply: &[u8]| {
+            d.classify_step(&op(kind, None, None, 0), step, reply)
+                .unwrap()
+                .map(|(o, _)| o)
+        };
+        use OpKind::*;
+        assert_eq!(
+            c(Read, Step::First, b"*2\r\n$1\r\na\r\n$1\r\nb\r\n"),
+            Some(Outcome::Ok)
+        );
+        assert_eq!(c(Read, Step::First, b"*0\r\n"), Some(Outcome::Miss));
+        assert_eq!(c(Read, Step::First, b"*1\r\n$-1\r\n"), Some(Outcome::Miss));
+        assert_eq!(c(Read, Step::First, b"%0\r\n"), Some(Outcome::Miss));
+        assert_eq!(c(Read, Step::First, b"$-1\r\n"), Some(Outcome::Miss));
+        assert_eq!(c(Read, Step::First, b"-ERR x\r\n"), Some(Outcome::Error));
+        assert_eq!(c(Read, Step::First, b"*2\r\n$1\r\na\r\n"), None);
+        assert_eq!(c(Update, Step::First, b"+OK\r\n"), Some(Outcome::Ok));
+        assert_eq!(c(Insert, Step::First, b":1\r\n"), Some(Outcome::Ok));
+        assert_eq!(c(Insert, Step::First, b"*0\r\n"), Some(Outcome::Error));
+        assert_eq!(c(Scan, Step::First, b"*0\r\n"), Some(Outcome::Ok));
+        assert_eq!(c(Scan, Step::ScanRead, b"*0\r\n"), Some(Outcome::Miss));
+        assert_eq!(
+            c(ReadModifyWrite, Step::First, b"*0\r\n"),
+            Some(Outcome::Miss)
+        );
+        assert_eq!(
+            c(ReadModifyWrite, Step::RmwWrite, b"+OK\r\n"),
+            Some(Outcome::Ok)
+        );
+        assert_eq!(
+            d.classify(Read, b"*0\r\n").unwrap(),
+            Some((Outcome::Miss, 4))
+        );
+        let m = driver(SystemKind::Memcached, "");
+        let c = |kind, step, reply: &[u8]| {
+            m.classify_step(&op(kind, None, None, 0), step, reply)
+                .unwrap()
+                .map(|(o, _)| o)
+        };
+        assert_eq!(
+            c(Read, Step::First, b"VALUE k 0 1\r\nx\r\nEND\r\n"),
+            Some(Outcome::Ok)
+        );
+        assert_eq!(c(Read, Step::First, b"END\r\n"), Some(Outcome::Miss));
+        assert_eq!(c(Update, Step::First, b"STORED\r\n"), Some(Outcome::Ok));
+        assert_eq!(
+            c(Update, Step::First, b"NOT_STORED\r\n"),
+            Some(Outcome::Error)
+        );
+        assert_eq!(
+            c(ReadModifyWrite, Step::RmwWrite, b"STORED\r\n"),
+            Some(Outcome::Ok)
+        );
+    }
+
+    #[test]
+    fn data_integrity_checks_reads() {
+        let read = op(OpKind::Read, None, None, 0);
+        let d = driver(SystemKind::Redis, DI);
+        let good = format!("*2\r\n$8\r\n{V}\r\n$8\r\n{V}\r\n");
+        let bad = format!("*2\r\n$8\r\n{V}\r\n$8\r\nuser5:fX\r\n");
+        assert!(d.verifies(&read, Step::First));
+        assert_eq!(
+            d.classify_step(&read, Step::First, good.as_bytes())
+                .unwrap()
+                .unwrap()
+                .0,
+            Outcome::Ok
+        );
+        assert_eq!(
+            d.classify_step(&read, Step::First, bad.as_bytes())
+                .unwrap()
+                .unwrap()
+                .0,
+            Outcome::Error
+        );
+        let e = d.verify(&read, bad.as_bytes()).unwrap_err();
+        assert!(e.contains("user5: field field1 holds \"user5:fX\""), "{e}");
+        // Read-modify-write reads all fields with HGETALL: name/value pairs.
+        let rmw = op(OpKind::ReadModifyWrite, Some(0), None, 0);
+        let pairs = format!("*4\r\n$6\r\nfield0\r\n$8\r\n{V}\r\n$6\r\nfield1\r\n$8\r\n{V}\r\n");
+        assert_eq!(
+            d.classify_step(&rmw, Step::First, pairs.as_bytes())
+                .unwrap()
+                .unwrap()
+                .0,
+            Outcome::Ok
+        );
+        let wrong = pairs.replace("field1", "fieldX");
+        assert_eq!(
+            d.classify_step(&rmw, Step::First, wrong.as_bytes())
+                .unwrap()
+                .unwrap()
+                .0,
+            Outcome::Error
+        );
+        assert!(!d.verifies(&rmw, Step::RmwWrite));
+        // Memcached: the JSON record, filtered to the fields asked for.
+        let m = driver(SystemKind::Memcached, DI);
+        let json = format!("{{\"field1\":\"{V}\"}}");
+        let reply = format!("VALUE user5 0 {}\r\n{json}\r\nEND\r\n", json.len());
+        assert_eq!(
+            m.classify_step(&read, Step::First, reply.as_bytes())
+                .unwrap()
+                .unwrap()
+                .0,
+            Outcome::Ok
+        );
+        let reply = reply.replace(V, "user5:fY");
+        assert_eq!(
+            m.classify_step(&read, Step::First, reply.as_bytes())
+                .unwrap()
+                .unwrap()
+                .0,
+            Outcome::Error
+        );
+        // Without dataintegrity nothing is checked.
+        let plain = driver(SystemKind::Redis, "");
+        assert!(!plain.verifies(&read, Step::First));
+        assert_eq!(
+            plain
+                .classify_step(&read, Step::First, bad.as_bytes())
+                .unwrap()
+                .unwrap()
+                .0,
+            Outcome::Ok
+        );
+    }
+
+    #[test]
+    fn scans_read_each_key_returned() {
+        let d = driver(
+            SystemKind::Redis,
+            "scanproportion=0.5\nreadallfields=false\n",
+        );
+        let scan = op(OpKind::Scan, Some(1), None, 3);
+        assert_eq!(d.next_step(&scan, Step::First), Some(Step::ScanRead));
+        assert_eq!(d.next_step(&scan, Step::ScanRead), None);
+        let rmw = op(OpKind::ReadModifyWrite, None, None, 0);
+        assert_eq!(d.next_step(&rmw, Step::First), Some(Step::RmwWrite));
+        assert_eq!(d.next_step(&rmw, Step::RmwWrite), None);
+        assert_eq!(d.next_step(&Op::insert(1), Step::First), None);
+        let reply = b"*2\r\n$5\r\nuser7\r\n$6\r\nuser12\r\n";
+        assert_eq!(
+            Driver::scan_keys(reply).unwrap(),
+            [b"user7".to_vec(), b"user12".to_vec()]
+        );
+        let mut buf = Vec::new();
+        assert_eq!(d.encode_scan_reads(&scan, reply, &mut buf).unwrap(), 2);
+        assert_eq!(
+            buf,
+            [
+                cmd(&["HMGET", "user7", "field1"]),
+                cmd(&["HMGET", "user12", "field1"])
+            ]
+            .concat()
+        );
+        buf.clear();
+        assert_eq!(d.encode_scan_reads(&scan, b"*0\r\n", &mut buf).unwrap(), 0);
+        assert_eq!(
+            d.encode_scan_reads(&scan, b"-ERR no\r\n", &mut buf)
+                .unwrap(),
+            0
+        );
+        assert!(buf.is_empty());
+        assert!(d.encode_scan_reads(&scan, b"+OK\r\n", &mut buf).is_err());
+        assert!(d
+            .encode_scan_reads(&scan, b"*1\r\n$5\r\nab", &mut buf)
+            .is_err());
+    }
+
+    #[test]
+    fn unsupported_combinations_are_refused_up_front() {
+        let s = spec("scanproportion=0.5\n");
+        let m = Driver::new(SystemKind::Memcached, &s, s.key_namer());
+        assert_eq!(
+            m.check(&s).unwrap_err(),
+            "memcached has no range scan; scanproportion must be 0 for memcached"
+        );
+        assert!(m.supports(OpKind::ReadModifyWrite).is_ok());
+        let r = Driver::new(SystemKind::Redis, &s, s.key_namer());
+        r.check(&s).unwrap();
+        let s = spec("zeropadding=300\n");
+        let m = Driver::new(SystemKind::Memcached, &s, s.key_namer());
+        assert!(m.check(&s).unwrap_err().contains("250 bytes"));
+    }
+
+    #[test]
+    fn scores_are_javas_double_to_string() {
+        // Printed by Java's String.valueOf((double) v).
+        let vectors: [(i32, &str); 16] = [
+            (0, "0.0"),
+            (1, "1.0"),
+            (-1, "-1.0"),
+            (97, "97.0"),
+            (9_999_999, "9999999.0"),
+            (10_000_000, "1.0E7"),
+            (-10_000_000, "-1.0E7"),
+            (12_345_678, "1.2345678E7"),
+            (2_147_483_647, "2.147483647E9"),
+            (-2_147_483_648, "-2.147483648E9"),
+            (100_000_000, "1.0E8"),
+            (1_234_567_890, "1.23456789E9"),
+            (1_200_000_000, "1.2E9"),
+            (-55_869_325, "-5.5869325E7"),
+            (111_578_566, "1.11578566E8"),
+            (-594_971_599, "-5.94971599E8"),
+        ];
+        for (v, want) in vectors {
+            let mut out = [0u8; 24];
+            assert_eq!(java_double_of_int(v, &mut out), want.as_bytes(), "{v}");
+        }
+    }
+
+    #[test]
+    fn encoding_reuses_buffers() {
+        // Steady state: after the first request, encoding the same shape
+        // again does not grow either buffer's capacity.
+        let d = driver(SystemKind::Redis, "kvbench.redis.index=ycsb\n");
+        let mut rng = Rng::seed_from_u64(1);
+        let (mut key, mut buf) = (Vec::with_capacity(64), Vec::with_capacity(4096));
+        let caps = (key.capacity(), buf.capacity());
+        for i in 0..1000 {
+            buf.clear();
+            d.encode(&Op::insert(i), &mut rng, &mut key, &mut buf);
+        }
+        assert_eq!((key.capacity(), buf.capacity()), caps);
     }
 }

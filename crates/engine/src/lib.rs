@@ -11,6 +11,7 @@
 //! window edges reach the caller through [`events::Observer`].
 #![deny(missing_docs)]
 
+mod client;
 mod conn;
 pub mod cpu;
 pub mod driver;
@@ -21,9 +22,10 @@ pub mod recorder;
 pub mod schedule;
 pub mod series;
 pub mod timer;
+pub mod uring;
 
 pub use events::{Observer, Progress, Silent};
-pub use phase::{run_phase, PhaseConfig, PhaseKind, PhaseOutput, Rate, Window};
+pub use phase::{run_phase, Io, PhaseConfig, PhaseKind, PhaseOutput, Rate, Window};
 pub use schedule::Arrival;
 
 use std::net::SocketAddr;

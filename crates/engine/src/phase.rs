@@ -7,7 +7,8 @@
 //! workers start from one common instant, so the warm-up and the window are
 //! the same for every connection.
 
-use crate::conn::{self, ConnPlan, Limit, Source};
+use crate::client::{Client, Limit, Source};
+use crate::conn;
 use crate::cpu::{process_cpu_seconds, thread_cpu_seconds};
 use crate::driver::Driver;
 use crate::events::{Observer, Progress};
@@ -15,10 +16,11 @@ use crate::recorder::LagTrend;
 use crate::recorder::Recorder;
 use crate::schedule::{Arrival, Schedule};
 use crate::series::SeriesRecorder;
+use crate::uring;
 use crate::EngineError;
 use kvbench_model::{PhaseResult, SystemKind};
 use kvbench_workload::keys::KeyNamer;
-use kvbench_workload::{client_rngs, purpose_seed, OpStream, WorkloadSpec};
+use kvbench_workload::{client_rngs, purpose_seed, Workload, WorkloadSpec};
 use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -63,6 +65,35 @@ pub enum PhaseKind {
     },
 }
 
+/// Which I/O loop drives the connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Io {
+    /// tokio (epoll): one `write` and one `read` per batch per connection.
+    Tokio,
+    /// io_uring: every connection of a worker through one ring, one system
+    /// call per loop; closed loop only (open-loop runs use tokio).
+    Uring,
+}
+
+impl Io {
+    /// The best loop this machine offers: io_uring when the kernel allows it.
+    pub fn auto() -> Io {
+        if crate::uring::available() {
+            Io::Uring
+        } else {
+            Io::Tokio
+        }
+    }
+
+    /// The name used on the command line and in the record.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Io::Tokio => "tokio",
+            Io::Uring => "uring",
+        }
+    }
+}
+
 /// An open-loop schedule for the whole phase.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rate {
@@ -97,6 +128,8 @@ pub struct PhaseConfig {
     pub timeout: Duration,
     /// Connection set-up limit.
     pub connect_timeout: Duration,
+    /// The I/O loop.
+    pub io: Io,
 }
 
 /// What a phase measured.
@@ -161,11 +194,12 @@ pub fn run_phase(
     match cfg.kind {
         PhaseKind::Load => {
             let rngs = client_rngs(purpose_seed(cfg.seed, SEED_LOAD), clients);
+            let range = cfg.spec.load_range();
             for (i, rng) in rngs.into_iter().enumerate() {
                 let source = Source::Load {
-                    next: i as u64,
+                    next: range.start + i as u64,
                     step: clients as u64,
-                    end: cfg.spec.record_count,
+                    end: range.end,
                     rng,
                 };
                 per_worker[i % threads].push(ConnSeed {
@@ -177,6 +211,10 @@ pub fn run_phase(
             }
         }
         PhaseKind::Run { .. } => {
+            // One workload per phase: its insert counter is shared by every
+            // client, as YCSB shares it between threads.
+            let workload =
+                Workload::new(&cfg.spec).map_err(|e| EngineError::Config(e.to_string()))?;
             let rngs = client_rngs(purpose_seed(cfg.seed, SEED_RUN), clients);
             let mut schedule_rngs =
                 client_rngs(purpose_seed(cfg.seed, SEED_SCHEDULE), clients).into_iter();
@@ -188,7 +226,7 @@ pub fn run_phase(
                     _ => None,
                 };
                 let source = Source::Run {
-                    stream: OpStream::new(&cfg.spec, rng),
+                    stream: Box::new(workload.stream(rng)),
                 };
                 let schedule = rate.zip(schedule_rngs.next());
                 per_worker[i % threads].push(ConnSeed {
@@ -221,6 +259,7 @@ pub fn run_phase(
             clients,
             timeout: cfg.timeout,
             connect_timeout: cfg.connect_timeout,
+            io: cfg.io,
             progress: counters[w].clone(),
             stop: stop.clone(),
             shared: shared.clone(),
@@ -253,7 +292,7 @@ pub fn run_phase(
         };
         let total = match window {
             Some(Window::Operations(n)) => Some(n),
-            None => Some(cfg.spec.record_count),
+            None => Some(cfg.spec.load_range().end - cfg.spec.load_range().start),
             _ => None,
         };
         let mut in_window = false;
@@ -388,41 +427,47 @@ struct WorkerJob {
     clients: usize,
     timeout: Duration,
     connect_timeout: Duration,
+    io: Io,
     progress: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     shared: Arc<Shared>,
 }
 
+/// What a worker has once every worker has connected.
+struct Ready {
+    measure_from: Instant,
+    recorder: Recorder,
+    clients: Vec<Client>,
+}
+
 impl WorkerJob {
     fn run(self) -> Result<(Recorder, f64), EngineError> {
+        let open_loop = self.sources.iter().any(|c| c.schedule.is_some());
+        if self.io == Io::Uring && !open_loop {
+            return self.run_uring();
+        }
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| EngineError::Config(format!("cannot start runtime: {e}")))?;
         let local = tokio::task::LocalSet::new();
-        local.block_on(&rt, self.run_local())
+        local.block_on(&rt, self.run_tokio())
     }
 
-    async fn run_local(self) -> Result<(Recorder, f64), EngineError> {
-        let mut socks = Vec::with_capacity(self.sources.len());
-        let mut error = None;
-        for _ in 0..self.sources.len() {
-            match connect(self.addr, self.connect_timeout).await {
-                Ok(s) => socks.push(s),
-                Err(e) => {
-                    self.shared.connect_failed.store(true, Ordering::Relaxed);
-                    error = Some(e);
-                    break;
-                }
-            }
+    /// Waits for every worker to connect (or fail to), then builds this
+    /// worker's clients from the common start. `None` when any worker
+    /// failed to connect (that worker reports the error).
+    fn ready(self, connect_error: Option<EngineError>) -> Result<Option<Ready>, EngineError> {
+        if connect_error.is_some() {
+            self.shared.connect_failed.store(true, Ordering::Relaxed);
         }
         // Every worker reaches the barrier, failed or not, so none waits forever.
         self.shared.barrier.wait();
-        if let Some(e) = error {
+        if let Some(e) = connect_error {
             return Err(e);
         }
         if self.shared.connect_failed.load(Ordering::Relaxed) {
-            return Ok((Recorder::default(), 0.0));
+            return Ok(None);
         }
         let start = *self.shared.start.get_or_init(Instant::now);
         let measure_from = start + self.warmup;
@@ -446,8 +491,55 @@ impl WorkerJob {
             None => Recorder::default(),
         };
         recorder.series.set_origin(measure_from);
-        let recorder = Rc::new(RefCell::new(recorder));
         let driver = Rc::new(self.driver);
+        let clients = self
+            .sources
+            .into_iter()
+            .map(|seed| {
+                let limit = match (self.window, seed.quota) {
+                    (Some(Window::Duration(d)), _) => Limit::Until(measure_from + d),
+                    (_, Some(n)) => Limit::Operations(n),
+                    _ => Limit::Operations(u64::MAX),
+                };
+                let schedule = seed.schedule.map(|(r, rng)| {
+                    let per_conn = r.ops_per_s / self.clients as f64;
+                    Schedule::new(start, per_conn, r.arrival, rng, seed.index, self.clients)
+                });
+                Client::new(
+                    driver.clone(),
+                    seed.source,
+                    self.pipeline,
+                    measure_from,
+                    limit,
+                    schedule,
+                )
+            })
+            .collect();
+        Ok(Some(Ready {
+            measure_from,
+            recorder,
+            clients,
+        }))
+    }
+
+    async fn run_tokio(self) -> Result<(Recorder, f64), EngineError> {
+        let mut socks = Vec::with_capacity(self.sources.len());
+        let mut error = None;
+        for _ in 0..self.sources.len() {
+            match connect(self.addr, self.connect_timeout).await {
+                Ok(s) => socks.push(s),
+                Err(e) => {
+                    error = Some(e);
+                    break;
+                }
+            }
+        }
+        let (timeout, progress, stop) = (self.timeout, self.progress.clone(), self.stop.clone());
+        let Some(ready) = self.ready(error)? else {
+            return Ok((Recorder::default(), 0.0));
+        };
+        let measure_from = ready.measure_from;
+        let recorder = Rc::new(RefCell::new(ready.recorder));
         // Thread CPU at the window's start, read by a task that wakes then.
         let cpu_start = Rc::new(std::cell::Cell::new(None));
         let probe = cpu_start.clone();
@@ -456,48 +548,65 @@ impl WorkerJob {
             probe.set(Some((Instant::now(), thread_cpu_seconds())));
         });
         let mut tasks = Vec::with_capacity(socks.len());
-        for (sock, seed) in socks.into_iter().zip(self.sources) {
-            let limit = match (self.window, seed.quota) {
-                (Some(Window::Duration(d)), _) => Limit::Until(measure_from + d),
-                (_, Some(n)) => Limit::Operations(n),
-                _ => Limit::Operations(u64::MAX),
-            };
-            let schedule = seed.schedule.map(|(r, rng)| {
-                let per_conn = r.ops_per_s / self.clients as f64;
-                Schedule::new(start, per_conn, r.arrival, rng, seed.index, self.clients)
-            });
-            let plan = ConnPlan {
-                driver: driver.clone(),
-                source: seed.source,
-                pipeline: self.pipeline,
-                measure_from,
-                limit,
-                schedule,
-                timeout: self.timeout,
+        for (sock, client) in socks.into_iter().zip(ready.clients) {
+            let shared = conn::Shared {
+                timeout,
                 recorder: recorder.clone(),
-                progress: self.progress.clone(),
-                stop: self.stop.clone(),
+                progress: progress.clone(),
+                stop: stop.clone(),
             };
-            tasks.push(tokio::task::spawn_local(conn::run(sock, plan)));
+            tasks.push(tokio::task::spawn_local(conn::run(sock, client, shared)));
         }
         for t in tasks {
             // A panicking connection task is a bug; surface it rather than lose its share.
             t.await
                 .map_err(|e| EngineError::Config(format!("connection task failed: {e}")))?;
         }
-        let busy = match cpu_start.get() {
-            Some((t0, c0)) => {
-                let wall = t0.elapsed().as_secs_f64();
-                if wall > 0.0 {
-                    (thread_cpu_seconds() - c0) / wall
-                } else {
-                    0.0
+        let out = recorder.borrow().clone();
+        Ok((out, busy_share(cpu_start.get())))
+    }
+
+    fn run_uring(self) -> Result<(Recorder, f64), EngineError> {
+        let mut socks = Vec::with_capacity(self.sources.len());
+        let mut error = None;
+        for _ in 0..self.sources.len() {
+            match connect_std(self.addr, self.connect_timeout) {
+                Ok(s) => socks.push(s),
+                Err(e) => {
+                    error = Some(e);
+                    break;
                 }
             }
-            None => 0.0,
+        }
+        let (timeout, progress, stop) = (self.timeout, self.progress.clone(), self.stop.clone());
+        let Some(mut ready) = self.ready(error)? else {
+            return Ok((Recorder::default(), 0.0));
         };
-        let out = recorder.borrow().clone();
-        Ok((out, busy))
+        let env = uring::Env {
+            timeout,
+            progress: &progress,
+            stop: &stop,
+            measure_from: ready.measure_from,
+        };
+        let conns = socks.into_iter().zip(ready.clients).collect();
+        let cpu_start =
+            uring::run(conns, &env, &mut ready.recorder).map_err(EngineError::Config)?;
+        Ok((ready.recorder, busy_share(cpu_start)))
+    }
+}
+
+/// The calling thread's CPU time since `start`, as a share of the wall time.
+fn busy_share(start: Option<(Instant, f64)>) -> f64 {
+    match start {
+        Some((t0, c0)) => {
+            let wall = t0.elapsed().as_secs_f64();
+            if wall > 0.0 {
+                (thread_cpu_seconds() - c0) / wall
+            } else {
+                0.0
+            }
+        }
+        None => 0.0,
     }
 }
 
@@ -513,6 +622,19 @@ async fn connect(addr: SocketAddr, limit: Duration) -> Result<tokio::net::TcpStr
             message: e.to_string(),
         })?;
     // Requests are written whole; Nagle would only add delay.
+    sock.set_nodelay(true).map_err(|e| EngineError::Connect {
+        addr,
+        message: e.to_string(),
+    })?;
+    Ok(sock)
+}
+
+fn connect_std(addr: SocketAddr, limit: Duration) -> Result<std::net::TcpStream, EngineError> {
+    let sock =
+        std::net::TcpStream::connect_timeout(&addr, limit).map_err(|e| EngineError::Connect {
+            addr,
+            message: e.to_string(),
+        })?;
     sock.set_nodelay(true).map_err(|e| EngineError::Connect {
         addr,
         message: e.to_string(),

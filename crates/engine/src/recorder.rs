@@ -120,16 +120,19 @@ pub enum ErrorKind {
     Io,
     /// Bytes that are not the protocol.
     Protocol,
+    /// A value read back is not the one written (`dataintegrity`).
+    Integrity,
 }
 
 impl ErrorKind {
-    const COUNT: usize = 5;
+    const COUNT: usize = 6;
     const ALL: [ErrorKind; ErrorKind::COUNT] = [
         ErrorKind::ErrorReply,
         ErrorKind::Timeout,
         ErrorKind::Closed,
         ErrorKind::Io,
         ErrorKind::Protocol,
+        ErrorKind::Integrity,
     ];
 
     /// The name used in the record.
@@ -140,6 +143,7 @@ impl ErrorKind {
             ErrorKind::Closed => "closed",
             ErrorKind::Io => "io",
             ErrorKind::Protocol => "protocol",
+            ErrorKind::Integrity => "integrity",
         }
     }
 }
@@ -241,6 +245,16 @@ impl Recorder {
                 let _ = open.lag[kind.index()].record(l);
             }
         }
+    }
+
+    /// Records a completed read whose values were not the ones written
+    /// (`dataintegrity`): an error of kind `integrity`, never timed.
+    pub fn record_integrity_failure(&mut self, kind: OpKind, message: &str, at: Instant) {
+        self.errors[kind.index()] += 1;
+        self.error_kinds[ErrorKind::Integrity as usize] += 1;
+        self.series.error(kind, 1, at);
+        self.note_error(message);
+        self.last_reply = Some(self.last_reply.map_or(at, |t| t.max(at)));
     }
 
     /// Counts `n` requests of `kind` that failed without a reply, keeping the

@@ -110,18 +110,21 @@ mod tests {
             .expect("runtime");
         rt.block_on(async {
             let mut timer = Timer::new();
-            let mut worst = Duration::ZERO;
+            let mut late = Vec::new();
             for _ in 0..50 {
                 let t = Instant::now() + Duration::from_micros(300);
                 timer.sleep_until(t).await;
-                let late = Instant::now() - t;
-                assert!(Instant::now() >= t);
-                worst = worst.max(late);
+                let now = Instant::now();
+                assert!(now >= t, "woke early");
+                late.push(now - t);
             }
-            // tokio's own timer would be up to 1 ms late; allow scheduling noise.
+            late.sort();
+            // tokio's millisecond timer would wake a 300 us sleep about 700 us
+            // late; the median copes with other tests loading the machine.
+            let median = late[late.len() / 2];
             assert!(
-                worst < Duration::from_micros(900),
-                "worst lateness {worst:?}"
+                median < Duration::from_micros(300),
+                "median lateness {median:?}"
             );
         });
     }

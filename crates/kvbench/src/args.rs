@@ -32,6 +32,8 @@ pub enum Command {
         "  kvbench run --system memcached --workload balanced --records 20000 --clients 8 --seed 7\n",
         "  kvbench run --system redis --workload write-heavy --duration 30s --warmup 5s --json\n",
         "  kvbench run --system redis --workload balanced --target 127.0.0.1:6379\n",
+        "  kvbench run --system redis -P workloads/workloada -p recordcount=50000\n",
+        "  kvbench run --system memcached --workload sadat2019/B --clients 12\n",
         "  kvbench run --system redis --workload read-heavy --rate 20000 --arrival poisson --duration 30s\n",
         "\nExit codes: 0 ok, 1 run failed, 2 bad input, 3 run invalid, 130 interrupted."
     ))]
@@ -64,21 +66,25 @@ pub enum Command {
 /// Dataset, load model and output settings shared by `run` and `compare`.
 #[derive(Debug, Args, Clone)]
 pub struct BenchArgs {
-    /// Records to load (YCSB recordcount).
-    #[arg(long, default_value_t = 100_000)]
-    pub records: u64,
-    /// Operations in the measured window (YCSB operationcount), split evenly across clients.
-    #[arg(long, default_value_t = 100_000, conflicts_with = "duration")]
-    pub operations: u64,
+    /// Records to load (YCSB recordcount) [default: the workload's, else 100000].
+    #[arg(long)]
+    pub records: Option<u64>,
+    /// Operations in the measured window (YCSB operationcount), split evenly
+    /// across clients [default: the workload's, else 100000].
+    #[arg(long, conflicts_with = "duration")]
+    pub operations: Option<u64>,
     /// Measure for this long instead of a fixed operation count (e.g. 30s, 2m).
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<std::time::Duration>,
-    /// Fields per record (YCSB fieldcount).
-    #[arg(long, default_value_t = 10)]
-    pub field_count: u32,
-    /// Bytes per field (YCSB fieldlength).
-    #[arg(long, default_value_t = 100)]
-    pub field_length: u32,
+    /// Fields per record (YCSB fieldcount) [default: the workload's, else 10].
+    #[arg(long)]
+    pub field_count: Option<u32>,
+    /// Bytes per field (YCSB fieldlength) [default: the workload's, else 100].
+    #[arg(long)]
+    pub field_length: Option<u32>,
+    /// Set a YCSB workload property, over the preset and files (repeatable).
+    #[arg(short = 'p', long = "property", value_name = "NAME=VALUE")]
+    pub properties: Vec<String>,
     /// Requests each connection keeps in flight in the run phase (in open loop:
     /// at most this many; a request whose slot comes while the pipeline is full waits, and that lag is measured).
     #[arg(long, default_value_t = 1)]
@@ -90,6 +96,10 @@ pub struct BenchArgs {
     /// Open loop: gaps between requests, fixed (uniform) or exponential (poisson).
     #[arg(long, value_enum, default_value_t = ArrivalArg::Uniform, requires = "rate")]
     pub arrival: ArrivalArg,
+    /// I/O loop: io_uring (one system call per batch of connections) or tokio
+    /// (epoll); auto picks io_uring where the kernel allows it. Open-loop runs use tokio.
+    #[arg(long, value_enum, default_value_t = IoArg::Auto)]
+    pub io: IoArg,
     /// Keep a run with errors valid (by default any error marks it invalid).
     #[arg(long)]
     pub allow_errors: bool,
@@ -134,12 +144,15 @@ pub struct RunArgs {
     /// Server to benchmark: redis or memcached.
     #[arg(long)]
     pub system: String,
-    /// Workload preset: read-heavy, balanced or write-heavy (see `kvbench workloads`).
+    /// Workload preset (see `kvbench workloads`); optional with -P.
+    #[arg(long, required_unless_present = "property_files")]
+    pub workload: Option<String>,
+    /// A YCSB workload property file, read as YCSB reads it (repeatable; later files win).
+    #[arg(short = 'P', long = "property-file", value_name = "FILE")]
+    pub property_files: Vec<PathBuf>,
+    /// Client connections (YCSB threadcount) [default: the workload's threadcount, else 4].
     #[arg(long)]
-    pub workload: String,
-    /// Client connections (closed loop).
-    #[arg(long, default_value_t = 4)]
-    pub clients: u32,
+    pub clients: Option<u32>,
     /// Benchmark a running server at HOST:PORT instead of starting one. kvbench
     /// writes its records there (overwriting keys it generates) and deletes nothing.
     #[arg(long, value_name = "HOST:PORT")]
@@ -212,6 +225,17 @@ pub struct WorkloadsArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// I/O loop for `--io`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum IoArg {
+    /// io_uring when available, else tokio.
+    Auto,
+    /// tokio (epoll).
+    Tokio,
+    /// io_uring (fails if the kernel refuses it).
+    Uring,
 }
 
 /// Arrival process for `--rate`.

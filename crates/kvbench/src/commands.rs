@@ -70,15 +70,24 @@ fn verdict_of(rec: &RunRecord, stop: &AtomicBool) -> Verdict {
 
 fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     let system = config::system(&a.system)?;
-    let spec = config::workload(&a.workload, &a.bench)?;
+    let w = config::WorkloadArgs {
+        preset: a.workload.as_deref(),
+        files: &a.property_files,
+    };
+    let resolved = config::workload(&w, &a.bench)?;
     let mut s = config::settings(
         system,
-        spec,
+        resolved.spec,
         a.clients,
         &a.bench,
         config::seed(a.bench.seed),
     )?;
+    s.properties = resolved.properties;
+    s.warnings = resolved.warnings;
     s.target = a.target.as_deref().map(config::target).transpose()?;
+    for w in &s.warnings {
+        eprintln!("warning: {w}");
+    }
     let mut store = open_store(&a.bench.db)?;
     if s.target.is_none() {
         check_binaries(&[system], &a.bench)?;
@@ -106,10 +115,18 @@ fn compare(a: CompareArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     for sys in &a.systems {
         let system = config::system(sys)?;
         systems.push(system);
-        for w in &a.workloads {
-            let spec = config::workload(w, &a.bench)?;
+        for name in &a.workloads {
+            let w = config::WorkloadArgs {
+                preset: Some(name),
+                files: &[],
+            };
+            let resolved = config::workload(&w, &a.bench)?;
             for &c in &a.clients {
-                cells.push(config::settings(system, spec.clone(), c, &a.bench, seed)?);
+                let mut cell =
+                    config::settings(system, resolved.spec.clone(), Some(c), &a.bench, seed)?;
+                cell.properties = resolved.properties.clone();
+                cell.warnings = resolved.warnings.clone();
+                cells.push(cell);
             }
         }
     }
@@ -213,22 +230,52 @@ fn show(a: ShowArgs) -> Result<Verdict> {
 }
 
 fn workloads(a: WorkloadsArgs) -> Result<Verdict> {
-    let presets = kvbench_workload::PRESETS;
+    let mut rows = Vec::new();
+    for p in kvbench_workload::presets::all() {
+        let (spec, _) = p
+            .spec()
+            .map_err(|e| anyhow::anyhow!("preset {}: {e}", p.name))?;
+        rows.push((p, spec));
+    }
     if a.json {
-        let v: Vec<serde_json::Value> = presets
+        let v: Vec<serde_json::Value> = rows
             .iter()
-            .map(|p| serde_json::json!({"name": p.name, "read": p.read, "update": p.update, "request_distribution": "uniform", "source": p.source}))
+            .map(|(p, s)| {
+                serde_json::json!({
+                    "name": p.name, "aliases": p.aliases, "source": p.source,
+                    "fieldcount": s.field_count, "fieldlength": s.field_length,
+                    "recordcount": s.record_count,
+                    "readproportion": s.read_proportion, "updateproportion": s.update_proportion,
+                    "insertproportion": s.insert_proportion, "scanproportion": s.scan_proportion,
+                    "readmodifywriteproportion": s.read_modify_write_proportion,
+                    "requestdistribution": s.request_distribution.name(),
+                    "properties": p.properties,
+                })
+            })
             .collect();
         print(&serde_json::to_string_pretty(&v)?)?;
     } else {
-        let mut t = String::from("name          read   update  keys     source\n");
-        for p in presets {
-            t.push_str(&format!(
-                "{:<13} {:<6} {:<7} uniform  {}\n",
-                p.name, p.read, p.update, p.source
-            ));
+        let mut t = kvbench_report::table::Table::new(&[
+            "name", "aliases", ">fields", ">bytes", ">read", ">update", ">insert", ">scan", ">rmw",
+            "keys", "source",
+        ]);
+        let share = |x: f64| if x > 0.0 { format!("{x}") } else { "-".into() };
+        for (p, s) in &rows {
+            t.row(vec![
+                p.name.to_string(),
+                p.aliases.join(", "),
+                s.field_count.to_string(),
+                s.field_length.to_string(),
+                share(s.read_proportion),
+                share(s.update_proportion),
+                share(s.insert_proportion),
+                share(s.scan_proportion),
+                share(s.read_modify_write_proportion),
+                s.request_distribution.name().to_string(),
+                p.source.to_string(),
+            ]);
         }
-        print(&t)?;
+        print(&format!("{}\nUse one with --workload NAME; pass your own YCSB file with -P FILE (see docs/workloads.md).", t.to_text()))?;
     }
     Ok(Verdict::Ok)
 }

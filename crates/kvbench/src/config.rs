@@ -2,11 +2,12 @@
 //! that depends on the machine is decided here, once, and then recorded with
 //! the run.
 
-use crate::args::{ArrivalArg, BenchArgs};
+use crate::args::{ArrivalArg, BenchArgs, IoArg};
 use crate::exit::UsageError;
-use kvbench_engine::{Arrival, Rate, Window};
+use kvbench_engine::driver::Driver;
+use kvbench_engine::{Arrival, Io, Rate, Window};
 use kvbench_model::SystemKind;
-use kvbench_workload::{preset, RequestDistribution, WorkloadSpec};
+use kvbench_workload::{presets, Origin, Properties, WorkloadSpec};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -16,6 +17,10 @@ use std::time::Duration;
 pub struct RunSettings {
     pub system: SystemKind,
     pub spec: WorkloadSpec,
+    /// The workload's effective properties, recorded with the run.
+    pub properties: Vec<(String, String)>,
+    /// Warnings about the workload's properties, recorded with the run.
+    pub warnings: Vec<String>,
     pub clients: u32,
     pub pipeline: u32,
     pub threads: u32,
@@ -33,6 +38,8 @@ pub struct RunSettings {
     pub rate: Option<Rate>,
     pub allow_errors: bool,
     pub no_load: bool,
+    /// The I/O loop (closed loop; open loop always uses tokio).
+    pub io: Io,
 }
 
 /// Parses a system name, as a usage error.
@@ -40,33 +47,119 @@ pub fn system(name: &str) -> Result<SystemKind, UsageError> {
     name.parse().map_err(UsageError)
 }
 
-/// Builds a workload spec from a preset name and the dataset flags.
-pub fn workload(name: &str, b: &BenchArgs) -> Result<WorkloadSpec, UsageError> {
-    let p = preset(name).map_err(|e| UsageError(e.to_string()))?;
-    let spec = WorkloadSpec {
-        name: p.name.to_string(),
-        record_count: b.records,
-        field_count: b.field_count,
-        field_length: b.field_length,
-        read_proportion: p.read,
-        update_proportion: p.update,
-        insert_proportion: 0.0,
-        request_distribution: RequestDistribution::Uniform,
-        read_all_fields: true,
-        write_all_fields: false,
-    };
-    spec.validate().map_err(|e| UsageError(format!("--{e}")))?;
-    Ok(spec)
+/// kvbench's defaults for what YCSB leaves at 0 or tiny: applied under every
+/// preset and file, so any of them (or a flag) overrides it.
+const DEFAULT_RECORDS: &str = "100000";
+const DEFAULT_OPERATIONS: &str = "100000";
+/// Connections when neither --clients nor `threadcount` says.
+const DEFAULT_CLIENTS: u32 = 4;
+
+/// Where a workload comes from on the command line.
+pub struct WorkloadArgs<'a> {
+    pub preset: Option<&'a str>,
+    pub files: &'a [PathBuf],
+}
+
+/// A workload resolved from presets, files, overrides and flags.
+pub struct Resolved {
+    pub spec: WorkloadSpec,
+    /// The effective properties, recorded with the run.
+    pub properties: Vec<(String, String)>,
+    /// Warnings about properties kvbench does not use.
+    pub warnings: Vec<String>,
+}
+
+/// Resolves the workload: kvbench defaults, then the preset, then the `-P`
+/// files in order, then `-p` overrides, then explicit flags (later wins).
+/// Returns the spec, the effective properties (recorded with the run), and
+/// warnings about properties kvbench does not use.
+pub fn workload(w: &WorkloadArgs<'_>, b: &BenchArgs) -> Result<Resolved, UsageError> {
+    let mut props = Properties::new();
+    let defaults = Origin::Preset("kvbench defaults".into());
+    props.set("recordcount", DEFAULT_RECORDS, defaults.clone());
+    props.set("operationcount", DEFAULT_OPERATIONS, defaults);
+    if let Some(name) = w.preset {
+        props.merge(presets::find(name).map_err(|e| UsageError(format!("--workload: {e}")))?);
+    }
+    for f in w.files {
+        props.merge(Properties::load_file(f).map_err(|e| UsageError(e.to_string()))?);
+    }
+    for o in &b.properties {
+        props
+            .apply_override(o)
+            .map_err(|e| UsageError(e.to_string()))?;
+    }
+    let flags: [(&str, Option<u64>); 4] = [
+        ("recordcount", b.records),
+        ("operationcount", b.operations),
+        ("fieldcount", b.field_count.map(u64::from)),
+        ("fieldlength", b.field_length.map(u64::from)),
+    ];
+    let flag_names = [
+        "--records",
+        "--operations",
+        "--field-count",
+        "--field-length",
+    ];
+    for ((name, value), flag) in flags.into_iter().zip(flag_names) {
+        if let Some(v) = value {
+            // Checked here so the message names the flag, not the property.
+            if v == 0 {
+                return Err(UsageError(format!("{flag} must be at least 1")));
+            }
+            props.set(name, &v.to_string(), Origin::CommandLine);
+        }
+    }
+    let (mut spec, warnings) =
+        WorkloadSpec::from_properties(&props).map_err(|e| UsageError(e.to_string()))?;
+    spec.validate().map_err(|e| UsageError(e.to_string()))?;
+    if let Some(name) = w.preset {
+        spec.name = name.to_string();
+    } else {
+        spec.name = w
+            .files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" + ");
+    }
+    let effective = effective(&props);
+    Ok(Resolved {
+        spec,
+        properties: effective,
+        warnings: warnings.iter().map(|w| w.to_string()).collect(),
+    })
+}
+
+/// The last value of every property, in first-set order: enough to repeat
+/// the run with `-p` alone.
+fn effective(props: &Properties) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for e in props.iter() {
+        match out.iter_mut().find(|(n, _)| *n == e.name) {
+            Some(slot) => slot.1 = e.value.clone(),
+            None => out.push((e.name.clone(), e.value.clone())),
+        }
+    }
+    out
 }
 
 /// Checks the flags that are the same for every cell and resolves defaults.
 pub fn settings(
     system: SystemKind,
     spec: WorkloadSpec,
-    clients: u32,
+    clients: Option<u32>,
     b: &BenchArgs,
     seed: (u64, &'static str),
 ) -> Result<RunSettings, UsageError> {
+    // A scan on memcached, or a data model the system lacks, fails here,
+    // before any server starts.
+    Driver::new(system, &spec, spec.key_namer())
+        .check(&spec)
+        .map_err(|e| UsageError(format!("{system}: {e}")))?;
+    let clients = clients
+        .or(spec.client.thread_count)
+        .unwrap_or(DEFAULT_CLIENTS);
     let positive = |name: &str, v: u64| {
         if v == 0 {
             Err(UsageError(format!("--{name} must be at least 1")))
@@ -87,11 +180,13 @@ pub fn settings(
         }
         Some(d) => Window::Duration(d),
         None => {
-            positive("operations", b.operations)?;
-            Window::Operations(b.operations)
+            let n = spec.client.operation_count.unwrap_or(0);
+            positive("operations (operationcount)", n)?;
+            Window::Operations(n)
         }
     };
-    let rate = match b.rate {
+    // --rate wins over the workload's `target`.
+    let rate = match b.rate.or(spec.client.target.map(|t| t as f64)) {
         Some(r) if !(r.is_finite() && r > 0.0) => {
             return Err(UsageError(format!(
                 "--rate must be a positive number of operations per second, got {r}"
@@ -121,6 +216,8 @@ pub fn settings(
     Ok(RunSettings {
         system,
         spec,
+        properties: Vec::new(),
+        warnings: Vec::new(),
         clients,
         pipeline: b.pipeline,
         threads: b.threads.unwrap_or(cores),
@@ -136,6 +233,16 @@ pub fn settings(
         rate,
         allow_errors: b.allow_errors,
         no_load: b.no_load,
+        io: match (b.io, rate) {
+            (_, Some(_)) | (IoArg::Tokio, _) => Io::Tokio,
+            (IoArg::Uring, _) => {
+                if !kvbench_engine::uring::available() {
+                    return Err(UsageError("--io uring: this kernel does not allow io_uring (see /proc/sys/kernel/io_uring_disabled); use --io tokio".into()));
+                }
+                Io::Uring
+            }
+            (IoArg::Auto, None) => Io::auto(),
+        },
     })
 }
 

@@ -9,7 +9,6 @@ use kvbench_engine::{run_phase, EngineError, PhaseConfig, PhaseKind, PhaseOutput
 use kvbench_model::{CpuCost, Environment, RunConfig, RunRecord, RunStatus, SystemKind};
 use kvbench_store::Store;
 use kvbench_target::{RemoteServer, Server, ServerSpec};
-use kvbench_workload::keys::KeyNamer;
 use std::cell::Cell;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -72,7 +71,7 @@ fn new_record(s: &RunSettings) -> RunRecord {
         status: RunStatus::Failed,
         failure: None,
         marks: Vec::new(),
-        warnings: Vec::new(),
+        warnings: s.warnings.clone(),
         config: RunConfig {
             system: s.system,
             workload: s.spec.name.clone(),
@@ -84,7 +83,7 @@ fn new_record(s: &RunSettings) -> RunRecord {
             read_proportion: s.spec.read_proportion,
             update_proportion: s.spec.update_proportion,
             insert_proportion: s.spec.insert_proportion,
-            request_distribution: s.spec.request_distribution.to_string(),
+            request_distribution: s.spec.request_distribution.name().to_string(),
             clients: s.clients,
             pipeline: s.pipeline,
             threads: s.threads,
@@ -100,6 +99,8 @@ fn new_record(s: &RunSettings) -> RunRecord {
             arrival: s.rate.map(|r| r.arrival.as_str().to_string()),
             allow_errors: s.allow_errors,
             skip_load: s.no_load,
+            workload_properties: s.properties.clone(),
+            io: Some(s.io.as_str().to_string()),
         },
         environment,
         load: None,
@@ -115,12 +116,24 @@ fn execute(
     quiet: bool,
     stop: &Arc<AtomicBool>,
 ) -> Result<()> {
-    let keys = KeyNamer::default();
+    let keys = s.spec.key_namer();
     let memory_limit_mb = match s.system {
         SystemKind::Memcached => {
             let value = kvbench_engine::driver::Driver::new(s.system, &s.spec, keys.clone())
                 .memcached_value_len();
-            Some(memcached_memory_mb(s.spec.record_count, value as u64, 24))
+            // Records loaded plus those the run may insert.
+            let ops = match s.window {
+                kvbench_engine::Window::Operations(n) => n,
+                kvbench_engine::Window::Duration(d) => {
+                    s.rate.map_or(0, |r| (r.ops_per_s * d.as_secs_f64()) as u64)
+                }
+            };
+            let items = s.spec.record_count + (ops as f64 * s.spec.insert_proportion).ceil() as u64;
+            Some(memcached_memory_mb(
+                items,
+                value as u64,
+                keys.max_len() as u64,
+            ))
         }
         SystemKind::Redis => None,
     };
@@ -159,6 +172,7 @@ fn execute(
         seed: s.seed,
         timeout: s.timeout,
         connect_timeout: CONNECT_TIMEOUT,
+        io: s.io,
     };
     if !s.no_load {
         let bar = PhaseBar::new("load", quiet);
@@ -329,10 +343,12 @@ fn judge(s: &RunSettings, rec: &mut RunRecord) {
             rec.marks
                 .push(format!("load-errors: {} inserts failed", load.errors));
         }
-        if load.completed != s.spec.record_count {
+        let range = s.spec.load_range();
+        let expected = range.end - range.start;
+        if load.completed != expected {
             rec.marks.push(format!(
-                "incomplete-load: {} of {} records inserted",
-                load.completed, s.spec.record_count
+                "incomplete-load: {} of {expected} records inserted",
+                load.completed
             ));
         }
     }

@@ -8,6 +8,7 @@ use crate::util::Sandbox;
 // cannot see.
 #[allow(clippy::zombie_processes)]
 fn ten_thousand_connections_fit_in_150_mb() {
+    let _serial = crate::util::timing_sensitive();
     let sb = Sandbox::new();
     let kvbench = assert_cmd::cargo::cargo_bin("kvbench");
     let mut child = std::process::Command::new(kvbench)

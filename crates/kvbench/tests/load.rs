@@ -7,7 +7,8 @@ use kvbench_model::SystemKind;
 use kvbench_proto::{memcache_text as mc, resp};
 use kvbench_target::{Server, ServerSpec};
 use kvbench_workload::keys::KeyNamer;
-use kvbench_workload::{RequestDistribution, WorkloadSpec};
+use kvbench_workload::spec::DataModel;
+use kvbench_workload::WorkloadSpec;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::AtomicBool;
@@ -18,14 +19,17 @@ pub fn spec(records: u64, fields: u32, len: u32, read: f64) -> WorkloadSpec {
     WorkloadSpec {
         name: "test".into(),
         record_count: records,
+        insert_count: records,
         field_count: fields,
         field_length: len,
         read_proportion: read,
         update_proportion: 1.0 - read,
-        insert_proportion: 0.0,
-        request_distribution: RequestDistribution::Uniform,
-        read_all_fields: true,
-        write_all_fields: false,
+        // YCSB's hash data model, without the scan index (no scans here).
+        data_model: DataModel {
+            redis_index: false,
+            ..DataModel::default()
+        },
+        ..WorkloadSpec::default()
     }
 }
 
@@ -52,6 +56,7 @@ pub fn load(server: &Server, spec: &WorkloadSpec, seed: u64) -> kvbench_engine::
         seed,
         timeout: Duration::from_secs(10),
         connect_timeout: Duration::from_secs(5),
+        io: kvbench_engine::Io::auto(),
     };
     run_phase(&cfg, &Silent, &Arc::new(AtomicBool::new(false))).expect("load runs")
 }

@@ -3,7 +3,7 @@
 //! counters agree with kvbench's counts.
 
 use crate::load::{load, spec, start};
-use kvbench_engine::{run_phase, PhaseConfig, PhaseKind, PhaseOutput, Silent, Window};
+use kvbench_engine::{run_phase, Io, PhaseConfig, PhaseKind, PhaseOutput, Silent, Window};
 use kvbench_model::{OpKind, SystemKind};
 use kvbench_target::Server;
 use kvbench_workload::keys::KeyNamer;
@@ -19,6 +19,7 @@ fn run(
     clients: u32,
     pipeline: u32,
     seed: u64,
+    io: Io,
 ) -> PhaseOutput {
     let cfg = PhaseConfig {
         addr: server.addr(),
@@ -37,6 +38,7 @@ fn run(
         seed,
         timeout: Duration::from_secs(10),
         connect_timeout: Duration::from_secs(5),
+        io,
     };
     run_phase(&cfg, &Silent, &Arc::new(AtomicBool::new(false))).expect("run phase")
 }
@@ -85,48 +87,68 @@ fn check_mix_and_histograms(out: &PhaseOutput, spec: &WorkloadSpec, ops: u64) {
     assert!((out.result.throughput - expect).abs() / expect < 1e-9);
 }
 
+/// Both I/O loops must measure the same things the same way.
+const BACKENDS: [Io; 2] = [Io::Tokio, Io::Uring];
+
 #[test]
 fn redis_mix_histograms_and_server_counters_agree() {
-    let server = start(SystemKind::Redis, None);
-    let spec = spec(5_000, 4, 20, 0.9);
-    load(&server, &spec, 5);
-    let ops = 100_000;
-    let out = run(&server, &spec, ops, 8, 4, 5);
-    check_mix_and_histograms(&out, &spec, ops);
-    let (reads, updates) = counts(&out);
-    let stats = server.command_stats().expect("commandstats");
-    assert_eq!(stat(&stats, "hgetall"), reads, "server-side HGETALL calls");
-    assert_eq!(
-        stat(&stats, "hmset"),
-        spec.record_count + updates,
-        "server-side HMSET calls"
-    );
+    for io in BACKENDS {
+        let server = start(SystemKind::Redis, None);
+        let spec = spec(5_000, 4, 20, 0.9);
+        load(&server, &spec, 5);
+        let ops = 100_000;
+        let out = run(&server, &spec, ops, 8, 4, 5, io);
+        check_mix_and_histograms(&out, &spec, ops);
+        let (reads, updates) = counts(&out);
+        let stats = server.command_stats().expect("commandstats");
+        assert_eq!(
+            stat(&stats, "hgetall"),
+            reads,
+            "{io:?}: server-side HGETALL calls"
+        );
+        assert_eq!(
+            stat(&stats, "hmset"),
+            spec.record_count + updates,
+            "{io:?}: server-side HMSET calls"
+        );
+    }
 }
 
 #[test]
 fn memcached_mix_histograms_and_server_counters_agree() {
-    let server = start(SystemKind::Memcached, Some(64));
-    let spec = spec(5_000, 4, 20, 0.5);
-    load(&server, &spec, 5);
-    let ops = 100_000;
-    let out = run(&server, &spec, ops, 8, 1, 5);
-    check_mix_and_histograms(&out, &spec, ops);
-    let (reads, updates) = counts(&out);
-    let stats = server.command_stats().expect("stats");
-    assert_eq!(stat(&stats, "cmd_get"), reads);
-    assert_eq!(stat(&stats, "get_hits"), reads);
-    assert_eq!(stat(&stats, "cmd_set"), spec.record_count + updates);
+    for io in BACKENDS {
+        let server = start(SystemKind::Memcached, Some(64));
+        let spec = spec(5_000, 4, 20, 0.5);
+        load(&server, &spec, 5);
+        let ops = 100_000;
+        let out = run(&server, &spec, ops, 8, 1, 5, io);
+        check_mix_and_histograms(&out, &spec, ops);
+        let (reads, updates) = counts(&out);
+        let stats = server.command_stats().expect("stats");
+        assert_eq!(stat(&stats, "cmd_get"), reads, "{io:?}");
+        assert_eq!(stat(&stats, "get_hits"), reads, "{io:?}");
+        assert_eq!(
+            stat(&stats, "cmd_set"),
+            spec.record_count + updates,
+            "{io:?}"
+        );
+    }
 }
 
 #[test]
 fn same_seed_same_operations_on_the_server() {
     let spec = spec(1_000, 2, 10, 0.5);
     let mut seen = Vec::new();
-    for _ in 0..2 {
-        let server = start(SystemKind::Redis, None);
-        load(&server, &spec, 77);
-        let out = run(&server, &spec, 20_000, 4, 2, 77);
-        seen.push(counts(&out));
+    for io in BACKENDS {
+        for _ in 0..2 {
+            let server = start(SystemKind::Redis, None);
+            load(&server, &spec, 77);
+            let out = run(&server, &spec, 20_000, 4, 2, 77, io);
+            seen.push(counts(&out));
+        }
     }
-    assert_eq!(seen[0], seen[1], "same seed, same read/update counts");
+    assert!(
+        seen.windows(2).all(|w| w[0] == w[1]),
+        "same seed, same read/update counts, on either I/O loop: {seen:?}"
+    );
 }

@@ -12,3 +12,4 @@ mod engine_timing;
 mod lifecycle;
 mod load;
 mod run_phase;
+mod ycsb;

@@ -66,13 +66,23 @@ pub enum OpKind {
     Update,
     /// Write a new record (also what the load phase does).
     Insert,
+    /// Read a run of consecutive records from a start key (YCSB `SCAN`).
+    Scan,
+    /// Read a record, then update it, timed as one operation (YCSB `READ-MODIFY-WRITE`).
+    ReadModifyWrite,
 }
 
 impl OpKind {
     /// Number of variants; per-op arrays in the hot path are indexed by [`OpKind::index`].
-    pub const COUNT: usize = 3;
+    pub const COUNT: usize = 5;
     /// Every kind, in index order (which is also YCSB's order of the mix).
-    pub const ALL: [OpKind; OpKind::COUNT] = [OpKind::Read, OpKind::Update, OpKind::Insert];
+    pub const ALL: [OpKind; OpKind::COUNT] = [
+        OpKind::Read,
+        OpKind::Update,
+        OpKind::Insert,
+        OpKind::Scan,
+        OpKind::ReadModifyWrite,
+    ];
 
     /// Dense index for per-op arrays (no hashing on the hot path).
     pub fn index(self) -> usize {
@@ -85,6 +95,8 @@ impl OpKind {
             OpKind::Read => "read",
             OpKind::Update => "update",
             OpKind::Insert => "insert",
+            OpKind::Scan => "scan",
+            OpKind::ReadModifyWrite => "read_modify_write",
         }
     }
 }
@@ -171,6 +183,13 @@ pub struct RunConfig {
     /// The load phase was skipped (`--no-load`): the records were already there.
     #[serde(default)]
     pub skip_load: bool,
+    /// Every workload property in effect (preset, files, `-p` and flags
+    /// resolved), as YCSB names them: `-p` each of these to repeat the workload.
+    #[serde(default)]
+    pub workload_properties: Vec<(String, String)>,
+    /// The I/O loop of the run phase (`uring` or `tokio`).
+    #[serde(default)]
+    pub io: Option<String>,
 }
 
 /// Facts about the machine and software a run used.

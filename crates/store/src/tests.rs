@@ -97,6 +97,11 @@ fn full_record() -> RunRecord {
             arrival: Some("poisson".into()),
             allow_errors: true,
             skip_load: false,
+            workload_properties: vec![
+                ("recordcount".into(), "123457".into()),
+                ("requestdistribution".into(), "zipfian".into()),
+            ],
+            io: Some("uring".into()),
         },
         environment: Environment {
             host: "bench-07".into(),

@@ -1,25 +1,39 @@
 //! Seeded, deterministic generators of keys, values and operations with
-//! YCSB semantics. This crate does no I/O: it turns a [`WorkloadSpec`] and a
-//! seed into a stream of protocol-neutral [`Op`]s, and the engine turns those
-//! into requests.
+//! YCSB semantics, and the YCSB property files that describe them. This
+//! crate does no I/O except reading a property file (and a field-length
+//! histogram it names), in one function ([`properties::read_text`]): it
+//! turns properties into a [`WorkloadSpec`], and a spec and a seed into
+//! streams of protocol-neutral [`Op`]s; the engine turns those into requests.
 //!
+//! - [`properties`]: Java `.properties` syntax, with file/line provenance;
+//! - [`ycsb`]: what CoreWorkload's properties mean ([`WorkloadSpec::from_properties`]);
+//! - [`spec`]: what a workload is, checked;
+//! - [`presets`]: built-in workloads, written as properties;
 //! - [`keys`]: record number → key name, exactly as YCSB builds it;
 //! - [`dist`]: YCSB's number generators (uniform, zipfian, latest, ...);
 //! - [`values`]: field contents written straight into a send buffer;
 //! - [`rng`]: one disjoint seeded stream per client;
-//! - [`spec`]: what a workload is, and the papers' presets;
-//! - [`stream`]: a client's operation stream.
+//! - [`stream`]: a run's shared generators and each client's operation stream.
 #![deny(missing_docs)]
 
 pub mod dist;
 pub mod keys;
 pub mod op;
+pub mod presets;
+pub mod properties;
 pub mod rng;
 pub mod spec;
 pub mod stream;
 pub mod values;
+pub mod ycsb;
 
 pub use op::Op;
+pub use presets::{preset, Preset, PRESETS};
+pub use properties::{Origin, Properties, PropertyError};
 pub use rng::{client_rngs, purpose_seed, Rng};
-pub use spec::{preset, Preset, RequestDistribution, SpecError, WorkloadSpec, PRESETS};
-pub use stream::OpStream;
+pub use spec::{
+    ClientSpec, DataModel, FieldLengthDistribution, InsertOrder, Layout, MemcachedUpdate,
+    RequestDistribution, ScanLengthDistribution, SpecError, WorkloadSpec,
+};
+pub use stream::{OpStream, Workload};
+pub use ycsb::{Warning, WarningKind};

@@ -2,7 +2,8 @@
 //!
 //! Generators produce [`Op`]s; the engine's drivers turn them into RESP or
 //! memcache bytes. Keeping this neutral is what lets one workload definition
-//! drive every system identically.
+//! drive every system identically. An `Op` is small and `Copy`: it carries
+//! choices (which record, which field, how long a scan), never bytes.
 
 use kvbench_model::OpKind;
 
@@ -11,8 +12,41 @@ use kvbench_model::OpKind;
 pub struct Op {
     /// What to do.
     pub kind: OpKind,
-    /// The record number; the key name is derived from it by [`crate::keys::KeyNamer`].
+    /// The record number (for a scan: the start record); the key name is
+    /// derived from it by [`crate::keys::KeyNamer`].
     pub keynum: u64,
-    /// For a single-field update or read: which field. `None` means all fields.
+    /// The one field this operation touches, or `None` for all fields:
+    /// for a read or a scan the field read (`readallfields=false`), for an
+    /// update or the write half of a read-modify-write the field written
+    /// (`writeallfields=false`). Always `None` for an insert.
     pub field: Option<u32>,
+    /// Read-modify-write only: the field its read half reads (`None`: all).
+    /// YCSB draws it separately from the field written.
+    pub read_field: Option<u32>,
+    /// Scan only: how many records to read (at least 1); 0 otherwise.
+    pub scan_length: u32,
+}
+
+impl Op {
+    /// An insert of record `keynum`, every field (what the load phase sends).
+    pub fn insert(keynum: u64) -> Op {
+        Op {
+            kind: OpKind::Insert,
+            keynum,
+            field: None,
+            read_field: None,
+            scan_length: 0,
+        }
+    }
+
+    /// The field the operation's read (if any) fetches: [`field`](Self::field)
+    /// for reads and scans, [`read_field`](Self::read_field) for a
+    /// read-modify-write, `None` otherwise.
+    pub fn fields_read(&self) -> Option<u32> {
+        match self.kind {
+            OpKind::Read | OpKind::Scan => self.field,
+            OpKind::ReadModifyWrite => self.read_field,
+            OpKind::Update | OpKind::Insert => None,
+        }
+    }
 }

@@ -1,160 +1,659 @@
-//! What a workload is: dataset shape plus operation mix and key choice.
+//! What a workload is: the data set's shape, the operation mix, how keys,
+//! fields, lengths and scans are chosen, the data model, and the YCSB
+//! client settings a property file may carry.
 //!
 //! A [`WorkloadSpec`] is plain data with every default filled in; it is what
-//! gets recorded with a run, and it is all a generator needs.
+//! gets recorded with a run, and it is all a generator or an encoder needs.
+//! It is built from YCSB properties by [`WorkloadSpec::from_properties`]
+//! (in [`crate::ycsb`]); this module only holds it and checks it. No I/O.
 
+use crate::dist::{
+    FieldLengthGenerator, HistogramGenerator, KeyDistribution, KeySpace, ZIPFIAN_CONSTANT,
+};
+use crate::keys::KeyNamer;
+use kvbench_model::OpKind;
 use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
 
-/// How the run phase picks which record an operation touches.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum RequestDistribution {
-    /// Every loaded record equally likely (YCSB `uniform`).
-    Uniform,
+/// The old name of [`KeyDistribution`], kept so existing code compiles.
+pub type RequestDistribution = KeyDistribution;
+
+/// How long each field value is (CoreWorkload's `fieldlengthdistribution`);
+/// the longest length is always [`WorkloadSpec::field_length`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum FieldLengthDistribution {
+    /// Every value is `fieldlength` bytes.
+    Constant,
+    /// Uniform over `minfieldlength..=fieldlength`.
+    Uniform {
+        /// `minfieldlength`.
+        min: u32,
+    },
+    /// Zipfian over `minfieldlength..=fieldlength`, the shortest most popular.
+    Zipfian {
+        /// `minfieldlength`.
+        min: u32,
+    },
+    /// Drawn from the histogram file `fieldlengthhistogram`.
+    Histogram {
+        /// The file, as named in the properties (for the record).
+        path: String,
+        /// Its parsed contents.
+        histogram: Arc<HistogramGenerator>,
+    },
 }
 
-impl fmt::Display for RequestDistribution {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl FieldLengthDistribution {
+    /// The `fieldlengthdistribution` value.
+    pub fn name(&self) -> &'static str {
         match self {
-            RequestDistribution::Uniform => f.write_str("uniform"),
+            FieldLengthDistribution::Constant => "constant",
+            FieldLengthDistribution::Uniform { .. } => "uniform",
+            FieldLengthDistribution::Zipfian { .. } => "zipfian",
+            FieldLengthDistribution::Histogram { .. } => "histogram",
         }
     }
 }
 
-/// A fully specified workload.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WorkloadSpec {
-    /// Preset or file name, for the record.
-    pub name: String,
-    /// Records the load phase inserts (YCSB `recordcount`).
-    pub record_count: u64,
-    /// Fields per record (YCSB `fieldcount`).
-    pub field_count: u32,
-    /// Bytes per field value (YCSB `fieldlength`, constant distribution).
-    pub field_length: u32,
-    /// Share of reads (YCSB `readproportion`).
-    pub read_proportion: f64,
-    /// Share of updates (YCSB `updateproportion`).
-    pub update_proportion: f64,
-    /// Share of inserts (YCSB `insertproportion`).
-    pub insert_proportion: f64,
-    /// Key choice in the run phase.
-    pub request_distribution: RequestDistribution,
-    /// Reads fetch every field (YCSB `readallfields`, default true).
-    pub read_all_fields: bool,
-    /// Updates write every field (YCSB `writeallfields`, default false).
-    pub write_all_fields: bool,
+/// How many records a scan reads (`scanlengthdistribution`), over
+/// `minscanlength..=maxscanlength`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanLengthDistribution {
+    /// Uniform.
+    Uniform,
+    /// Zipfian, the shortest scan most popular.
+    Zipfian,
 }
 
-/// Why a spec cannot run, naming the offending field.
+impl ScanLengthDistribution {
+    /// The `scanlengthdistribution` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScanLengthDistribution::Uniform => "uniform",
+            ScanLengthDistribution::Zipfian => "zipfian",
+        }
+    }
+}
+
+/// How record numbers become key names (`insertorder`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InsertOrder {
+    /// `user` + FNV hash of the record number: keys scattered.
+    Hashed,
+    /// `user` + the record number itself.
+    Ordered,
+}
+
+/// How a record is stored on the server (kvbench properties `kvbench.*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// YCSB's: a Redis hash of the fields, or a Memcached item holding a
+    /// JSON object of them (`kvbench.datamodel=hash`, the default).
+    Hash,
+    /// One plain value per key: Redis `GET`/`SET`, Memcached `get`/`set` of
+    /// the raw value; needs `fieldcount=1` (`kvbench.datamodel=plain`).
+    Plain,
+}
+
+/// What an update writes to Memcached (`kvbench.memcached.update`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemcachedUpdate {
+    /// `set` of the whole record with fresh values: the record keeps every
+    /// field (the default).
+    Full,
+    /// As YCSB's Memcached binding: `replace` with a JSON object of only the
+    /// changed field(s), so the item shrinks to those fields.
+    Ycsb,
+}
+
+/// The data model: how operations map onto server commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataModel {
+    /// Hash (YCSB's) or plain values.
+    pub layout: Layout,
+    /// Redis: also `ZADD _indices <hash> <key>` on every insert, as YCSB's
+    /// Redis binding does so that scans can find keys
+    /// (`kvbench.redis.index=ycsb|none`; default `ycsb` when the mix has
+    /// scans, `none` otherwise). It doubles the commands an insert costs.
+    pub redis_index: bool,
+    /// Memcached update behaviour.
+    pub memcached_update: MemcachedUpdate,
+}
+
+impl Default for DataModel {
+    fn default() -> Self {
+        DataModel {
+            layout: Layout::Hash,
+            redis_index: false,
+            memcached_update: MemcachedUpdate::Full,
+        }
+    }
+}
+
+/// Settings YCSB's `Client` (not its workload) reads from the same
+/// properties, kept for the CLI: `operationcount` → the measured window,
+/// `threadcount` → clients, `target` → the open-loop rate,
+/// `maxexecutiontime` → a time limit. `None` where unset (or 0 for
+/// `target` and `maxexecutiontime`, which YCSB reads as "no limit").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClientSpec {
+    /// `operationcount`: operations in the run phase, across all clients.
+    pub operation_count: Option<u64>,
+    /// `threadcount`: YCSB client threads (kvbench: connections).
+    pub thread_count: Option<u32>,
+    /// `target`: total operations per second to offer.
+    pub target: Option<u64>,
+    /// `maxexecutiontime`: seconds after which the run phase stops.
+    pub max_execution_time: Option<u64>,
+}
+
+/// A fully specified workload. Field names follow YCSB's properties; the
+/// default (`WorkloadSpec::default()`) is CoreWorkload's defaults.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SpecError(pub String);
+pub struct WorkloadSpec {
+    /// Preset name or property file path(s), for the record.
+    pub name: String,
+    /// `recordcount`: records present when the run starts; the run's inserts
+    /// are numbered from here.
+    pub record_count: u64,
+    /// `fieldcount`: fields per record.
+    pub field_count: u32,
+    /// `fieldlength`: bytes per field value; the longest for a
+    /// non-constant [`field_length_distribution`](Self::field_length_distribution).
+    pub field_length: u32,
+    /// `fieldlengthdistribution` (with `minfieldlength`, `fieldlengthhistogram`).
+    pub field_length_distribution: FieldLengthDistribution,
+    /// `fieldnameprefix`: field `i` is named prefix + `i`.
+    pub field_name_prefix: String,
+    /// `readallfields`: reads (and scans, and read-modify-writes) fetch every
+    /// field rather than one chosen at random.
+    pub read_all_fields: bool,
+    /// `writeallfields`: updates write every field rather than one.
+    pub write_all_fields: bool,
+    /// `dataintegrity`: values derived from key and field, checked on reads.
+    pub data_integrity: bool,
+    /// `readproportion`.
+    pub read_proportion: f64,
+    /// `updateproportion`.
+    pub update_proportion: f64,
+    /// `insertproportion`.
+    pub insert_proportion: f64,
+    /// `scanproportion`.
+    pub scan_proportion: f64,
+    /// `readmodifywriteproportion`.
+    pub read_modify_write_proportion: f64,
+    /// `requestdistribution` (with `hotspot*`, `exponential.*` parameters).
+    pub request_distribution: KeyDistribution,
+    /// `zipfian.constant` (kvbench): theta of `zipfian` and `latest` key choice.
+    pub zipfian_constant: f64,
+    /// `minscanlength`.
+    pub min_scan_length: u32,
+    /// `maxscanlength`.
+    pub max_scan_length: u32,
+    /// `scanlengthdistribution`.
+    pub scan_length_distribution: ScanLengthDistribution,
+    /// `insertorder`.
+    pub insert_order: InsertOrder,
+    /// `insertstart`: first record number this workload loads and reads.
+    pub insert_start: u64,
+    /// `insertcount`: records loaded from `insert_start` (default: the rest).
+    pub insert_count: u64,
+    /// `zeropadding`: minimum digits of a key's number part.
+    pub zero_padding: u32,
+    /// The `kvbench.*` data-model settings.
+    pub data_model: DataModel,
+    /// The YCSB client settings.
+    pub client: ClientSpec,
+}
+
+impl Default for WorkloadSpec {
+    /// CoreWorkload's defaults, with 1,000 records (see docs/workloads.md:
+    /// YCSB's own default of 0 means "load nothing, read 2^31 keys").
+    fn default() -> Self {
+        WorkloadSpec {
+            name: String::new(),
+            record_count: 1000,
+            field_count: 10,
+            field_length: 100,
+            field_length_distribution: FieldLengthDistribution::Constant,
+            field_name_prefix: "field".to_owned(),
+            read_all_fields: true,
+            write_all_fields: false,
+            data_integrity: false,
+            read_proportion: 0.95,
+            update_proportion: 0.05,
+            insert_proportion: 0.0,
+            scan_proportion: 0.0,
+            read_modify_write_proportion: 0.0,
+            request_distribution: KeyDistribution::Uniform,
+            zipfian_constant: ZIPFIAN_CONSTANT,
+            min_scan_length: 1,
+            max_scan_length: 1000,
+            scan_length_distribution: ScanLengthDistribution::Uniform,
+            insert_order: InsertOrder::Hashed,
+            insert_start: 0,
+            insert_count: 1000,
+            zero_padding: 1,
+            data_model: DataModel::default(),
+            client: ClientSpec::default(),
+        }
+    }
+}
+
+/// Why a spec cannot run: the property at fault and what is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpecError {
+    /// The YCSB (or `kvbench.*`) property name.
+    pub property: &'static str,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl SpecError {
+    fn new(property: &'static str, message: impl Into<String>) -> Self {
+        SpecError {
+            property,
+            message: message.into(),
+        }
+    }
+}
 
 impl fmt::Display for SpecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        write!(f, "{}: {}", self.property, self.message)
     }
 }
 
 impl std::error::Error for SpecError {}
 
 impl WorkloadSpec {
-    /// The read/update/insert mix as YCSB weights, in [`kvbench_model::OpKind`] order.
-    pub fn weights(&self) -> [f64; 3] {
+    /// The mix as YCSB's weights, in [`OpKind`] order (read, update, insert,
+    /// scan, read-modify-write: also the order YCSB adds them in).
+    pub fn weights(&self) -> [f64; OpKind::COUNT] {
         [
             self.read_proportion,
             self.update_proportion,
             self.insert_proportion,
+            self.scan_proportion,
+            self.read_modify_write_proportion,
         ]
     }
 
-    /// Checks the values a user controls; the message names the field.
+    /// The share of operations of `kind` (its weight over the sum).
+    pub fn share(&self, kind: OpKind) -> f64 {
+        let w = self.weights();
+        w[kind.index()] / w.iter().sum::<f64>()
+    }
+
+    /// The record numbers the load phase inserts:
+    /// `insertstart .. insertstart + insertcount`.
+    pub fn load_range(&self) -> Range<u64> {
+        self.insert_start..self.insert_start + self.insert_count
+    }
+
+    /// Record number to key name, per `insertorder` and `zeropadding`.
+    pub fn key_namer(&self) -> KeyNamer {
+        KeyNamer::new(
+            self.insert_order == InsertOrder::Ordered,
+            self.zero_padding as usize,
+        )
+    }
+
+    /// What the key chooser is sized from; `operationcount` (0 when unset,
+    /// as for a time-bound run) feeds the Zipfian's insert-range fudge.
+    pub fn key_space(&self) -> KeySpace {
+        KeySpace {
+            record_count: self.record_count,
+            insert_start: self.insert_start,
+            insert_count: self.insert_count,
+            operation_count: self.client.operation_count.unwrap_or(0),
+            insert_proportion: self.insert_proportion,
+            zipfian_constant: self.zipfian_constant,
+        }
+    }
+
+    /// The name of field `i` (`field0`, ...).
+    pub fn field_name(&self, i: u32) -> String {
+        format!("{}{i}", self.field_name_prefix)
+    }
+
+    /// The length generator for field values.
     ///
     /// # Errors
-    /// A [`SpecError`] naming the first invalid field.
+    /// A [`SpecError`] for lengths [`validate`](Self::validate) refuses.
+    pub fn field_lengths(&self) -> Result<FieldLengthGenerator, SpecError> {
+        let max = u64::from(self.field_length);
+        let bad = |e: crate::dist::DistError| SpecError::new("minfieldlength", e.to_string());
+        Ok(match &self.field_length_distribution {
+            FieldLengthDistribution::Constant => FieldLengthGenerator::Constant(max),
+            FieldLengthDistribution::Uniform { min } => {
+                FieldLengthGenerator::uniform(u64::from(*min), max).map_err(bad)?
+            }
+            FieldLengthDistribution::Zipfian { min } => {
+                FieldLengthGenerator::zipfian(u64::from(*min), max).map_err(bad)?
+            }
+            FieldLengthDistribution::Histogram { histogram, .. } => {
+                FieldLengthGenerator::Histogram(Arc::clone(histogram))
+            }
+        })
+    }
+
+    /// The longest field value any record can have.
+    pub fn max_field_length(&self) -> u64 {
+        match &self.field_length_distribution {
+            FieldLengthDistribution::Histogram { histogram, .. } => histogram.max(),
+            _ => u64::from(self.field_length),
+        }
+    }
+
+    /// Checks everything a run depends on; the message names the property.
+    ///
+    /// # Errors
+    /// A [`SpecError`] naming the first property at fault.
     pub fn validate(&self) -> Result<(), SpecError> {
-        let bad = |m: String| Err(SpecError(m));
+        let bad = |p: &'static str, m: String| Err(SpecError::new(p, m));
         if self.record_count == 0 {
-            return bad("records must be at least 1".into());
+            return bad("recordcount", "must be at least 1".into());
         }
         if self.field_count == 0 {
-            return bad("field-count must be at least 1".into());
+            return bad("fieldcount", "must be at least 1".into());
         }
         if self.field_length == 0 {
-            return bad("field-length must be at least 1".into());
+            return bad("fieldlength", "must be at least 1".into());
         }
-        for (name, p) in [
+        match &self.field_length_distribution {
+            FieldLengthDistribution::Uniform { min } | FieldLengthDistribution::Zipfian { min } => {
+                if *min == 0 || *min > self.field_length {
+                    return bad(
+                        "minfieldlength",
+                        format!(
+                            "must be between 1 and fieldlength ({}), got {min}",
+                            self.field_length
+                        ),
+                    );
+                }
+            }
+            FieldLengthDistribution::Histogram { .. } | FieldLengthDistribution::Constant => {}
+        }
+        if let Some(c) = self
+            .field_name_prefix
+            .chars()
+            .find(|c| !c.is_ascii_graphic() || *c == '"' || *c == '\\')
+        {
+            return bad(
+                "fieldnameprefix",
+                format!(
+                    "{c:?} is not allowed: field names must be printable ASCII without \
+                     spaces, quotes or backslashes (they go into JSON and commands unescaped)"
+                ),
+            );
+        }
+        for (p, w) in [
             ("readproportion", self.read_proportion),
             ("updateproportion", self.update_proportion),
             ("insertproportion", self.insert_proportion),
+            ("scanproportion", self.scan_proportion),
+            (
+                "readmodifywriteproportion",
+                self.read_modify_write_proportion,
+            ),
         ] {
-            if !(0.0..=1.0).contains(&p) {
-                return bad(format!("{name} must be between 0 and 1, got {p}"));
+            if !(w.is_finite() && w >= 0.0) {
+                return bad(p, format!("must be a non-negative number, got {w}"));
             }
         }
-        if self.weights().iter().sum::<f64>() <= 0.0 {
-            return bad("the operation proportions are all zero".into());
+        let total: f64 = self.weights().iter().sum();
+        if !(total > 0.0 && total.is_finite()) {
+            return bad(
+                "readproportion",
+                "the operation proportions are all zero (set readproportion, updateproportion, \
+                 insertproportion, scanproportion or readmodifywriteproportion)"
+                    .into(),
+            );
         }
-        if self.insert_proportion > 0.0 {
-            return bad("insertproportion > 0 is not supported yet (issue 4)".into());
+        if self.min_scan_length == 0 || self.min_scan_length > self.max_scan_length {
+            return bad(
+                "minscanlength",
+                format!(
+                    "must be between 1 and maxscanlength ({}), got {}",
+                    self.max_scan_length, self.min_scan_length
+                ),
+            );
         }
+        if self.insert_count == 0 {
+            return bad("insertcount", "must be at least 1".into());
+        }
+        let end = self.insert_start.checked_add(self.insert_count);
+        if !matches!(end, Some(end) if end <= self.record_count) {
+            return bad(
+                "insertcount",
+                format!(
+                    "insertstart ({}) + insertcount ({}) exceeds recordcount ({}) \
+                     (YCSB: \"recordcount must be bigger than insertstart + insertcount\")",
+                    self.insert_start, self.insert_count, self.record_count
+                ),
+            );
+        }
+        if !(0.0..1.0).contains(&self.zipfian_constant) {
+            return bad(
+                "zipfian.constant",
+                format!(
+                    "must be at least 0 and below 1, got {}",
+                    self.zipfian_constant
+                ),
+            );
+        }
+        match self.request_distribution {
+            KeyDistribution::Hotspot {
+                data_fraction,
+                opn_fraction,
+            } => {
+                for (p, v) in [
+                    ("hotspotdatafraction", data_fraction),
+                    ("hotspotopnfraction", opn_fraction),
+                ] {
+                    if !(0.0..=1.0).contains(&v) {
+                        return bad(p, format!("must be between 0 and 1, got {v}"));
+                    }
+                }
+            }
+            KeyDistribution::Exponential { percentile, frac } => {
+                if !(percentile > 0.0 && percentile < 100.0) {
+                    return bad(
+                        "exponential.percentile",
+                        format!("must be above 0 and below 100, got {percentile}"),
+                    );
+                }
+                if !(frac > 0.0 && frac.is_finite()) {
+                    return bad("exponential.frac", format!("must be above 0, got {frac}"));
+                }
+            }
+            KeyDistribution::Latest if self.record_count < 2 => {
+                return bad(
+                    "recordcount",
+                    "requestdistribution=latest needs at least 2 records".into(),
+                );
+            }
+            _ => {}
+        }
+        if self.data_integrity
+            && self.field_length_distribution != FieldLengthDistribution::Constant
+        {
+            return bad(
+                "dataintegrity",
+                "needs fieldlengthdistribution=constant (YCSB: \"Must have constant field size \
+                 to check data integrity.\")"
+                    .into(),
+            );
+        }
+        if self.data_model.layout == Layout::Plain {
+            if self.field_count != 1 {
+                return bad(
+                    "fieldcount",
+                    format!(
+                        "must be 1 with kvbench.datamodel=plain (one value per key), got {}",
+                        self.field_count
+                    ),
+                );
+            }
+            if self.scan_proportion > 0.0 {
+                return bad(
+                    "scanproportion",
+                    "must be 0 with kvbench.datamodel=plain: plain values have no index to scan"
+                        .into(),
+                );
+            }
+        } else if self.scan_proportion > 0.0 && !self.data_model.redis_index {
+            return bad(
+                "kvbench.redis.index",
+                "scans find keys through the index: with scanproportion > 0 it must be ycsb".into(),
+            );
+        }
+        // Whatever the dist module would still refuse (e.g. a hot set of no keys).
+        self.field_lengths()?;
         Ok(())
     }
 
-    /// Bytes of user data in one record (field values only).
+    /// Bytes of user data in the largest possible record (field values
+    /// only); for constant lengths, every record's size.
     pub fn record_bytes(&self) -> u64 {
-        u64::from(self.field_count) * u64::from(self.field_length)
+        u64::from(self.field_count) * self.max_field_length()
+    }
+
+    /// One line describing the workload's key parameters, for listings.
+    pub fn summary(&self) -> String {
+        let mut mix = Vec::new();
+        for (kind, w) in OpKind::ALL.iter().zip(self.weights()) {
+            if w > 0.0 {
+                mix.push(format!(
+                    "{} {}",
+                    kind.as_str(),
+                    round(self.share(*kind) * 100.0)
+                ));
+            }
+        }
+        let lengths = match &self.field_length_distribution {
+            FieldLengthDistribution::Constant => format!("{} B", self.field_length),
+            FieldLengthDistribution::Uniform { min } => {
+                format!("{min}..{} B uniform", self.field_length)
+            }
+            FieldLengthDistribution::Zipfian { min } => {
+                format!("{min}..{} B zipfian", self.field_length)
+            }
+            FieldLengthDistribution::Histogram { path, .. } => format!("histogram {path}"),
+        };
+        let mut s = format!(
+            "{} x {lengths}, {}%, {}",
+            self.field_count,
+            mix.join(" / "),
+            self.request_distribution
+        );
+        if self.scan_proportion > 0.0 {
+            s.push_str(&format!(
+                ", scans {}..{} {}",
+                self.min_scan_length,
+                self.max_scan_length,
+                self.scan_length_distribution.name()
+            ));
+        }
+        if self.data_model.layout == Layout::Plain {
+            s.push_str(", plain values");
+        }
+        if self.record_count != 1000 {
+            s.push_str(&format!(", {} records", self.record_count));
+        }
+        s
     }
 }
 
-/// A named operation mix from a paper.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Preset {
-    /// The name users type.
-    pub name: &'static str,
-    /// Where it comes from.
-    pub source: &'static str,
-    /// Share of reads.
-    pub read: f64,
-    /// Share of updates.
-    pub update: f64,
+fn round(x: f64) -> String {
+    let r = (x * 100.0).round() / 100.0;
+    if r.fract() == 0.0 {
+        format!("{r:.0}")
+    } else {
+        format!("{r}")
+    }
 }
 
-/// The three mixes of Anthony et al. 2016 (paper A), uniform key choice.
-pub const PRESETS: [Preset; 3] = [
-    Preset {
-        name: "read-heavy",
-        source: "paper A (2016): read 0.9 / update 0.1",
-        read: 0.9,
-        update: 0.1,
-    },
-    Preset {
-        name: "balanced",
-        source: "paper A (2016): read 0.5 / update 0.5",
-        read: 0.5,
-        update: 0.5,
-    },
-    Preset {
-        name: "write-heavy",
-        source: "paper A (2016): read 0.05 / update 0.95",
-        read: 0.05,
-        update: 0.95,
-    },
-];
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Looks a preset up by name.
-///
-/// # Errors
-/// A [`SpecError`] listing the known names.
-pub fn preset(name: &str) -> Result<Preset, SpecError> {
-    PRESETS
-        .iter()
-        .copied()
-        .find(|p| p.name == name)
-        .ok_or_else(|| {
-            let known: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
-            SpecError(format!(
-                "unknown workload '{name}' (expected one of: {})",
-                known.join(", ")
-            ))
-        })
+    #[test]
+    fn defaults_are_coreworkloads_and_valid() {
+        let s = WorkloadSpec::default();
+        s.validate().unwrap();
+        assert_eq!(s.weights(), [0.95, 0.05, 0.0, 0.0, 0.0]);
+        assert_eq!(s.load_range(), 0..1000);
+        assert_eq!(s.record_bytes(), 1000);
+        assert_eq!(s.field_name(3), "field3");
+        assert_eq!(s.key_namer().key(0), "user6284781860667377211");
+        assert_eq!(s.summary(), "10 x 100 B, read 95 / update 5%, uniform");
+    }
+
+    #[test]
+    fn validation_names_the_property() {
+        let check = |f: &dyn Fn(&mut WorkloadSpec), property: &str| {
+            let mut s = WorkloadSpec::default();
+            f(&mut s);
+            let e = s.validate().unwrap_err();
+            assert_eq!(e.property, property, "{e}");
+        };
+        check(&|s| s.record_count = 0, "recordcount");
+        check(&|s| s.field_count = 0, "fieldcount");
+        check(&|s| s.field_length = 0, "fieldlength");
+        check(
+            &|s| s.field_length_distribution = FieldLengthDistribution::Uniform { min: 101 },
+            "minfieldlength",
+        );
+        check(&|s| s.field_name_prefix = "f d".into(), "fieldnameprefix");
+        check(&|s| s.read_proportion = -1.0, "readproportion");
+        check(
+            &|s| {
+                s.read_proportion = 0.0;
+                s.update_proportion = 0.0
+            },
+            "readproportion",
+        );
+        check(&|s| s.min_scan_length = 0, "minscanlength");
+        check(&|s| s.insert_start = 1, "insertcount");
+        check(&|s| s.zipfian_constant = 1.0, "zipfian.constant");
+        check(
+            &|s| {
+                s.request_distribution = KeyDistribution::Exponential {
+                    percentile: 100.0,
+                    frac: 0.5,
+                }
+            },
+            "exponential.percentile",
+        );
+        check(
+            &|s| {
+                s.data_integrity = true;
+                s.field_length_distribution = FieldLengthDistribution::Zipfian { min: 1 };
+            },
+            "dataintegrity",
+        );
+        check(&|s| s.data_model.layout = Layout::Plain, "fieldcount");
+        check(&|s| s.scan_proportion = 0.5, "kvbench.redis.index");
+        let e = WorkloadSpec {
+            record_count: 0,
+            ..WorkloadSpec::default()
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(e.to_string(), "recordcount: must be at least 1");
+    }
+
+    #[test]
+    fn weights_above_one_are_weights_as_in_ycsb() {
+        let s = WorkloadSpec {
+            read_proportion: 95.0,
+            update_proportion: 5.0,
+            ..WorkloadSpec::default()
+        };
+        s.validate().unwrap();
+        assert!((s.share(OpKind::Read) - 0.95).abs() < 1e-12);
+    }
 }

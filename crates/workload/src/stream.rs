@@ -1,70 +1,201 @@
-//! A client's operation stream: which operation, on which record, next.
+//! Operation streams: which operation, on which record, with which field
+//! and scan length, next, with the semantics of YCSB CoreWorkload's
+//! `doTransaction*` methods. No I/O, and no allocation per operation.
 //!
-//! Deterministic given the spec and the client's generator, so a run can be
-//! repeated exactly from its stored seed. The operation is chosen the way
-//! YCSB's `DiscreteGenerator` chooses it and the record the way its
-//! `UniformLongGenerator` does; only the random source differs (seeded here).
+//! A [`Workload`] is what CoreWorkload is after `init`: built once per run
+//! from a spec, it holds what YCSB's client threads share (the
+//! acknowledged-insert counter, the `sequential` position). Each client gets
+//! an [`OpStream`] from it with its own seeded generator, so a run can be
+//! repeated exactly from its stored seed, and client `i`'s stream depends
+//! only on the seed and `i`.
 
-use crate::dist::{DiscreteGenerator, UniformLongGenerator};
+use crate::dist::{
+    AcknowledgedCounterGenerator, DiscreteGenerator, DistError, KeyChooser, UniformLongGenerator,
+    ZipfianGenerator,
+};
 use crate::op::Op;
 use crate::rng::Rng;
-use crate::spec::{RequestDistribution, WorkloadSpec};
+use crate::spec::{ScanLengthDistribution, SpecError, WorkloadSpec};
 use kvbench_model::OpKind;
-use rand_core::RngCore;
+use std::sync::Arc;
+
+/// Scan lengths (CoreWorkload's `scanlength` generator).
+#[derive(Debug, Clone)]
+enum ScanLengths {
+    Uniform(UniformLongGenerator),
+    Zipfian(ZipfianGenerator),
+}
+
+/// A run's generators, shared by its clients: build one per run phase with
+/// [`Workload::new`], then one [`OpStream`] per client with
+/// [`Workload::stream`].
+#[derive(Debug, Clone)]
+pub struct Workload {
+    ops: DiscreteGenerator<OpKind>,
+    keys: KeyChooser,
+    inserts: Arc<AcknowledgedCounterGenerator>,
+    fields: UniformLongGenerator,
+    scan_lengths: ScanLengths,
+    read_all_fields: bool,
+    write_all_fields: bool,
+}
+
+impl Workload {
+    /// The generators CoreWorkload's `init` builds for `spec`. The key
+    /// chooser is sized with `spec.client.operation_count` (the Zipfian's
+    /// insert fudge; set it to the run's operation count, or leave it `None`
+    /// for a time-bound run). The insert-key sequence starts at
+    /// `record_count`, as YCSB's `transactioninsertkeysequence` does.
+    ///
+    /// # Errors
+    /// A [`SpecError`] for a spec that does not [`validate`](WorkloadSpec::validate).
+    pub fn new(spec: &WorkloadSpec) -> Result<Workload, SpecError> {
+        spec.validate()?;
+        let mut ops = DiscreteGenerator::new();
+        for (kind, weight) in OpKind::ALL.iter().zip(spec.weights()) {
+            ops.add_value(weight, *kind);
+        }
+        let inserts = Arc::new(AcknowledgedCounterGenerator::new(spec.record_count));
+        let keys = KeyChooser::new(
+            &spec.request_distribution,
+            &spec.key_space(),
+            Arc::clone(&inserts),
+        )
+        .map_err(|e| dist_error("requestdistribution", e))?;
+        let fields = UniformLongGenerator::try_new(0, u64::from(spec.field_count) - 1)
+            .map_err(|e| dist_error("fieldcount", e))?;
+        let (min, max) = (
+            u64::from(spec.min_scan_length),
+            u64::from(spec.max_scan_length),
+        );
+        let scan_lengths = match spec.scan_length_distribution {
+            ScanLengthDistribution::Uniform => ScanLengths::Uniform(
+                UniformLongGenerator::try_new(min, max)
+                    .map_err(|e| dist_error("minscanlength", e))?,
+            ),
+            ScanLengthDistribution::Zipfian => ScanLengths::Zipfian(
+                ZipfianGenerator::new(min, max).map_err(|e| dist_error("minscanlength", e))?,
+            ),
+        };
+        Ok(Workload {
+            ops,
+            keys,
+            inserts,
+            fields,
+            scan_lengths,
+            read_all_fields: spec.read_all_fields,
+            write_all_fields: spec.write_all_fields,
+        })
+    }
+
+    /// A client's stream, drawing from `rng` (one of [`crate::client_rngs`]).
+    /// Streams from one `Workload` share its insert counter.
+    pub fn stream(&self, rng: Rng) -> OpStream {
+        OpStream {
+            rng,
+            ops: self.ops.clone(),
+            keys: self.keys.clone(),
+            inserts: Arc::clone(&self.inserts),
+            fields: self.fields.clone(),
+            scan_lengths: self.scan_lengths.clone(),
+            read_all_fields: self.read_all_fields,
+            write_all_fields: self.write_all_fields,
+        }
+    }
+
+    /// The run's insert-key sequence, shared by all its streams.
+    pub fn inserts(&self) -> &Arc<AcknowledgedCounterGenerator> {
+        &self.inserts
+    }
+}
+
+fn dist_error(property: &'static str, e: DistError) -> SpecError {
+    SpecError {
+        property: match &e {
+            DistError::InvalidParameter { name, .. } if !name.contains(' ') => name,
+            _ => property,
+        },
+        message: e.to_string(),
+    }
+}
 
 /// One client's endless stream of operations.
 #[derive(Debug, Clone)]
 pub struct OpStream {
     rng: Rng,
     ops: DiscreteGenerator<OpKind>,
-    keys: UniformLongGenerator,
-    field_count: u32,
+    keys: KeyChooser,
+    inserts: Arc<AcknowledgedCounterGenerator>,
+    fields: UniformLongGenerator,
+    scan_lengths: ScanLengths,
     read_all_fields: bool,
     write_all_fields: bool,
 }
 
 impl OpStream {
-    /// A stream for `spec` drawing from `rng` (one of [`crate::client_rngs`]).
-    pub fn new(spec: &WorkloadSpec, rng: Rng) -> OpStream {
-        let mut ops = DiscreteGenerator::new();
-        for (kind, weight) in OpKind::ALL.iter().zip(spec.weights()) {
-            if weight > 0.0 {
-                ops.add_value(weight, *kind);
-            }
-        }
-        let keys = match spec.request_distribution {
-            RequestDistribution::Uniform => {
-                UniformLongGenerator::new(0, spec.record_count.saturating_sub(1))
-            }
-        };
-        OpStream {
-            rng,
-            ops,
-            keys,
-            field_count: spec.field_count,
-            read_all_fields: spec.read_all_fields,
-            write_all_fields: spec.write_all_fields,
-        }
-    }
-
-    /// The next operation.
+    /// The next operation, drawn as CoreWorkload's `doTransaction` draws it:
+    /// the kind from the mix; then for a read, update, scan or
+    /// read-modify-write the record from the request distribution, redrawn
+    /// until it is at most the last acknowledged insert; for an insert the
+    /// next number of the shared insert-key sequence (acknowledge it with
+    /// [`acknowledge_insert`](Self::acknowledge_insert) once its request has
+    /// been answered); then the scan length, and the field(s) where not all
+    /// fields are read or written, in YCSB's order.
     #[inline]
     pub fn next_op(&mut self) -> Op {
         let kind = *self.ops.next_value(&mut self.rng);
-        let keynum = self.keys.next_value(&mut self.rng);
-        let single_field = match kind {
-            OpKind::Read => !self.read_all_fields,
-            OpKind::Update => !self.write_all_fields,
-            OpKind::Insert => false,
-        };
-        // YCSB picks the field uniformly (its `fieldchooser`).
-        let field =
-            single_field.then(|| (self.rng.next_u64() % u64::from(self.field_count)) as u32);
-        Op {
+        if kind == OpKind::Insert {
+            return Op::insert(self.inserts.next_value());
+        }
+        let keynum = self.keys.next_keynum(&mut self.rng);
+        let mut op = Op {
             kind,
             keynum,
-            field,
+            field: None,
+            read_field: None,
+            scan_length: 0,
+        };
+        match kind {
+            OpKind::Read => op.field = self.field_unless(self.read_all_fields),
+            OpKind::Update => op.field = self.field_unless(self.write_all_fields),
+            OpKind::Scan => {
+                op.scan_length = match &mut self.scan_lengths {
+                    ScanLengths::Uniform(g) => g.next_value(&mut self.rng),
+                    ScanLengths::Zipfian(g) => g.next_value(&mut self.rng),
+                } as u32;
+                op.field = self.field_unless(self.read_all_fields);
+            }
+            OpKind::ReadModifyWrite => {
+                op.read_field = self.field_unless(self.read_all_fields);
+                op.field = self.field_unless(self.write_all_fields);
+            }
+            OpKind::Insert => {}
         }
+        op
+    }
+
+    /// YCSB's `fieldchooser`: a field uniformly, unless all are wanted.
+    #[inline]
+    fn field_unless(&mut self, all: bool) -> Option<u32> {
+        (!all).then(|| self.fields.next_value(&mut self.rng) as u32)
+    }
+
+    /// Records that the insert of `keynum` (from [`next_op`](Self::next_op))
+    /// has been answered, so reads may now choose it. YCSB acknowledges in a
+    /// `finally`, whatever the outcome; do the same (also for inserts lost
+    /// with a failed connection), or the readable range stops growing at the
+    /// first unacknowledged key.
+    ///
+    /// # Errors
+    /// [`DistError::Acknowledge`] when `keynum` was already acknowledged, or
+    /// is 2^20 or more past the oldest unacknowledged insert.
+    pub fn acknowledge_insert(&self, keynum: u64) -> Result<(), DistError> {
+        self.inserts.acknowledge(keynum)
+    }
+
+    /// The largest record number reads may choose now.
+    pub fn last_readable(&self) -> Option<u64> {
+        self.inserts.last_value()
     }
 
     /// The generator, for values that belong to this stream's operations.

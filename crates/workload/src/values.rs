@@ -1,4 +1,5 @@
-//! Field values: random printable bytes written straight into a caller's buffer.
+//! Field values: random printable bytes written straight into a caller's
+//! buffer, or YCSB's deterministic values for `dataintegrity`. No I/O.
 //!
 //! The alphabet is the 64 characters `A-Z a-z 0-9 + /`. It needs no escaping
 //! in JSON (the Memcached record encoding) or anywhere else, so a value's
@@ -31,6 +32,82 @@ pub fn is_valid_value(value: &[u8]) -> bool {
     value.iter().all(|b| ALPHABET.contains(b))
 }
 
+/// Java's `String.hashCode` of ASCII (or Latin-1) text:
+/// `h = 31 * h + c` over the characters, wrapping as an `int`. YCSB's Redis
+/// binding scores its `_indices` sorted set with it, and
+/// `buildDeterministicValue` chains it.
+#[inline]
+pub fn java_string_hash(text: &[u8]) -> i32 {
+    text.iter()
+        .fold(0i32, |h, &c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
+}
+
+/// Fills `out` with YCSB's deterministic value for `key` and `field` (its
+/// `CoreWorkload.buildDeterministicValue`, used with `dataintegrity=true`),
+/// `out.len()` bytes long.
+///
+/// YCSB starts from `key + ":" + field`; while that is shorter than the
+/// length it appends `":"` and then the decimal `String.hashCode` of
+/// everything so far (the `":"` included; negative hashes keep their `-`);
+/// finally it truncates to the length. So for key `user1`, field `field9`
+/// and length 20: `user1:field9` is 12 characters; `hashCode("user1:field9:")`
+/// is -1268390937, giving `user1:field9:-1268390937`, truncated to
+/// `user1:field9:-126839`.
+///
+/// The hash is kept running as characters are appended (Java rehashes the
+/// whole string each time; the result is the same), so this allocates
+/// nothing. Key and field must be ASCII, as kvbench's always are.
+pub fn fill_deterministic_value(key: &[u8], field: &[u8], out: &mut [u8]) {
+    let size = out.len();
+    let mut pos = 0usize;
+    let mut hash = 0i32;
+    let mut push = |bytes: &[u8], pos: &mut usize, hash: &mut i32| {
+        for &b in bytes {
+            if *pos < size {
+                out[*pos] = b;
+            }
+            *pos += 1;
+            *hash = hash.wrapping_mul(31).wrapping_add(i32::from(b));
+        }
+    };
+    push(key, &mut pos, &mut hash);
+    push(b":", &mut pos, &mut hash);
+    push(field, &mut pos, &mut hash);
+    while pos < size {
+        push(b":", &mut pos, &mut hash);
+        let mut digits = [0u8; 11];
+        let text = format_i32(hash, &mut digits);
+        push(text, &mut pos, &mut hash);
+    }
+}
+
+/// Appends YCSB's deterministic value for `key` and `field`, `len` bytes
+/// long, to `out` (see [`fill_deterministic_value`]).
+pub fn deterministic_value(key: &[u8], field: &[u8], len: usize, out: &mut Vec<u8>) {
+    let start = out.len();
+    out.resize(start + len, 0);
+    fill_deterministic_value(key, field, &mut out[start..]);
+}
+
+/// Java's `Integer.toString`: decimal, with `-` when negative.
+fn format_i32(value: i32, buf: &mut [u8; 11]) -> &[u8] {
+    let mut n = value.unsigned_abs();
+    let mut start = buf.len();
+    loop {
+        start -= 1;
+        buf[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        start -= 1;
+        buf[start] = b'-';
+    }
+    &buf[start..]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,6 +129,59 @@ mod tests {
                 *c as char
             );
         }
+    }
+
+    #[test]
+    fn string_hash_is_javas() {
+        // Values printed by Java's String.hashCode.
+        assert_eq!(java_string_hash(b""), 0);
+        assert_eq!(java_string_hash(b"a"), 97);
+        assert_eq!(java_string_hash(b"user1"), 111_578_566);
+        assert_eq!(java_string_hash(b"user6284781860667377211"), -594_971_599);
+        assert_eq!(java_string_hash(b"user0000000042"), 180_881_545);
+    }
+
+    #[test]
+    fn deterministic_values_are_ycsbs() {
+        // Worked by hand (see fill_deterministic_value's documentation) and
+        // checked against YCSB 0.17.0's own buildDeterministicValue.
+        let vectors: [(&str, &str, usize, &str); 9] = [
+            ("user1", "field9", 0, ""),
+            ("user1", "field9", 5, "user1"),
+            ("user1", "field9", 12, "user1:field9"),
+            ("user1", "field9", 20, "user1:field9:-126839"),
+            ("user1", "field9", 33, "user1:field9:-1268390937:70143132"),
+            (
+                "user1",
+                "field9",
+                100,
+                "user1:field9:-1268390937:701431326:1606534939:-534149429:-1854609471:\
+                 -1563934887:1739619784:-7954596",
+            ),
+            ("user6284781860667377211", "field0", 12, "user62847818"),
+            (
+                "user6284781860667377211",
+                "field0",
+                33,
+                "user6284781860667377211:field0:-5",
+            ),
+            (
+                "user6284781860667377211",
+                "field0",
+                100,
+                "user6284781860667377211:field0:-56807877:2032869390:-165488160:1762371712:\
+                 -169193395:-1039977118:-10",
+            ),
+        ];
+        for (key, field, len, want) in vectors {
+            let mut out = b"x".to_vec();
+            deterministic_value(key.as_bytes(), field.as_bytes(), len, &mut out);
+            assert_eq!(&out[1..], want.as_bytes(), "{key} {field} {len}");
+        }
+        // The hash in the 20-byte vector, by hand: hashCode("user1:field9:").
+        assert_eq!(java_string_hash(b"user1:field9:"), -1_268_390_937);
+        let mut buf = [0u8; 11];
+        assert_eq!(format_i32(i32::MIN, &mut buf), b"-2147483648");
     }
 
     #[test]

@@ -15,6 +15,8 @@ mod chooser;
 mod counter;
 mod discrete;
 mod exponential;
+mod field_length;
+mod histogram;
 mod hotspot;
 mod java_random;
 mod scrambled_zipfian;
@@ -29,6 +31,8 @@ pub use discrete::DiscreteGenerator;
 pub use exponential::{
     ExponentialGenerator, EXPONENTIAL_FRAC_DEFAULT, EXPONENTIAL_PERCENTILE_DEFAULT,
 };
+pub use field_length::FieldLengthGenerator;
+pub use histogram::HistogramGenerator;
 pub use hotspot::{
     HotspotIntegerGenerator, HOTSPOT_DATA_FRACTION_DEFAULT, HOTSPOT_OPN_FRACTION_DEFAULT,
 };

@@ -158,6 +158,12 @@ impl ZipfianGenerator {
             self.count_for_zeta = itemcount;
             self.eta = self.eta_for(self.zetan);
         }
+        self.draw(itemcount, rng)
+    }
+
+    /// Gray's formula for one uniform draw, with the current zeta and eta.
+    #[inline]
+    fn draw<R: RngCore + ?Sized>(&self, itemcount: u64, rng: &mut R) -> u64 {
         let u = next_double(rng);
         let uz = u * self.zetan;
         if uz < 1.0 {
@@ -170,10 +176,24 @@ impl ZipfianGenerator {
         self.base.wrapping_add(offset)
     }
 
+    /// Draws from the item count the generator was built for without
+    /// changing it: the same value [`next_value`](Self::next_value) would
+    /// return, through a shared reference (field lengths are drawn this way
+    /// by an encoder that is shared between connections).
+    #[inline]
+    pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> u64 {
+        self.draw(self.items, rng)
+    }
+
     /// Draws from the item count the generator was built for.
     #[inline]
     pub fn next_value<R: RngCore + ?Sized>(&mut self, rng: &mut R) -> u64 {
         self.next_long(self.items, rng)
+    }
+
+    /// The smallest (and most popular) value.
+    pub fn min(&self) -> u64 {
+        self.base
     }
 
     /// Items the generator was built for.

@@ -1,0 +1,697 @@
+//! What YCSB properties mean: CoreWorkload's properties (with YCSB's
+//! defaults and value rules) and the `Client` settings, mapped onto a
+//! [`WorkloadSpec`]; properties that belong to YCSB's client or database
+//! bindings are recognised and set aside; anything else is reported by name.
+//!
+//! Parses values only; it must not decide how a run is scheduled (the CLI
+//! does that with [`crate::spec::ClientSpec`]). The only I/O is reading a
+//! `fieldlengthhistogram` file, through [`crate::properties::read_text`].
+
+use crate::dist::{
+    HistogramGenerator, KeyDistribution, EXPONENTIAL_FRAC_DEFAULT, EXPONENTIAL_PERCENTILE_DEFAULT,
+    HOTSPOT_DATA_FRACTION_DEFAULT, HOTSPOT_OPN_FRACTION_DEFAULT, ZIPFIAN_CONSTANT,
+};
+use crate::properties::{read_text, Origin, Properties, PropertyError};
+use crate::spec::{
+    ClientSpec, DataModel, FieldLengthDistribution, InsertOrder, Layout, MemcachedUpdate,
+    ScanLengthDistribution, WorkloadSpec,
+};
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Every property kvbench reads, with its default as YCSB (or kvbench, for
+/// `kvbench.*` and `zipfian.constant`) spells it and what it means. The
+/// documentation (docs/workloads.md) lists each of them; a test checks it.
+pub const PROPERTIES: &[(&str, &str, &str)] = &[
+    (
+        "recordcount",
+        "1000",
+        "records loaded before the run (YCSB: 0, see docs)",
+    ),
+    (
+        "operationcount",
+        "(unset)",
+        "operations in the run phase, across all clients",
+    ),
+    ("fieldcount", "10", "fields per record"),
+    (
+        "fieldlength",
+        "100",
+        "bytes per field value (the longest, when lengths vary)",
+    ),
+    (
+        "fieldlengthdistribution",
+        "constant",
+        "constant, uniform, zipfian or histogram",
+    ),
+    (
+        "minfieldlength",
+        "1",
+        "shortest value for uniform and zipfian lengths",
+    ),
+    (
+        "fieldlengthhistogram",
+        "hist.txt",
+        "histogram file for fieldlengthdistribution=histogram",
+    ),
+    ("fieldnameprefix", "field", "field i is named prefix + i"),
+    (
+        "readallfields",
+        "true",
+        "reads fetch every field (else one at random)",
+    ),
+    (
+        "writeallfields",
+        "false",
+        "updates write every field (else one at random)",
+    ),
+    (
+        "dataintegrity",
+        "false",
+        "values derived from key and field, checked on reads",
+    ),
+    ("readproportion", "0.95", "weight of reads"),
+    ("updateproportion", "0.05", "weight of updates"),
+    ("insertproportion", "0.0", "weight of inserts"),
+    ("scanproportion", "0.0", "weight of scans"),
+    (
+        "readmodifywriteproportion",
+        "0.0",
+        "weight of read-modify-writes",
+    ),
+    (
+        "requestdistribution",
+        "uniform",
+        "uniform, zipfian, latest, hotspot, sequential, exponential",
+    ),
+    (
+        "hotspotdatafraction",
+        "0.2",
+        "hotspot: share of keys that are hot",
+    ),
+    (
+        "hotspotopnfraction",
+        "0.8",
+        "hotspot: share of operations on hot keys",
+    ),
+    (
+        "exponential.percentile",
+        "95",
+        "exponential: percent of draws within exponential.frac",
+    ),
+    (
+        "exponential.frac",
+        "0.8571428571",
+        "exponential: share of recordcount those draws fall in",
+    ),
+    ("minscanlength", "1", "shortest scan"),
+    ("maxscanlength", "1000", "longest scan"),
+    ("scanlengthdistribution", "uniform", "uniform or zipfian"),
+    ("insertorder", "hashed", "hashed or ordered key names"),
+    ("insertstart", "0", "first record number loaded and read"),
+    (
+        "insertcount",
+        "recordcount - insertstart",
+        "records loaded from insertstart",
+    ),
+    ("zeropadding", "1", "minimum digits of a key's number"),
+    (
+        "threadcount",
+        "(unset)",
+        "YCSB client threads: kvbench's clients",
+    ),
+    (
+        "target",
+        "0",
+        "total operations per second (0: as fast as possible)",
+    ),
+    (
+        "maxexecutiontime",
+        "0",
+        "seconds the run phase may last (0: no limit)",
+    ),
+    (
+        "workload",
+        "site.ycsb.workloads.CoreWorkload",
+        "must name CoreWorkload",
+    ),
+    (
+        "zipfian.constant",
+        "0.99",
+        "kvbench: theta of zipfian and latest key choice",
+    ),
+    (
+        "kvbench.datamodel",
+        "hash",
+        "hash (YCSB's) or plain (one value per key)",
+    ),
+    (
+        "kvbench.redis.index",
+        "ycsb if scanproportion > 0, else none",
+        "ZADD _indices on insert",
+    ),
+    (
+        "kvbench.memcached.update",
+        "full",
+        "full (rewrite the record) or ycsb (replace changed fields)",
+    ),
+    (
+        "kvbench.loadfraction",
+        "1",
+        "load this share of recordcount (what YCSB calls recordcount)",
+    ),
+];
+
+/// Properties of YCSB's `Client`, measurement and exporter code, and
+/// CoreWorkload settings kvbench has no use for: recognised and ignored, with
+/// a note.
+pub const IGNORED: &[&str] = &[
+    "db",
+    "exporter",
+    "exportfile",
+    "dotransactions",
+    "status",
+    "status.interval",
+    "label",
+    "table",
+    "measurementtype",
+    "measurement.interval",
+    "measurement.trackjvm",
+    "measurement.histogram.verbose",
+    "measurement.raw.output_file",
+    "measurement.raw.no_summary",
+    "histogram.buckets",
+    "hdrhistogram.percentiles",
+    "hdrhistogram.fileoutput",
+    "hdrhistogram.output.path",
+    "timeseries.granularity",
+    "reportlatencyforeacherror",
+    "latencytrackederrors",
+    "core_workload_insertion_retry_interval",
+];
+
+/// Name prefixes of YCSB database-binding and tracing properties
+/// (`redis.host`, `memcached.hosts`, ...): recognised and ignored, with a note.
+pub const IGNORED_PREFIXES: &[&str] = &[
+    "redis.",
+    "memcached.",
+    "basicdb.",
+    "htrace.",
+    "hdrhistogram.",
+    "measurement.",
+];
+
+/// Workload classes whose properties kvbench implements.
+const CORE_WORKLOAD: &[&str] = &[
+    "site.ycsb.workloads.CoreWorkload",
+    "com.yahoo.ycsb.workloads.CoreWorkload",
+];
+
+/// What a [`Warning`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WarningKind {
+    /// No YCSB or kvbench component reads this property: probably a typo.
+    Unknown,
+    /// A YCSB client or binding property kvbench has no use for (a note).
+    Ignored,
+    /// A CoreWorkload setting kvbench does not implement; it has no effect.
+    Unsupported,
+}
+
+/// Something about the properties worth telling the user, but not fatal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// Where the property was set.
+    pub origin: Origin,
+    /// The property.
+    pub property: String,
+    /// Which kind of warning.
+    pub kind: WarningKind,
+    /// What kvbench does about it.
+    pub message: String,
+}
+
+impl Warning {
+    /// True for notes ([`WarningKind::Ignored`]): expected in a YCSB file
+    /// written for YCSB's client, not a sign of a mistake.
+    pub fn is_note(&self) -> bool {
+        self.kind == WarningKind::Ignored
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.origin, self.property, self.message)
+    }
+}
+
+/// Reads the values out of a [`Properties`], remembering which names were used.
+struct Reader<'a> {
+    props: &'a Properties,
+}
+
+impl<'a> Reader<'a> {
+    fn err(&self, name: &str, message: String) -> PropertyError {
+        PropertyError {
+            origin: Some(self.props.get(name).map_or_else(
+                || Origin::Unset {
+                    source: self.props.source_name(),
+                },
+                |e| e.origin.clone(),
+            )),
+            property: Some(name.to_owned()),
+            message,
+        }
+    }
+
+    fn raw(&self, name: &str) -> Option<&'a str> {
+        self.props.value(name)
+    }
+
+    /// A whole number (`Integer.parseInt`/`Long.parseLong`, without their
+    /// upper bounds).
+    fn u64(&self, name: &str, default: u64) -> Result<u64, PropertyError> {
+        match self.raw(name) {
+            None => Ok(default),
+            Some(text) => parse_u64(text).map_err(|m| self.err(name, m)),
+        }
+    }
+
+    fn u32(&self, name: &str, default: u32) -> Result<u32, PropertyError> {
+        let v = self.u64(name, u64::from(default))?;
+        u32::try_from(v)
+            .map_err(|_| self.err(name, format!("{v} is too large (at most {})", u32::MAX)))
+    }
+
+    fn opt_u64(&self, name: &str) -> Result<Option<u64>, PropertyError> {
+        self.raw(name)
+            .map(|t| parse_u64(t).map_err(|m| self.err(name, m)))
+            .transpose()
+    }
+
+    /// A number (`Double.parseDouble`).
+    fn f64(&self, name: &str, default: f64) -> Result<f64, PropertyError> {
+        match self.raw(name) {
+            None => Ok(default),
+            Some(text) => parse_f64(text).map_err(|m| self.err(name, m)),
+        }
+    }
+
+    /// `true`/`false` in any case. YCSB's `Boolean.parseBoolean` reads any
+    /// other text as false; kvbench refuses it as a likely mistake.
+    fn bool(&self, name: &str, default: bool) -> Result<bool, PropertyError> {
+        match self.raw(name) {
+            None => Ok(default),
+            Some(t) if t.eq_ignore_ascii_case("true") => Ok(true),
+            Some(t) if t.eq_ignore_ascii_case("false") => Ok(false),
+            Some(t) => Err(self.err(name, format!("\"{t}\" is not true or false"))),
+        }
+    }
+
+    /// One of `choices`, exactly (YCSB compares case-sensitively).
+    fn choice(
+        &self,
+        name: &str,
+        default: &'static str,
+        choices: &[&'static str],
+    ) -> Result<&'static str, PropertyError> {
+        match self.raw(name) {
+            None => Ok(default),
+            Some(t) => choices.iter().copied().find(|c| *c == t).ok_or_else(|| {
+                self.err(
+                    name,
+                    format!("\"{t}\" is not one of: {}", choices.join(", ")),
+                )
+            }),
+        }
+    }
+
+    fn fraction(&self, name: &str, default: f64) -> Result<f64, PropertyError> {
+        let v = self.f64(name, default)?;
+        if (0.0..=1.0).contains(&v) {
+            Ok(v)
+        } else {
+            Err(self.err(name, format!("{v} is not between 0 and 1")))
+        }
+    }
+}
+
+fn parse_u64(text: &str) -> Result<u64, String> {
+    let digits = text.strip_prefix('+').unwrap_or(text);
+    if let Some(neg) = digits.strip_prefix('-') {
+        if !neg.is_empty() && neg.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!("\"{text}\" must not be negative"));
+        }
+    }
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("\"{text}\" is not a whole number"));
+    }
+    digits
+        .parse()
+        .map_err(|_| format!("\"{text}\" is too large"))
+}
+
+/// Java's `Double.parseDouble` for the decimal forms people write: optional
+/// sign, digits with an optional point and exponent, an optional `d`/`f`
+/// suffix; surrounding blanks ignored. Infinity and NaN are refused.
+fn parse_f64(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let t = t.strip_suffix(['d', 'D', 'f', 'F']).unwrap_or(t);
+    let numeric = !t.is_empty()
+        && t.bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+        && t.bytes().any(|b| b.is_ascii_digit());
+    match t.parse::<f64>() {
+        Ok(v) if numeric && v.is_finite() => Ok(v),
+        _ => Err(format!("\"{text}\" is not a number")),
+    }
+}
+
+impl WorkloadSpec {
+    /// Builds a spec from YCSB properties with CoreWorkload's semantics and
+    /// defaults, then [`validate`](Self::validate)s it. Returns the warnings
+    /// too: unknown properties (by name, with a suggestion), YCSB client and
+    /// binding properties set aside (notes), and unsupported settings.
+    ///
+    /// The only I/O: with `fieldlengthdistribution=histogram`, the histogram
+    /// file is read (relative to the working directory, as YCSB does).
+    ///
+    /// # Errors
+    /// One line naming the file, line and property, e.g.
+    /// `workloads/x: line 12: readproportion: "0.9x" is not a number`.
+    pub fn from_properties(
+        props: &Properties,
+    ) -> Result<(WorkloadSpec, Vec<Warning>), PropertyError> {
+        let r = Reader { props };
+        let warnings = classify(props);
+
+        if let Some(class) = r.raw("workload") {
+            if !CORE_WORKLOAD.contains(&class) {
+                return Err(r.err(
+                    "workload",
+                    format!(
+                        "\"{class}\" is not supported: kvbench implements CoreWorkload only \
+                         ({})",
+                        CORE_WORKLOAD[0]
+                    ),
+                ));
+            }
+        }
+
+        let load_fraction = r.f64("kvbench.loadfraction", 1.0)?;
+        if !(load_fraction > 0.0 && load_fraction <= 1.0) {
+            return Err(r.err(
+                "kvbench.loadfraction",
+                format!("{load_fraction} is not above 0 and at most 1"),
+            ));
+        }
+        let nominal_records = r.u64("recordcount", 1000)?;
+        if nominal_records == 0 {
+            return Err(r.err(
+                "recordcount",
+                "must be at least 1 (YCSB's 0 loads nothing and reads 2^31 keys)".into(),
+            ));
+        }
+        let record_count = (nominal_records as f64 * load_fraction) as u64;
+        if record_count == 0 {
+            return Err(r.err(
+                "kvbench.loadfraction",
+                format!("loads no record of recordcount={nominal_records}"),
+            ));
+        }
+        let insert_start = r.u64("insertstart", 0)?;
+        let insert_count = match r.opt_u64("insertcount")? {
+            Some(n) => n,
+            None => record_count.checked_sub(insert_start).ok_or_else(|| {
+                r.err(
+                    "insertstart",
+                    format!("{insert_start} is beyond recordcount ({record_count})"),
+                )
+            })?,
+        };
+
+        let field_length = r.u32("fieldlength", 100)?;
+        let min_field_length = r.u32("minfieldlength", 1)?;
+        let field_length_distribution = match r.choice(
+            "fieldlengthdistribution",
+            "constant",
+            &["constant", "uniform", "zipfian", "histogram"],
+        )? {
+            "uniform" => FieldLengthDistribution::Uniform {
+                min: min_field_length,
+            },
+            "zipfian" => FieldLengthDistribution::Zipfian {
+                min: min_field_length,
+            },
+            "histogram" => {
+                let path = r
+                    .raw("fieldlengthhistogram")
+                    .unwrap_or("hist.txt")
+                    .to_owned();
+                let text = read_text(Path::new(&path)).map_err(|e| {
+                    r.err_or("fieldlengthhistogram", "fieldlengthdistribution", e.message)
+                })?;
+                let histogram = HistogramGenerator::parse(&text).map_err(|m| {
+                    r.err_or(
+                        "fieldlengthhistogram",
+                        "fieldlengthdistribution",
+                        format!("{path}: {m}"),
+                    )
+                })?;
+                FieldLengthDistribution::Histogram {
+                    path,
+                    histogram: Arc::new(histogram),
+                }
+            }
+            _ => FieldLengthDistribution::Constant,
+        };
+
+        let request_distribution = match r.choice(
+            "requestdistribution",
+            "uniform",
+            &[
+                "uniform",
+                "zipfian",
+                "latest",
+                "hotspot",
+                "sequential",
+                "exponential",
+            ],
+        )? {
+            "zipfian" => KeyDistribution::Zipfian,
+            "latest" => KeyDistribution::Latest,
+            "sequential" => KeyDistribution::Sequential,
+            "hotspot" => KeyDistribution::Hotspot {
+                data_fraction: r.fraction("hotspotdatafraction", HOTSPOT_DATA_FRACTION_DEFAULT)?,
+                opn_fraction: r.fraction("hotspotopnfraction", HOTSPOT_OPN_FRACTION_DEFAULT)?,
+            },
+            "exponential" => KeyDistribution::Exponential {
+                percentile: r.f64("exponential.percentile", EXPONENTIAL_PERCENTILE_DEFAULT)?,
+                frac: r.f64("exponential.frac", EXPONENTIAL_FRAC_DEFAULT)?,
+            },
+            _ => KeyDistribution::Uniform,
+        };
+
+        let scan_proportion = r.f64("scanproportion", 0.0)?;
+        let layout = match r.choice("kvbench.datamodel", "hash", &["hash", "plain"])? {
+            "plain" => Layout::Plain,
+            _ => Layout::Hash,
+        };
+        let index_default = if scan_proportion > 0.0 {
+            "ycsb"
+        } else {
+            "none"
+        };
+        let redis_index =
+            r.choice("kvbench.redis.index", index_default, &["ycsb", "none"])? == "ycsb";
+        let memcached_update =
+            match r.choice("kvbench.memcached.update", "full", &["full", "ycsb"])? {
+                "ycsb" => MemcachedUpdate::Ycsb,
+                _ => MemcachedUpdate::Full,
+            };
+
+        let threads = r.opt_u64("threadcount")?;
+        let thread_count = match threads {
+            Some(0) => return Err(r.err("threadcount", "must be at least 1".into())),
+            Some(n) => Some(
+                u32::try_from(n).map_err(|_| r.err("threadcount", format!("{n} is too large")))?,
+            ),
+            None => None,
+        };
+
+        let spec = WorkloadSpec {
+            name: props.source_name(),
+            record_count,
+            field_count: r.u32("fieldcount", 10)?,
+            field_length,
+            field_length_distribution,
+            field_name_prefix: r.raw("fieldnameprefix").unwrap_or("field").to_owned(),
+            read_all_fields: r.bool("readallfields", true)?,
+            write_all_fields: r.bool("writeallfields", false)?,
+            data_integrity: r.bool("dataintegrity", false)?,
+            read_proportion: r.f64("readproportion", 0.95)?,
+            update_proportion: r.f64("updateproportion", 0.05)?,
+            insert_proportion: r.f64("insertproportion", 0.0)?,
+            scan_proportion,
+            read_modify_write_proportion: r.f64("readmodifywriteproportion", 0.0)?,
+            request_distribution,
+            zipfian_constant: r.f64("zipfian.constant", ZIPFIAN_CONSTANT)?,
+            min_scan_length: r.u32("minscanlength", 1)?,
+            max_scan_length: r.u32("maxscanlength", 1000)?,
+            scan_length_distribution: match r.choice(
+                "scanlengthdistribution",
+                "uniform",
+                &["uniform", "zipfian"],
+            )? {
+                "zipfian" => ScanLengthDistribution::Zipfian,
+                _ => ScanLengthDistribution::Uniform,
+            },
+            insert_order: match r.choice("insertorder", "hashed", &["hashed", "ordered"])? {
+                "ordered" => InsertOrder::Ordered,
+                _ => InsertOrder::Hashed,
+            },
+            insert_start,
+            insert_count,
+            zero_padding: r.u32("zeropadding", 1)?,
+            data_model: DataModel {
+                layout,
+                redis_index,
+                memcached_update,
+            },
+            client: ClientSpec {
+                operation_count: r.opt_u64("operationcount")?,
+                thread_count,
+                target: r.opt_u64("target")?.filter(|&t| t > 0),
+                max_execution_time: r.opt_u64("maxexecutiontime")?.filter(|&t| t > 0),
+            },
+        };
+        spec.validate().map_err(|e| r.err(e.property, e.message))?;
+        Ok((spec, warnings))
+    }
+}
+
+impl Reader<'_> {
+    /// An error attributed to `first` if it was set, else to `second`.
+    fn err_or(&self, first: &str, second: &str, message: String) -> PropertyError {
+        if self.props.contains(first) {
+            self.err(first, message)
+        } else {
+            self.err(second, message)
+        }
+    }
+}
+
+/// The warnings and notes for every property set: unknown names (with the
+/// closest known name), ignored client/binding settings, unsupported ones.
+fn classify(props: &Properties) -> Vec<Warning> {
+    let mut out = Vec::new();
+    for e in props.iter() {
+        let name = e.name.as_str();
+        let warn = |kind, message: String| Warning {
+            origin: e.origin.clone(),
+            property: name.to_owned(),
+            kind,
+            message,
+        };
+        if PROPERTIES.iter().any(|(p, _, _)| *p == name) {
+            continue;
+        }
+        if name == "core_workload_insertion_retry_limit" {
+            if e.value.trim() != "0" {
+                out.push(warn(
+                    WarningKind::Unsupported,
+                    "not supported: kvbench never retries a failed insert (it counts the error)"
+                        .into(),
+                ));
+            }
+            continue;
+        }
+        if IGNORED.contains(&name) || IGNORED_PREFIXES.iter().any(|p| name.starts_with(p)) {
+            out.push(warn(
+                WarningKind::Ignored,
+                "a YCSB client or database-binding setting; kvbench ignores it".into(),
+            ));
+            continue;
+        }
+        let hint = closest(name)
+            .map(|k| format!(" (did you mean {k}?)"))
+            .unwrap_or_default();
+        out.push(warn(
+            WarningKind::Unknown,
+            format!("unknown property, ignored{hint}"),
+        ));
+    }
+    out
+}
+
+/// The known property name nearest to `name`, when it is near enough to be
+/// a typo (edit distance at most 2, or 3 for long names).
+fn closest(name: &str) -> Option<&'static str> {
+    let limit = if name.len() > 12 { 3 } else { 2 };
+    PROPERTIES
+        .iter()
+        .map(|(p, _, _)| *p)
+        .chain(IGNORED.iter().copied())
+        .map(|p| (edit_distance(name, p), p))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, p)| p)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_parse_as_java_would() {
+        assert_eq!(parse_u64("+12"), Ok(12));
+        assert_eq!(parse_u64("-3").unwrap_err(), "\"-3\" must not be negative");
+        assert_eq!(
+            parse_u64("1e3").unwrap_err(),
+            "\"1e3\" is not a whole number"
+        );
+        assert_eq!(parse_u64("").unwrap_err(), "\"\" is not a whole number");
+        assert!(parse_u64("99999999999999999999999").is_err());
+        for (t, v) in [
+            ("0.5", 0.5),
+            (".5", 0.5),
+            ("1.", 1.0),
+            ("1e-2", 0.01),
+            ("2d", 2.0),
+            (" 3 ", 3.0),
+            ("+1", 1.0),
+        ] {
+            assert_eq!(parse_f64(t), Ok(v), "{t}");
+        }
+        for t in ["0.9x", "NaN", "Infinity", "inf", "", "-", "e5"] {
+            assert_eq!(
+                parse_f64(t).unwrap_err(),
+                format!("\"{t}\" is not a number")
+            );
+        }
+    }
+
+    #[test]
+    fn typos_get_suggestions() {
+        assert_eq!(closest("readproprtion"), Some("readproportion"));
+        assert_eq!(closest("recordcont"), Some("recordcount"));
+        assert_eq!(closest("requestdistrib"), None);
+        assert_eq!(closest("xyz"), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+}
