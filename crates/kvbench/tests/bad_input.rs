@@ -184,3 +184,49 @@ fn show_unknown_id() {
     sb.kvbench().args(&args).assert().success();
     assert_usage_error(&sb, &["show", "999"], "no run with id 999");
 }
+
+#[test]
+fn malformed_property_file_names_file_line_and_property() {
+    let sb = Sandbox::new();
+    let file = sb.path().join("mywork");
+    std::fs::write(&file, "# mine\nrecordcount=100\nreadproportion=0.9x\n").expect("write");
+    let path = file.to_string_lossy().to_string();
+    assert_usage_error(
+        &sb,
+        &["run", "--system", "redis", "-P", &path],
+        &format!("{path}: line 3: readproportion"),
+    );
+    assert_usage_error(
+        &sb,
+        &["run", "--system", "redis", "-P", "/no/such/workload"],
+        "/no/such/workload",
+    );
+    assert_nothing_stored(&sb);
+}
+
+#[test]
+fn unknown_property_is_a_warning_that_names_it_and_is_recorded() {
+    let sb = Sandbox::new();
+    let file = sb.path().join("mywork");
+    std::fs::write(
+        &file,
+        "recordcount=500\noperationcount=500\nreadproprtion=0.5\n",
+    )
+    .expect("write");
+    let out = sb
+        .kvbench()
+        .args(["run", "--system", "redis", "-P"])
+        .arg(&file)
+        .args(["--warmup", "0s", "--json", "--quiet"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("readproprtion") && stderr.contains("line 3"),
+        "{stderr}"
+    );
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let warnings = rec["warnings"].to_string();
+    assert!(warnings.contains("readproprtion"), "{warnings}");
+}
