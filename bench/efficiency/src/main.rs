@@ -1,0 +1,1037 @@
+//! `kvbench-efficiency`: how much client CPU kvbench spends per operation,
+//! next to the standard tools, on the same server in the same run.
+//!
+//! For each system it starts ONE private server (kvbench-target's `Server`)
+//! and runs, case after case, kvbench and then the other tool
+//! (`redis-benchmark` for Redis, `memaslap`/`memcaslap` for Memcached) on a
+//! 50/50 GET/SET mix of 100-byte values over 100,000 keys:
+//!
+//! - (a) 1 connection,
+//! - (b) 50 connections, no pipelining,
+//! - (c) 50 connections, 16 requests in flight per connection.
+//!
+//! Two rules make the numbers comparable:
+//!
+//! - **Operations are counted by the server**, never taken from a tool's own
+//!   report: Redis `INFO` command statistics (the data commands only, so the
+//!   tools' own `INFO`/`CONFIG` calls and our two `INFO` probes drop out),
+//!   Memcached `stats` `cmd_get + cmd_set`, read immediately before and after
+//!   the tool runs.
+//! - **Client CPU is the tool process's whole rusage** (user + system, all
+//!   threads), read with `wait4` when it is reaped: start-up, connection set-up
+//!   and shutdown included, nothing sampled.
+//!
+//! It ends with one line per case, `case <a|b|c> <redis|memcached> ratio <R>`,
+//! where R = kvbench's client CPU per operation / the other tool's.
+
+use anyhow::{anyhow, bail, Context, Result};
+use kvbench_target::{Server, ServerSpec, SystemKind};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// The kvbench workload preset used for every kvbench run. `getset` is plain
+/// GET/SET of one 100-byte value (the shape of redis-benchmark's test);
+/// `balanced` with one 100-byte field is the fallback for builds without it
+/// (Redis: HGETALL/HMSET on one-field hashes; Memcached: get/set of a small
+/// JSON object). Overridable with `--workload`.
+const KVBENCH_WORKLOAD: &str = "getset";
+/// Keys in the data set (kvbench `--records`, redis-benchmark `-r`).
+const RECORDS: u64 = 100_000;
+/// Value size in bytes (kvbench `--field-length` with one field,
+/// redis-benchmark `-d`, memaslap's value size).
+const VALUE_BYTES: u64 = 100;
+/// memaslap key length: about kvbench's (`user` + a 64-bit hash in decimal).
+const MEMASLAP_KEY_BYTES: u64 = 24;
+/// Memcached's memory limit: memaslap writes a new key with every set, so
+/// the item count grows by half the operations of each memaslap run; this
+/// keeps every item resident (evictions are checked anyway).
+const MEMCACHED_MB: u64 = 2048;
+
+#[derive(Debug, Clone, Copy)]
+struct Case {
+    name: char,
+    conns: u32,
+    pipeline: u32,
+    /// Operations by default: enough that process start-up is negligible,
+    /// small enough that the whole run takes about 5 minutes on 2 cores.
+    default_ops: u64,
+}
+
+const CASES: [Case; 3] = [
+    Case {
+        name: 'a',
+        conns: 1,
+        pipeline: 1,
+        default_ops: 300_000,
+    },
+    Case {
+        name: 'b',
+        conns: 50,
+        pipeline: 1,
+        default_ops: 1_000_000,
+    },
+    Case {
+        name: 'c',
+        conns: 50,
+        pipeline: 16,
+        default_ops: 2_000_000,
+    },
+];
+
+const USAGE: &str = "\
+kvbench-efficiency: client CPU per operation, kvbench vs redis-benchmark / memaslap
+
+Usage: kvbench-efficiency [OPTIONS]
+
+Starts one private redis-server (and one memcached), and runs on it, one case
+after another, kvbench and the other tool on 50/50 GET/SET, 100-byte values,
+100,000 keys: (a) 1 connection, (b) 50 connections, (c) 50 connections with
+pipeline 16. Operations are counted by the server, client CPU with wait4.
+Ends with one line per case: `case <a|b|c> <redis|memcached> ratio <R>`.
+
+Options:
+  --kvbench PATH          kvbench binary (default: `kvbench` next to this binary)
+  --redis-benchmark PATH  (default: redis-benchmark on PATH)
+  --memaslap PATH         (default: memcaslap, else memaslap, on PATH)
+  --systems LIST          redis,memcached (default both)
+  --cases LIST            a,b,c (default all)
+  --ops N | a=N,b=N,c=N   operations per case and tool (default a=300000,
+                          b=1000000, c=2000000); rounded down to even
+  --workload NAME         kvbench workload (default getset)
+  -h, --help              this text
+
+Exit status: 0 all measured; 1 a tool or server failed (one line naming the
+tool and case); 2 bad arguments.";
+
+struct Opts {
+    kvbench: PathBuf,
+    redis_benchmark: PathBuf,
+    memaslap: Option<PathBuf>,
+    systems: Vec<SystemKind>,
+    cases: Vec<Case>,
+    workload: String,
+}
+
+fn main() {
+    let opts = match parse_args(std::env::args().skip(1).collect()) {
+        Ok(Some(o)) => o,
+        Ok(None) => {
+            println!("{USAGE}");
+            return;
+        }
+        Err(e) => {
+            eprintln!("kvbench-efficiency: {e:#}\n(see --help)");
+            std::process::exit(2);
+        }
+    };
+    match run(&opts) {
+        Ok(()) => {}
+        Err(e) => {
+            let _ = io::stdout().flush();
+            // One line: the context chain joined, newlines flattened.
+            let msg = format!("{e:#}").replace('\n', " | ");
+            eprintln!("kvbench-efficiency: error: {msg}");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn parse_args(args: Vec<String>) -> Result<Option<Opts>> {
+    let mut kvbench = None;
+    let mut redis_benchmark = PathBuf::from("redis-benchmark");
+    let mut memaslap = None;
+    let mut systems = vec![SystemKind::Redis, SystemKind::Memcached];
+    let mut case_names: Vec<char> = CASES.iter().map(|c| c.name).collect();
+    let mut ops: BTreeMap<char, u64> = CASES.iter().map(|c| (c.name, c.default_ops)).collect();
+    let mut workload = KVBENCH_WORKLOAD.to_string();
+    let mut it = args.into_iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (arg.clone(), None),
+        };
+        if flag == "-h" || flag == "--help" {
+            return Ok(None);
+        }
+        let mut value = || -> Result<String> {
+            inline
+                .clone()
+                .or_else(|| it.next())
+                .ok_or_else(|| anyhow!("{flag} needs a value"))
+        };
+        match flag.as_str() {
+            "--kvbench" => kvbench = Some(PathBuf::from(value()?)),
+            "--redis-benchmark" => redis_benchmark = PathBuf::from(value()?),
+            "--memaslap" => memaslap = Some(PathBuf::from(value()?)),
+            "--workload" => workload = value()?,
+            "--systems" => {
+                systems = value()?
+                    .split(',')
+                    .map(|s| {
+                        s.trim().parse::<SystemKind>().map_err(|_| {
+                            anyhow!("--systems: unknown system `{s}` (redis, memcached)")
+                        })
+                    })
+                    .collect::<Result<_>>()?;
+            }
+            "--cases" => {
+                case_names = value()?
+                    .split(',')
+                    .map(|s| match s.trim() {
+                        c @ ("a" | "b" | "c") => Ok(c.chars().next().unwrap_or('a')),
+                        other => Err(anyhow!("--cases: unknown case `{other}` (a, b, c)")),
+                    })
+                    .collect::<Result<_>>()?;
+            }
+            "--ops" => {
+                let v = value()?;
+                if let Ok(n) = v.trim().parse::<u64>() {
+                    ops.values_mut().for_each(|o| *o = n);
+                } else {
+                    for part in v.split(',') {
+                        let (c, n) = part.split_once('=').ok_or_else(|| {
+                            anyhow!("--ops: expected N or a=N,b=N,c=N, got `{v}`")
+                        })?;
+                        let c = match c.trim() {
+                            c @ ("a" | "b" | "c") => c.chars().next().unwrap_or('a'),
+                            other => bail!("--ops: unknown case `{other}`"),
+                        };
+                        let n: u64 = n
+                            .trim()
+                            .parse()
+                            .map_err(|_| anyhow!("--ops: `{n}` is not a number"))?;
+                        ops.insert(c, n);
+                    }
+                }
+            }
+            other => bail!("unknown argument `{other}`"),
+        }
+    }
+    let mut cases = Vec::new();
+    for case in CASES.iter().filter(|c| case_names.contains(&c.name)) {
+        // redis-benchmark runs N/2 SETs then N/2 GETs: N must be even.
+        let n = ops[&case.name] / 2 * 2;
+        if n < 2 * u64::from(case.conns) {
+            bail!(
+                "--ops: case {} needs at least {} operations",
+                case.name,
+                2 * case.conns
+            );
+        }
+        cases.push(Case {
+            default_ops: n,
+            ..*case
+        });
+    }
+    let kvbench = match kvbench {
+        Some(p) => p,
+        None => std::env::current_exe()
+            .context("locate this binary")?
+            .parent()
+            .map(|d| d.join("kvbench"))
+            .ok_or_else(|| anyhow!("no directory for this binary; pass --kvbench"))?,
+    };
+    Ok(Some(Opts {
+        kvbench,
+        redis_benchmark,
+        memaslap,
+        systems,
+        cases,
+        workload,
+    }))
+}
+
+// ---------------------------------------------------------------------------
+// Running a tool and measuring its CPU exactly
+
+/// A finished child process.
+struct ToolRun {
+    wall_s: f64,
+    user_s: f64,
+    sys_s: f64,
+    /// `exit N` or `signal N`.
+    status: String,
+    success: bool,
+    stdout: String,
+    stderr: String,
+}
+
+impl ToolRun {
+    fn cpu_s(&self) -> f64 {
+        self.user_s + self.sys_s
+    }
+
+    /// The last non-empty line of stderr (else stdout), for error messages.
+    fn last_words(&self) -> String {
+        [&self.stderr, &self.stdout]
+            .iter()
+            .flat_map(|s| {
+                s.split(['\n', '\r'])
+                    .map(str::trim)
+                    .rfind(|l| !l.is_empty())
+            })
+            .next()
+            .unwrap_or("no output")
+            .to_string()
+    }
+}
+
+/// Spawns `program args`, with stdout/stderr to files in `dir` (a pipe could
+/// fill up while we sit in wait4), and reaps it with `wait4` to get its own
+/// rusage: user + system time of all its threads, microsecond resolution.
+/// Wall time runs from just before the spawn to just after the reap.
+fn run_tool(program: &Path, args: &[String], dir: &Path, label: &str) -> Result<ToolRun> {
+    let out_path = dir.join(format!("{label}.stdout"));
+    let err_path = dir.join(format!("{label}.stderr"));
+    let out = std::fs::File::create(&out_path)
+        .with_context(|| format!("create {}", out_path.display()))?;
+    let err = std::fs::File::create(&err_path)
+        .with_context(|| format!("create {}", err_path.display()))?;
+    let start = Instant::now();
+    let child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .with_context(|| format!("start {}", program.display()))?;
+    let pid = libc::pid_t::try_from(child.id()).context("child pid out of range")?;
+    let mut status: libc::c_int = 0;
+    // SAFETY: rusage is plain data; wait4 fills it on success.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: valid pointers to a c_int and a rusage; pid is our child,
+        // which nothing else waits for (`child` is never waited on).
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == pid {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e).with_context(|| format!("wait4 for {}", program.display()));
+        }
+    }
+    let wall_s = start.elapsed().as_secs_f64();
+    // Already reaped: dropping `Child` neither waits nor kills.
+    drop(child);
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let (status_text, success) = if libc::WIFEXITED(status) {
+        let code = libc::WEXITSTATUS(status);
+        (format!("exit status {code}"), code == 0)
+    } else if libc::WIFSIGNALED(status) {
+        (
+            format!("killed by signal {}", libc::WTERMSIG(status)),
+            false,
+        )
+    } else {
+        (format!("wait status {status:#x}"), false)
+    };
+    Ok(ToolRun {
+        wall_s,
+        user_s: tv(usage.ru_utime),
+        sys_s: tv(usage.ru_stime),
+        status: status_text,
+        success,
+        stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
+        stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Counting operations at the server
+
+/// What the server counted between two snapshots.
+#[derive(Debug, Default)]
+struct ServerCount {
+    /// Data operations: Redis data commands (everything but the
+    /// administrative ones below), Memcached `cmd_get + cmd_set`.
+    ops: u64,
+    /// Per data command.
+    by_cmd: BTreeMap<String, u64>,
+    /// Redis: other commands (INFO, CONFIG, ...; includes one of our two INFO
+    /// probes). Memcached: 0.
+    other: u64,
+    /// Reads that found nothing: Redis `keyspace_misses`, Memcached `get_misses`.
+    misses: u64,
+    /// Redis `total_error_replies`; Memcached: not counted (0).
+    errors: u64,
+    /// `evicted_keys` / `evictions`.
+    evictions: u64,
+}
+
+/// Redis commands that are not data operations (first part of a
+/// `cmdstat_` name, before any `|` subcommand).
+const REDIS_NON_DATA: &[&str] = &[
+    "info", "config", "ping", "client", "hello", "select", "command", "dbsize", "flushall",
+    "flushdb", "debug", "memory", "time", "echo", "auth", "quit", "reset", "slowlog", "latency",
+    "lastsave", "save", "bgsave", "module", "acl", "cluster", "role", "monitor", "readonly",
+];
+
+fn num(map: &BTreeMap<String, String>, key: &str) -> u64 {
+    map.get(key)
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn redis_calls(map: &BTreeMap<String, String>) -> BTreeMap<String, u64> {
+    map.iter()
+        .filter_map(|(k, v)| {
+            let name = k.strip_prefix("cmdstat_")?;
+            let calls = v
+                .split(',')
+                .find_map(|kv| kv.strip_prefix("calls="))?
+                .parse()
+                .ok()?;
+            Some((name.to_string(), calls))
+        })
+        .collect()
+}
+
+fn count(
+    system: SystemKind,
+    before: &BTreeMap<String, String>,
+    after: &BTreeMap<String, String>,
+) -> ServerCount {
+    let d = |key: &str| num(after, key).saturating_sub(num(before, key));
+    match system {
+        SystemKind::Redis => {
+            // A command is counted after it ran, so the INFO that took
+            // `before` is in the delta and the one that took `after` is not.
+            let total = d("total_commands_processed");
+            let (b, a) = (redis_calls(before), redis_calls(after));
+            let mut by_cmd = BTreeMap::new();
+            for (name, calls) in &a {
+                let delta = calls.saturating_sub(b.get(name).copied().unwrap_or(0));
+                let base = name.split('|').next().unwrap_or(name);
+                if delta > 0 && !REDIS_NON_DATA.contains(&base) {
+                    by_cmd.insert(name.clone(), delta);
+                }
+            }
+            let ops: u64 = by_cmd.values().sum();
+            ServerCount {
+                ops,
+                other: total.saturating_sub(ops),
+                by_cmd,
+                misses: d("keyspace_misses"),
+                errors: d("total_error_replies"),
+                evictions: d("evicted_keys"),
+            }
+        }
+        SystemKind::Memcached => {
+            let (gets, sets) = (d("cmd_get"), d("cmd_set"));
+            ServerCount {
+                ops: gets + sets,
+                by_cmd: [("get".to_string(), gets), ("set".to_string(), sets)].into(),
+                other: 0,
+                misses: d("get_misses"),
+                errors: 0,
+                evictions: d("evictions"),
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// One measurement: a tool run bracketed by two server snapshots
+
+struct Measurement {
+    tool: &'static str,
+    threads: u32,
+    /// Operations the tool was asked for.
+    asked: u64,
+    count: ServerCount,
+    run: ToolRun,
+    notes: Vec<String>,
+}
+
+impl Measurement {
+    fn cpu_per_million(&self) -> f64 {
+        self.run.cpu_s() / self.count.ops as f64 * 1e6
+    }
+}
+
+struct Ctx<'a> {
+    opts: &'a Opts,
+    server: &'a Server,
+    dir: &'a Path,
+    cores: u32,
+}
+
+impl Ctx<'_> {
+    fn system(&self) -> SystemKind {
+        self.server.system()
+    }
+
+    /// Runs one tool between two server snapshots. Fails, naming the tool
+    /// and case, when the tool fails or the server counted nothing.
+    fn measure(
+        &self,
+        case: &Case,
+        tool: &'static str,
+        program: &Path,
+        args: &[String],
+        threads: u32,
+    ) -> Result<Measurement> {
+        let sys = self.system();
+        let what = format!("{tool} (case {} {sys})", case.name);
+        let before = self
+            .server
+            .info()
+            .with_context(|| format!("{what}: {sys} INFO/stats before the run"))?;
+        let run = run_tool(
+            program,
+            args,
+            self.dir,
+            &format!("{}-{sys}-{tool}", case.name),
+        )
+        .with_context(|| format!("{what} could not be run"))?;
+        let after = self
+            .server
+            .info()
+            .with_context(|| format!("{what}: {sys} INFO/stats after the run"))?;
+        if !run.success {
+            let mut why = run.last_words();
+            if tool == "kvbench" {
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&run.stdout) {
+                    if let Some(f) = v.get("failure").and_then(|f| f.as_str()) {
+                        why = f.to_string();
+                    } else if let Some(m) = v
+                        .get("marks")
+                        .filter(|m| m.as_array().is_some_and(|a| !a.is_empty()))
+                    {
+                        why = format!("run marked invalid: {m}");
+                    }
+                }
+            }
+            bail!("{what} failed ({}): {why}", run.status);
+        }
+        let count = count(sys, &before, &after);
+        if count.ops == 0 {
+            bail!(
+                "{what}: the server counted no operations (tool said: {})",
+                run.last_words()
+            );
+        }
+        Ok(Measurement {
+            tool,
+            threads,
+            asked: case.default_ops,
+            count,
+            run,
+            notes: Vec::new(),
+        })
+    }
+
+    fn kvbench_args(&self, case: Option<&Case>) -> Vec<String> {
+        let db = self.dir.join("kv.db");
+        let mut a: Vec<String> = vec![
+            "run".into(),
+            "--system".into(),
+            self.system().to_string(),
+            "--target".into(),
+            self.server.addr().to_string(),
+            "--workload".into(),
+            self.opts.workload.clone(),
+            "--records".into(),
+            RECORDS.to_string(),
+            "--field-count".into(),
+            "1".into(),
+            "--field-length".into(),
+            VALUE_BYTES.to_string(),
+        ];
+        match case {
+            None => a.extend(["--operations", "1", "--clients", "1"].map(String::from)),
+            Some(c) => {
+                let threads = c.conns.min(self.cores);
+                a.extend([
+                    "--no-load".to_string(),
+                    "--operations".into(),
+                    c.default_ops.to_string(),
+                    "--clients".into(),
+                    c.conns.to_string(),
+                    "--pipeline".into(),
+                    c.pipeline.to_string(),
+                    "--threads".into(),
+                    threads.to_string(),
+                    "--json".into(),
+                ]);
+            }
+        }
+        a.extend(["--warmup", "0s", "--quiet", "--db"].map(String::from));
+        a.push(db.display().to_string());
+        a
+    }
+
+    /// Loads the 100,000 records once, with kvbench (not measured).
+    fn load(&self) -> Result<f64> {
+        let args = self.kvbench_args(None);
+        let run = run_tool(
+            &self.opts.kvbench,
+            &args,
+            self.dir,
+            &format!("load-{}", self.system()),
+        )
+        .with_context(|| format!("kvbench load ({}) could not be run", self.system()))?;
+        if !run.success {
+            bail!(
+                "kvbench load ({}) failed ({}): {}",
+                self.system(),
+                run.status,
+                run.last_words()
+            );
+        }
+        Ok(run.wall_s)
+    }
+
+    /// Fills redis-benchmark's key space (`key:000000000000`..`key:000000099999`)
+    /// before any measured run, so its GETs find values as kvbench's do
+    /// (not measured): 1,000,000 random SETs leave about 0.005% of the
+    /// 100,000 keys unset. Returns the keys in db0 afterwards.
+    fn preload_redis_benchmark(&self) -> Result<u64> {
+        let addr = self.server.addr();
+        let args: Vec<String> = [
+            "-h",
+            &addr.ip().to_string(),
+            "-p",
+            &addr.port().to_string(),
+            "-c",
+            "50",
+            "-n",
+            "1000000",
+            "-P",
+            "16",
+            "-t",
+            "set",
+            "-d",
+            &VALUE_BYTES.to_string(),
+            "-r",
+            &RECORDS.to_string(),
+            "-q",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+        let run = run_tool(
+            &self.opts.redis_benchmark,
+            &args,
+            self.dir,
+            "preload-redis-benchmark",
+        )
+        .context("redis-benchmark preload could not be run")?;
+        if !run.success {
+            bail!(
+                "redis-benchmark preload failed ({}): {}",
+                run.status,
+                run.last_words()
+            );
+        }
+        let info = self
+            .server
+            .info()
+            .context("redis INFO after the redis-benchmark preload")?;
+        Ok(info
+            .get("db0")
+            .and_then(|v| v.split(',').find_map(|kv| kv.strip_prefix("keys=")))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0))
+    }
+
+    fn kvbench(&self, case: &Case) -> Result<Measurement> {
+        let threads = case.conns.min(self.cores);
+        let args = self.kvbench_args(Some(case));
+        let mut m = self.measure(case, "kvbench", &self.opts.kvbench, &args, threads)?;
+        let v: serde_json::Value = serde_json::from_str(&m.run.stdout).with_context(|| {
+            format!(
+                "kvbench (case {} {}): its --json output is not JSON",
+                case.name,
+                self.system()
+            )
+        })?;
+        let f = |path: &[&str]| {
+            let mut x = &v;
+            for p in path {
+                x = x.get(*p)?;
+            }
+            x.as_f64()
+        };
+        let mut note = String::from("kvbench's own report:");
+        if let Some(t) = f(&["run", "throughput"]) {
+            let _ = write!(note, " run.throughput {t:.0} ops/s");
+        }
+        if let (Some(c), Some(d)) = (f(&["run", "completed"]), f(&["run", "duration_s"])) {
+            let _ = write!(note, ", {c:.0} completed in {d:.2} s");
+        }
+        if let Some(c) = f(&["cpu", "client_seconds"]) {
+            let _ = write!(
+                note,
+                ", in-window CPU {c:.2} s (getrusage), {:.2} s outside the window",
+                m.run.cpu_s() - c
+            );
+        }
+        m.notes.push(note);
+        for w in v
+            .get("warnings")
+            .and_then(|w| w.as_array())
+            .into_iter()
+            .flatten()
+        {
+            if let Some(w) = w.as_str() {
+                m.notes.push(format!("kvbench warning: {w}"));
+            }
+        }
+        Ok(m)
+    }
+
+    fn redis_benchmark(&self, case: &Case) -> Result<Measurement> {
+        let addr = self.server.addr();
+        let args: Vec<String> = vec![
+            "-h".into(),
+            addr.ip().to_string(),
+            "-p".into(),
+            addr.port().to_string(),
+            "-c".into(),
+            case.conns.to_string(),
+            "-n".into(),
+            (case.default_ops / 2).to_string(),
+            "-P".into(),
+            case.pipeline.to_string(),
+            "-t".into(),
+            "set,get".into(),
+            "-d".into(),
+            VALUE_BYTES.to_string(),
+            "-r".into(),
+            RECORDS.to_string(),
+            "-q".into(),
+        ];
+        let mut m = self.measure(
+            case,
+            "redis-benchmark",
+            &self.opts.redis_benchmark,
+            &args,
+            1,
+        )?;
+        // Its own summary lines: `SET: 72124.05 requests per second, p50=...`.
+        let own: Vec<String> = m
+            .run
+            .stdout
+            .split(['\r', '\n'])
+            .filter_map(|l| {
+                let (test, rest) = l.trim().split_once(": ")?;
+                let rps = rest
+                    .strip_suffix(" requests per second")
+                    .or_else(|| rest.split_once(" requests per second,").map(|p| p.0))?;
+                Some(format!("{test} {rps} req/s"))
+            })
+            .collect();
+        if !own.is_empty() {
+            m.notes.push(format!(
+                "redis-benchmark's own report: {} (SET phase, then GET phase)",
+                own.join(", ")
+            ));
+        }
+        Ok(m)
+    }
+
+    fn memaslap(&self, case: &Case, program: &Path) -> Result<Measurement> {
+        let cfg = self.dir.join("memaslap.cfg");
+        // Key and value sizes fixed, set:get 50:50 (cmd type 0 = set, 1 = get).
+        let text = format!(
+            "key\n{k} {k} 1\nvalue\n{v} {v} 1\ncmd\n0 0.5\n1 0.5\n",
+            k = MEMASLAP_KEY_BYTES,
+            v = VALUE_BYTES
+        );
+        std::fs::write(&cfg, text).with_context(|| format!("write {}", cfg.display()))?;
+        let threads = case.conns.min(self.cores);
+        // Each connection cycles over its own window of keys: together about
+        // 100,000. memaslap takes the window only with a K/M suffix.
+        let window_k = (RECORDS / 1000).div_ceil(u64::from(case.conns));
+        let args: Vec<String> = vec![
+            "-s".into(),
+            self.server.addr().to_string(),
+            "-F".into(),
+            cfg.display().to_string(),
+            "-T".into(),
+            threads.to_string(),
+            "-c".into(),
+            case.conns.to_string(),
+            "-x".into(),
+            case.default_ops.to_string(),
+            "-w".into(),
+            format!("{window_k}k"),
+        ];
+        let mut m = self.measure(case, "memaslap", program, &args, threads)?;
+        if let Some(line) = m.run.stdout.lines().find(|l| l.starts_with("Run time:")) {
+            m.notes
+                .push(format!("memaslap's own report: {}", line.trim()));
+        }
+        Ok(m)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Output
+
+fn table_header() {
+    println!(
+        "{:<4} {:<16} {:>5} {:>4} {:>3} {:>11} {:>8} {:>11} {:>12} {:>12} {:>8}",
+        "case",
+        "tool",
+        "conns",
+        "pipe",
+        "thr",
+        "ops(server)",
+        "wall s",
+        "ops/s(wall)",
+        "client CPU s",
+        "CPU s/1M ops",
+        "misses"
+    );
+}
+
+fn print_row(case: &Case, m: &Measurement) {
+    println!(
+        "{:<4} {:<16} {:>5} {:>4} {:>3} {:>11} {:>8.2} {:>11.0} {:>12.2} {:>12.2} {:>8}",
+        case.name,
+        m.tool,
+        case.conns,
+        case.pipeline,
+        m.threads,
+        m.count.ops,
+        m.run.wall_s,
+        m.count.ops as f64 / m.run.wall_s,
+        m.run.cpu_s(),
+        m.cpu_per_million(),
+        m.count.misses
+    );
+    let cmds: Vec<String> = m
+        .count
+        .by_cmd
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    let mut server = format!(
+        "       server counted: {}; other commands {}; errors {}; evictions {}; CPU user {:.2} s + sys {:.2} s",
+        cmds.join(", "),
+        m.count.other,
+        m.count.errors,
+        m.count.evictions,
+        m.run.user_s,
+        m.run.sys_s
+    );
+    if m.count.ops.abs_diff(m.asked) * 100 > m.asked {
+        let _ = write!(
+            server,
+            "; WARNING: asked for {} operations, the server counted {}",
+            m.asked, m.count.ops
+        );
+    }
+    println!("{server}");
+    for n in &m.notes {
+        println!("       {n}");
+    }
+    let _ = io::stdout().flush();
+}
+
+enum Outcome {
+    Ratio(f64),
+    Skipped(String),
+}
+
+fn tool_version(program: &Path, arg: &str) -> String {
+    Command::new(program)
+        .arg(arg)
+        .stdin(Stdio::null())
+        .output()
+        .ok()
+        .map(|o| {
+            let text = String::from_utf8_lossy(&o.stdout).to_string()
+                + &String::from_utf8_lossy(&o.stderr);
+            text.lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("?")
+                .to_string()
+        })
+        .unwrap_or_else(|| "not runnable".to_string())
+}
+
+fn find_memaslap(opts: &Opts) -> Option<PathBuf> {
+    if let Some(p) = &opts.memaslap {
+        return Some(p.clone());
+    }
+    let path = std::env::var_os("PATH")?;
+    ["memcaslap", "memaslap"].iter().find_map(|name| {
+        std::env::split_paths(&path)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
+fn run(opts: &Opts) -> Result<()> {
+    if !opts.kvbench.is_file() {
+        bail!(
+            "kvbench binary {} not found: build it (cargo build --release -p kvbench) or pass --kvbench PATH",
+            opts.kvbench.display()
+        );
+    }
+    let env = kvbench_target::machine_environment();
+    let memaslap = find_memaslap(opts);
+    println!("kvbench efficiency: client CPU per operation, kvbench vs redis-benchmark / memaslap");
+    println!(
+        "machine: {} ({} cores visible), {:.1} GiB RAM, kernel {}, host {}",
+        env.cpu_model,
+        env.cores,
+        env.memory_bytes as f64 / (1u64 << 30) as f64,
+        env.kernel,
+        env.host
+    );
+    println!("load average at start: {}", loadavg());
+    println!(
+        "kvbench:         {} ({})",
+        opts.kvbench.display(),
+        tool_version(&opts.kvbench, "--version")
+    );
+    if opts.systems.contains(&SystemKind::Redis) {
+        println!(
+            "redis-benchmark: {} ({})",
+            opts.redis_benchmark.display(),
+            tool_version(&opts.redis_benchmark, "--version")
+        );
+    }
+    if opts.systems.contains(&SystemKind::Memcached) {
+        match &memaslap {
+            Some(p) => println!("memaslap:        {} ({})", p.display(), tool_version(p, "-V")),
+            None => bail!("memaslap not found (memcaslap or memaslap on PATH; apt-get install libmemcached-tools) or pass --memaslap PATH"),
+        }
+    }
+    println!(
+        "workload: 50/50 GET/SET, {VALUE_BYTES}-byte values, {RECORDS} keys; kvbench --workload {} --field-count 1 --field-length {VALUE_BYTES}",
+        opts.workload
+    );
+    let cases: Vec<String> = opts
+        .cases
+        .iter()
+        .map(|c| {
+            format!(
+                "({}) {} conn, pipeline {}, {} ops",
+                c.name, c.conns, c.pipeline, c.default_ops
+            )
+        })
+        .collect();
+    println!("cases: {}", cases.join("; "));
+    println!("ops = data operations counted by the server; wall s includes the tool's start-up and exit;");
+    println!("client CPU s = user + system time of the tool process (wait4 rusage, all threads, whole process).");
+
+    let dir = tempfile::Builder::new()
+        .prefix("kvbench-efficiency-")
+        .tempdir()
+        .context("create a temporary directory")?;
+    let mut finals: Vec<(char, SystemKind, Outcome)> = Vec::new();
+    for &system in &opts.systems {
+        let spec = ServerSpec {
+            system,
+            binary: None,
+            memory_limit_mb: (system == SystemKind::Memcached).then_some(MEMCACHED_MB),
+            extra_args: Vec::new(),
+        };
+        let server = Server::start(&spec).with_context(|| format!("start {system}"))?;
+        let version = server
+            .version()
+            .with_context(|| format!("{system} version"))?;
+        println!();
+        println!(
+            "== {system} {}{} at {} (pid {}), one server for every case and both tools ==",
+            version.version,
+            version
+                .allocator
+                .map(|a| format!(" ({a})"))
+                .unwrap_or_default(),
+            server.addr(),
+            server.pid()
+        );
+        let settings: Vec<String> = server
+            .settings()
+            .iter()
+            .map(|s| {
+                if s.value.is_empty() {
+                    format!("{} \"\"", s.name)
+                } else {
+                    format!("{} {}", s.name, s.value)
+                }
+            })
+            .collect();
+        if !settings.is_empty() {
+            println!("settings: {}", settings.join(", "));
+        }
+        let ctx = Ctx {
+            opts,
+            server: &server,
+            dir: dir.path(),
+            cores: env.cores.max(1),
+        };
+        let load_s = ctx.load()?;
+        println!("loaded {RECORDS} records with kvbench in {load_s:.2} s (not measured)");
+        if system == SystemKind::Redis {
+            let keys = ctx.preload_redis_benchmark()?;
+            println!(
+                "filled redis-benchmark's key space with 1,000,000 random SETs (not measured): db0 now holds {keys} keys"
+            );
+        }
+        table_header();
+        for case in &opts.cases {
+            let k = ctx.kvbench(case)?;
+            print_row(case, &k);
+            let other = match system {
+                SystemKind::Redis => Some(ctx.redis_benchmark(case)?),
+                SystemKind::Memcached if case.pipeline > 1 => None,
+                SystemKind::Memcached => {
+                    Some(ctx.memaslap(case, memaslap.as_deref().unwrap_or(Path::new("memcaslap")))?)
+                }
+            };
+            match other {
+                Some(o) => {
+                    print_row(case, &o);
+                    let r = k.cpu_per_million() / o.cpu_per_million();
+                    println!(
+                        "  ->  case {} {system}: kvbench {:.2} / {} {:.2} CPU s per 1M ops = ratio {r:.2}",
+                        case.name,
+                        k.cpu_per_million(),
+                        o.tool,
+                        o.cpu_per_million()
+                    );
+                    finals.push((case.name, system, Outcome::Ratio(r)));
+                }
+                None => {
+                    let why = format!(
+                        "memaslap cannot pipeline (each connection waits for its reply; -d only batches GETs into one multi-get), so pipeline {} has no memaslap equivalent",
+                        case.pipeline
+                    );
+                    println!("  ->  case {} {system}: {why}", case.name);
+                    finals.push((case.name, system, Outcome::Skipped(why)));
+                }
+            }
+            let _ = io::stdout().flush();
+        }
+        server.stop().with_context(|| format!("stop {system}"))?;
+    }
+    println!();
+    println!("load average at end: {}", loadavg());
+    println!("ratio = kvbench client CPU per operation / the other tool's (goals: (b) <= 0.5, (c) <= 0.7)");
+    for (case, system, outcome) in &finals {
+        match outcome {
+            Outcome::Ratio(r) => println!("case {case} {system} ratio {r:.2}"),
+            Outcome::Skipped(why) => println!("case {case} {system} skipped: {why}"),
+        }
+    }
+    Ok(())
+}
