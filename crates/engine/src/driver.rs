@@ -83,6 +83,8 @@ const INDEX_KEY: &[u8] = b"_indices";
 pub struct Driver {
     system: SystemKind,
     keys: KeyNamer,
+    /// Memcached only: what goes before the key on the wire (`usertable-`).
+    memcached_prefix: Vec<u8>,
     layout: Layout,
     redis_index: bool,
     memcached_update: MemcachedUpdate,
@@ -115,9 +117,18 @@ impl Driver {
             Layout::Hash => json(max_len),
             Layout::Plain => max_len,
         };
+        // YCSB's Memcached binding stores a record under `table-key`
+        // (`usertable-user123...`) while values (with dataintegrity) derive
+        // from the bare key; the hash data model does the same, so YCSB can
+        // read what kvbench loaded. Redis keys have no prefix in YCSB.
+        let memcached_prefix = match spec.data_model.layout {
+            Layout::Hash => format!("{}-", spec.table).into_bytes(),
+            Layout::Plain => Vec::new(),
+        };
         Driver {
             system,
             keys,
+            memcached_prefix,
             layout: spec.data_model.layout,
             redis_index: spec.data_model.redis_index,
             memcached_update: spec.data_model.memcached_update,
@@ -312,7 +323,7 @@ impl Driver {
                     resp::write_bulk(buf, key);
                 }
             },
-            (SystemKind::Memcached, _) => mc::encode_get(buf, key),
+            (SystemKind::Memcached, _) => self.with_wire_key(key, |k| mc::encode_get(buf, k)),
         }
     }
 
@@ -349,8 +360,10 @@ impl Driver {
             }
             (SystemKind::Memcached, Layout::Plain) => {
                 let len = self.lengths.sample(rng);
-                mc::encode_set_with(buf, key, 0, 0, len, |v| {
-                    self.fill(rng, key, &self.field_names[0], v)
+                self.with_wire_key(key, |k| {
+                    mc::encode_set_with(buf, k, 0, 0, len, |v| {
+                        self.fill(rng, key, &self.field_names[0], v)
+                    })
                 });
             }
             (SystemKind::Memcached, Layout::Hash) => {
@@ -416,11 +429,29 @@ impl Driver {
             put(out, &mut at, b"}");
             debug_assert_eq!(at, out.len());
         };
-        if replace {
-            mc::encode_replace_with(buf, key, 0, 0, total, fill);
-        } else {
-            mc::encode_set_with(buf, key, 0, 0, total, fill);
+        self.with_wire_key(key, |k| {
+            if replace {
+                mc::encode_replace_with(buf, k, 0, 0, total, fill);
+            } else {
+                mc::encode_set_with(buf, k, 0, 0, total, fill);
+            }
+        });
+    }
+
+    /// Calls `f` with the key as Memcached sees it: the prefix and `key`,
+    /// joined on the stack (a Memcached key is at most 250 bytes), so the
+    /// hot path does not allocate.
+    #[inline]
+    fn with_wire_key<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> R {
+        if self.memcached_prefix.is_empty() {
+            return f(key);
         }
+        let mut joined = [0u8; 256];
+        let (p, k) = (self.memcached_prefix.len(), key.len());
+        let n = (p + k).min(joined.len());
+        joined[..p.min(n)].copy_from_slice(&self.memcached_prefix[..p.min(n)]);
+        joined[p.min(n)..n].copy_from_slice(&key[..n - p.min(n)]);
+        f(&joined[..n])
     }
 
     /// A field value: YCSB's deterministic value with `dataintegrity`,
@@ -996,22 +1027,31 @@ mod tests {
         let json_all = format!("{{\"field0\":\"{V}\",\"field1\":\"{V}\"}}");
         let json_one = format!("{{\"field1\":\"{V}\"}}");
         let cases: Vec<(Vec<u8>, String)> = vec![
-            (mc(OpKind::Read, None, ""), "get user5\r\n".into()),
+            (mc(OpKind::Read, None, ""), "get usertable-user5\r\n".into()),
             (
                 mc(OpKind::Read, Some(1), "readallfields=false\n"),
-                "get user5\r\n".into(),
+                "get usertable-user5\r\n".into(),
             ),
             (
                 mc(OpKind::Update, Some(1), ""),
-                format!("set user5 0 0 {}\r\n{json_all}\r\n", json_all.len()),
+                format!(
+                    "set usertable-user5 0 0 {}\r\n{json_all}\r\n",
+                    json_all.len()
+                ),
             ),
             (
                 mc(OpKind::Update, Some(1), "kvbench.memcached.update=ycsb\n"),
-                format!("replace user5 0 0 {}\r\n{json_one}\r\n", json_one.len()),
+                format!(
+                    "replace usertable-user5 0 0 {}\r\n{json_one}\r\n",
+                    json_one.len()
+                ),
             ),
             (
                 mc(OpKind::Insert, None, "kvbench.memcached.update=ycsb\n"),
-                format!("set user5 0 0 {}\r\n{json_all}\r\n", json_all.len()),
+                format!(
+                    "set usertable-user5 0 0 {}\r\n{json_all}\r\n",
+                    json_all.len()
+                ),
             ),
             (
                 mc(

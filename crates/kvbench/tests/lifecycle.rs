@@ -60,74 +60,21 @@ fn run_stores_the_result_and_stops_the_server() {
     );
 }
 
-#[test]
-fn ctrl_c_stops_the_server_and_stores_the_run_as_interrupted() {
-    let sb = Sandbox::new();
+/// Starts `kvbench run` for a minute on `system` in the background and
+/// returns it with the pid of the server it started, once that exists.
+fn start_long_run(sb: &Sandbox, system: &str) -> (std::process::Child, u32) {
     let kvbench = assert_cmd::cargo::cargo_bin("kvbench");
-    let mut child = std::process::Command::new(kvbench)
+    let child = std::process::Command::new(kvbench)
         .args([
             "run",
             "--system",
-            "redis",
+            system,
             "--workload",
             "balanced",
             "--records",
             "1000",
-            "--duration",
-            "60s",
-            "--warmup",
-            "0s",
-            "--quiet",
         ])
-        .current_dir(sb.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let pid = child.id();
-    // Wait until kvbench has started its server.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let server = loop {
-        if let Some(p) = children_of(pid).into_iter().next() {
-            break p;
-        }
-        assert!(Instant::now() < deadline, "no server started");
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: plain kill(2) on our own child.
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
-    let status = child.wait().expect("wait");
-    assert_eq!(status.code(), Some(130));
-    assert!(!alive(server), "server {server} still running after Ctrl-C");
-    let out = sb
-        .kvbench()
-        .args(["runs", "--json"])
-        .output()
-        .expect("runs");
-    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    assert_eq!(rows[0]["status"], "failed");
-    assert!(
-        rows[0]["failure"]
-            .as_str()
-            .is_some_and(|f| f.contains("interrupted")),
-        "{rows}"
-    );
-}
-
-#[test]
-fn a_server_killed_mid_run_fails_the_run_and_it_is_stored() {
-    let sb = Sandbox::new();
-    let kvbench = assert_cmd::cargo::cargo_bin("kvbench");
-    let mut child = std::process::Command::new(kvbench)
         .args([
-            "run",
-            "--system",
-            "memcached",
-            "--workload",
-            "balanced",
-            "--records",
-            "1000",
             "--duration",
             "60s",
             "--warmup",
@@ -141,16 +88,53 @@ fn a_server_killed_mid_run_fails_the_run_and_it_is_stored() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    let pid = child.id();
     let deadline = Instant::now() + Duration::from_secs(20);
     let server = loop {
-        if let Some(p) = children_of(pid).into_iter().next() {
+        if let Some(p) = children_of(child.id()).into_iter().next() {
             break p;
         }
         assert!(Instant::now() < deadline, "no server started");
         std::thread::sleep(Duration::from_millis(50));
     };
+    // Let it reach the measured window.
     std::thread::sleep(Duration::from_millis(1500));
+    (child, server)
+}
+
+/// The newest stored run, as JSON.
+fn newest_run(sb: &Sandbox) -> serde_json::Value {
+    let out = sb
+        .kvbench()
+        .args(["runs", "--json"])
+        .output()
+        .expect("runs");
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    rows[0].clone()
+}
+
+#[test]
+fn ctrl_c_stops_the_server_and_stores_the_run_as_interrupted() {
+    let sb = Sandbox::new();
+    let (mut child, server) = start_long_run(&sb, "redis");
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(130));
+    assert!(!alive(server), "server {server} still running after Ctrl-C");
+    let run = newest_run(&sb);
+    assert_eq!(run["status"], "failed");
+    assert!(
+        run["failure"]
+            .as_str()
+            .is_some_and(|f| f.contains("interrupted")),
+        "{run}"
+    );
+}
+
+#[test]
+fn a_server_killed_mid_run_fails_the_run_and_it_is_stored() {
+    let sb = Sandbox::new();
+    let (mut child, server) = start_long_run(&sb, "memcached");
     // SAFETY: kill(2) on the server our child started.
     unsafe { libc::kill(server as i32, libc::SIGKILL) };
     let status = child.wait().expect("wait");
@@ -159,11 +143,5 @@ fn a_server_killed_mid_run_fails_the_run_and_it_is_stored() {
         Some(0),
         "a run whose server died is not a success"
     );
-    let out = sb
-        .kvbench()
-        .args(["runs", "--json"])
-        .output()
-        .expect("runs");
-    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    assert_ne!(rows[0]["status"], "ok", "{rows}");
+    assert_ne!(newest_run(&sb)["status"], "ok");
 }

@@ -115,7 +115,8 @@ fn check_memcached(server: &Server, spec: &WorkloadSpec) {
     let keys = KeyNamer::default();
     let mut req = Vec::new();
     for keynum in 0..spec.record_count {
-        let key = keys.key(keynum);
+        // Where YCSB's Memcached binding looks a record up: `table-key`.
+        let key = format!("usertable-{}", keys.key(keynum));
         req.clear();
         mc::encode_get(&mut req, key.as_bytes());
         let items = exchange(&mut sock, &req, |b| mc::parse_values(b).ok().flatten());

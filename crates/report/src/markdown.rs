@@ -60,16 +60,7 @@ pub fn comparison_report(records: &[RunRecord], planned: usize) -> String {
             ));
         }
         for r in problems {
-            let why = r.failure.clone().unwrap_or_else(|| r.marks.join("; "));
-            s.push_str(&format!(
-                "- run {} ({} {} x{}): {}: {}\n",
-                r.id.unwrap_or_default(),
-                r.config.system,
-                r.config.workload,
-                r.config.clients,
-                r.status.as_str(),
-                why
-            ));
+            s.push_str(&format!("- {}\n", crate::text::problem(r)));
         }
     }
     let settings: Vec<String> = records

@@ -287,18 +287,23 @@ pub fn comparison(records: &[RunRecord]) -> String {
     let mut s = String::from("latencies in microseconds; ops/s over the measured window\n");
     s.push_str(&comparison_table(records).to_text());
     for r in records.iter().filter(|r| r.status != RunStatus::Ok) {
-        let why = r.failure.clone().unwrap_or_else(|| r.marks.join("; "));
-        s.push_str(&format!(
-            "run {} ({} {} x{}) {}: {}\n",
-            r.id.unwrap_or_default(),
-            r.config.system,
-            r.config.workload,
-            r.config.clients,
-            r.status.as_str(),
-            why
-        ));
+        s.push_str(&problem(r));
+        s.push('\n');
     }
     s
+}
+
+/// Why a run is not `ok`, in one line: `run 7 (redis balanced x8): invalid: errors: ...`.
+pub fn problem(r: &RunRecord) -> String {
+    let why = r.failure.clone().unwrap_or_else(|| r.marks.join("; "));
+    format!(
+        "run {} ({} {} x{}): {}: {why}",
+        r.id.unwrap_or_default(),
+        r.config.system,
+        r.config.workload,
+        r.config.clients,
+        r.status.as_str()
+    )
 }
 
 /// The stored runs, one line each.

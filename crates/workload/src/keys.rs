@@ -81,9 +81,9 @@ impl KeyNamer {
         } else {
             fnv_hash64(keynum)
         };
-        // Java formats a signed long.
-        let mut digits = [0u8; 20];
-        let text = format_i64(number as i64, &mut digits);
+        // Java formats a signed long, as itoa does an i64.
+        let mut digits = itoa::Buffer::new();
+        let text = digits.format(number as i64).as_bytes();
         out.extend_from_slice(self.prefix.as_bytes());
         let fill = self.zero_padding.saturating_sub(text.len());
         out.resize(out.len() + fill, b'0');
@@ -104,47 +104,15 @@ impl KeyNamer {
     }
 }
 
-/// Formats `value` in decimal at the end of `buf`, Java `Long.toString`
-/// style, and returns the text.
-#[inline]
-fn format_i64(value: i64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut n = value.unsigned_abs();
-    let mut start = buf.len();
-    loop {
-        start -= 1;
-        buf[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if value < 0 {
-        start -= 1;
-        buf[start] = b'-';
-    }
-    &buf[start..]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn formats_like_long_to_string() {
-        let mut buf = [0u8; 20];
-        for v in [0, 7, 10, -1, 1234567890, i64::MAX, i64::MIN] {
-            assert_eq!(format_i64(v, &mut buf), v.to_string().as_bytes());
-        }
-    }
 
     #[test]
     fn the_one_negative_hash_pads_before_the_sign() {
         // Math.abs(Long.MIN_VALUE) stays negative; YCSB's padding counts the
         // '-' and goes in front of it.
         assert_eq!(((1u64 << 63) as i64).wrapping_abs(), i64::MIN);
-        let mut buf = [0u8; 20];
-        let text = format_i64(i64::MIN, &mut buf);
-        assert_eq!(text, b"-9223372036854775808");
         let namer = KeyNamer::new(true, 22);
         assert_eq!(namer.key(1 << 63), "user00-9223372036854775808");
     }

@@ -166,6 +166,10 @@ pub struct WorkloadSpec {
     pub field_length_distribution: FieldLengthDistribution,
     /// `fieldnameprefix`: field `i` is named prefix + `i`.
     pub field_name_prefix: String,
+    /// `table`: YCSB's table name. YCSB's Memcached binding stores each
+    /// record under `table-key`; kvbench does the same (hash data model),
+    /// so YCSB can read what kvbench loaded.
+    pub table: String,
     /// `readallfields`: reads (and scans, and read-modify-writes) fetch every
     /// field rather than one chosen at random.
     pub read_all_fields: bool,
@@ -218,6 +222,7 @@ impl Default for WorkloadSpec {
             field_length: 100,
             field_length_distribution: FieldLengthDistribution::Constant,
             field_name_prefix: "field".to_owned(),
+            table: "usertable".to_owned(),
             read_all_fields: true,
             write_all_fields: false,
             data_integrity: false,

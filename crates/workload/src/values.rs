@@ -75,8 +75,9 @@ pub fn fill_deterministic_value(key: &[u8], field: &[u8], out: &mut [u8]) {
     push(field, &mut pos, &mut hash);
     while pos < size {
         push(b":", &mut pos, &mut hash);
-        let mut digits = [0u8; 11];
-        let text = format_i32(hash, &mut digits);
+        // Java's Integer.toString, as itoa formats an i32.
+        let mut digits = itoa::Buffer::new();
+        let text = digits.format(hash).as_bytes();
         push(text, &mut pos, &mut hash);
     }
 }
@@ -87,25 +88,6 @@ pub fn deterministic_value(key: &[u8], field: &[u8], len: usize, out: &mut Vec<u
     let start = out.len();
     out.resize(start + len, 0);
     fill_deterministic_value(key, field, &mut out[start..]);
-}
-
-/// Java's `Integer.toString`: decimal, with `-` when negative.
-fn format_i32(value: i32, buf: &mut [u8; 11]) -> &[u8] {
-    let mut n = value.unsigned_abs();
-    let mut start = buf.len();
-    loop {
-        start -= 1;
-        buf[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if value < 0 {
-        start -= 1;
-        buf[start] = b'-';
-    }
-    &buf[start..]
 }
 
 #[cfg(test)]
@@ -180,8 +162,6 @@ mod tests {
         }
         // The hash in the 20-byte vector, by hand: hashCode("user1:field9:").
         assert_eq!(java_string_hash(b"user1:field9:"), -1_268_390_937);
-        let mut buf = [0u8; 11];
-        assert_eq!(format_i32(i32::MIN, &mut buf), b"-2147483648");
     }
 
     #[test]

@@ -57,6 +57,11 @@ pub const PROPERTIES: &[(&str, &str, &str)] = &[
     ),
     ("fieldnameprefix", "field", "field i is named prefix + i"),
     (
+        "table",
+        "usertable",
+        "YCSB's table name; Memcached keys are table-key, as YCSB's binding writes them",
+    ),
+    (
         "readallfields",
         "true",
         "reads fetch every field (else one at random)",
@@ -174,7 +179,6 @@ pub const IGNORED: &[&str] = &[
     "status",
     "status.interval",
     "label",
-    "table",
     "measurementtype",
     "measurement.interval",
     "measurement.trackjvm",
@@ -527,6 +531,7 @@ impl WorkloadSpec {
             field_length,
             field_length_distribution,
             field_name_prefix: r.raw("fieldnameprefix").unwrap_or("field").to_owned(),
+            table: r.raw("table").unwrap_or("usertable").to_owned(),
             read_all_fields: r.bool("readallfields", true)?,
             write_all_fields: r.bool("writeallfields", false)?,
             data_integrity: r.bool("dataintegrity", false)?,

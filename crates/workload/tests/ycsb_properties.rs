@@ -125,6 +125,7 @@ fn every_property_is_mapped() {
             true
         }),
         ("zipfian.constant", "0.5", |s| s.zipfian_constant == 0.5),
+        ("table", "mytable", |s| s.table == "mytable"),
         ("kvbench.datamodel", "plain", |s| {
             s.data_model.layout == Layout::Plain
         }),
@@ -331,7 +332,7 @@ fn overrides_apply_after_files_and_name_their_origin() {
 #[test]
 fn unknown_properties_warn_by_name_and_client_ones_are_notes() {
     let text = "readproprtion=0.5\nfoo.bar=1\ndb=site.ycsb.db.RedisClient\nredis.host=127.0.0.1\n\
-                measurementtype=hdrhistogram\nhdrhistogram.percentiles=50,99\ntable=t\n\
+                measurementtype=hdrhistogram\nhdrhistogram.percentiles=50,99\nexporter=site.ycsb.measurements.exporter.TextMeasurementsExporter\n\
                 core_workload_insertion_retry_limit=3\nkvbench.datamodle=plain\n";
     let props = Properties::parse(text, "w").unwrap();
     let (_, warnings) = WorkloadSpec::from_properties(&props).unwrap();
@@ -362,7 +363,7 @@ fn unknown_properties_warn_by_name_and_client_ones_are_notes() {
             note(4, "redis.host"),
             note(5, "measurementtype"),
             note(6, "hdrhistogram.percentiles"),
-            note(7, "table"),
+            note(7, "exporter"),
             (
                 "w: line 8: core_workload_insertion_retry_limit: not supported: kvbench never \
                  retries a failed insert (it counts the error)"
