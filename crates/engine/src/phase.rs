@@ -526,7 +526,7 @@ impl WorkerJob {
         let mut socks = Vec::with_capacity(self.sources.len());
         let mut error = None;
         for _ in 0..self.sources.len() {
-            match connect(self.addr, self.connect_timeout).await {
+            match connect_tokio(self.addr, self.connect_timeout) {
                 Ok(s) => socks.push(s),
                 Err(e) => {
                     error = Some(e);
@@ -610,34 +610,26 @@ fn busy_share(start: Option<(Instant, f64)>) -> f64 {
     }
 }
 
-async fn connect(addr: SocketAddr, limit: Duration) -> Result<tokio::net::TcpStream, EngineError> {
-    let sock = tokio::time::timeout(limit, tokio::net::TcpStream::connect(addr))
-        .await
-        .map_err(|_| EngineError::Connect {
-            addr,
-            message: format!("no answer within {limit:?}"),
-        })?
-        .map_err(|e| EngineError::Connect {
-            addr,
-            message: e.to_string(),
-        })?;
-    // Requests are written whole; Nagle would only add delay.
-    sock.set_nodelay(true).map_err(|e| EngineError::Connect {
+/// Opens one connection (blocking; called before the phase starts, so it
+/// delays nothing that is measured).
+fn connect_std(addr: SocketAddr, limit: Duration) -> Result<std::net::TcpStream, EngineError> {
+    let err = |e: std::io::Error| EngineError::Connect {
         addr,
         message: e.to_string(),
-    })?;
+    };
+    let sock = std::net::TcpStream::connect_timeout(&addr, limit).map_err(err)?;
+    // Requests are written whole; Nagle would only add delay.
+    sock.set_nodelay(true).map_err(err)?;
     Ok(sock)
 }
 
-fn connect_std(addr: SocketAddr, limit: Duration) -> Result<std::net::TcpStream, EngineError> {
-    let sock =
-        std::net::TcpStream::connect_timeout(&addr, limit).map_err(|e| EngineError::Connect {
-            addr,
-            message: e.to_string(),
-        })?;
-    sock.set_nodelay(true).map_err(|e| EngineError::Connect {
+/// [`connect_std`], handed to tokio.
+fn connect_tokio(addr: SocketAddr, limit: Duration) -> Result<tokio::net::TcpStream, EngineError> {
+    let err = |e: std::io::Error| EngineError::Connect {
         addr,
         message: e.to_string(),
-    })?;
-    Ok(sock)
+    };
+    let sock = connect_std(addr, limit)?;
+    sock.set_nonblocking(true).map_err(err)?;
+    tokio::net::TcpStream::from_std(sock).map_err(err)
 }
