@@ -6,6 +6,14 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
+Examples:
+  kvbench run --system redis --workload read-heavy --records 20000 --clients 8
+  kvbench run --system memcached -P workloads/workloadb --rate 20000 --duration 30s
+  kvbench compare --clients 1,8 --report report.md
+  kvbench runs --limit 5
+  kvbench show 1 --series
+  kvbench workloads
+
 Exit codes:
   0  success
   1  a run failed (it is stored as failed, with its reason)
