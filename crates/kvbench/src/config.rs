@@ -156,7 +156,7 @@ pub fn settings(
     // before any server starts.
     Driver::new(system, &spec, spec.key_namer())
         .check(&spec)
-        .map_err(|e| UsageError(format!("{system}: {e}")))?;
+        .map_err(UsageError)?;
     let clients = clients
         .or(spec.client.thread_count)
         .unwrap_or(DEFAULT_CLIENTS);
