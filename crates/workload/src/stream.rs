@@ -91,15 +91,10 @@ impl Workload {
     /// A client's stream, drawing from `rng` (one of [`crate::client_rngs`]).
     /// Streams from one `Workload` share its insert counter.
     pub fn stream(&self, rng: Rng) -> OpStream {
+        // A clone shares the insert counter (an Arc) and copies the rest.
         OpStream {
             rng,
-            ops: self.ops.clone(),
-            keys: self.keys.clone(),
-            inserts: Arc::clone(&self.inserts),
-            fields: self.fields.clone(),
-            scan_lengths: self.scan_lengths.clone(),
-            read_all_fields: self.read_all_fields,
-            write_all_fields: self.write_all_fields,
+            w: self.clone(),
         }
     }
 
@@ -123,13 +118,8 @@ fn dist_error(property: &'static str, e: DistError) -> SpecError {
 #[derive(Debug, Clone)]
 pub struct OpStream {
     rng: Rng,
-    ops: DiscreteGenerator<OpKind>,
-    keys: KeyChooser,
-    inserts: Arc<AcknowledgedCounterGenerator>,
-    fields: UniformLongGenerator,
-    scan_lengths: ScanLengths,
-    read_all_fields: bool,
-    write_all_fields: bool,
+    /// This stream's copy of the workload's generators (the insert counter shared).
+    w: Workload,
 }
 
 impl OpStream {
@@ -143,11 +133,11 @@ impl OpStream {
     /// fields are read or written, in YCSB's order.
     #[inline]
     pub fn next_op(&mut self) -> Op {
-        let kind = *self.ops.next_value(&mut self.rng);
+        let kind = *self.w.ops.next_value(&mut self.rng);
         if kind == OpKind::Insert {
-            return Op::insert(self.inserts.next_value());
+            return Op::insert(self.w.inserts.next_value());
         }
-        let keynum = self.keys.next_keynum(&mut self.rng);
+        let keynum = self.w.keys.next_keynum(&mut self.rng);
         let mut op = Op {
             kind,
             keynum,
@@ -156,18 +146,18 @@ impl OpStream {
             scan_length: 0,
         };
         match kind {
-            OpKind::Read => op.field = self.field_unless(self.read_all_fields),
-            OpKind::Update => op.field = self.field_unless(self.write_all_fields),
+            OpKind::Read => op.field = self.field_unless(self.w.read_all_fields),
+            OpKind::Update => op.field = self.field_unless(self.w.write_all_fields),
             OpKind::Scan => {
-                op.scan_length = match &mut self.scan_lengths {
+                op.scan_length = match &mut self.w.scan_lengths {
                     ScanLengths::Uniform(g) => g.next_value(&mut self.rng),
                     ScanLengths::Zipfian(g) => g.next_value(&mut self.rng),
                 } as u32;
-                op.field = self.field_unless(self.read_all_fields);
+                op.field = self.field_unless(self.w.read_all_fields);
             }
             OpKind::ReadModifyWrite => {
-                op.read_field = self.field_unless(self.read_all_fields);
-                op.field = self.field_unless(self.write_all_fields);
+                op.read_field = self.field_unless(self.w.read_all_fields);
+                op.field = self.field_unless(self.w.write_all_fields);
             }
             OpKind::Insert => {}
         }
@@ -177,7 +167,7 @@ impl OpStream {
     /// YCSB's `fieldchooser`: a field uniformly, unless all are wanted.
     #[inline]
     fn field_unless(&mut self, all: bool) -> Option<u32> {
-        (!all).then(|| self.fields.next_value(&mut self.rng) as u32)
+        (!all).then(|| self.w.fields.next_value(&mut self.rng) as u32)
     }
 
     /// Records that the insert of `keynum` (from [`next_op`](Self::next_op))
@@ -190,12 +180,12 @@ impl OpStream {
     /// [`DistError::Acknowledge`] when `keynum` was already acknowledged, or
     /// is 2^20 or more past the oldest unacknowledged insert.
     pub fn acknowledge_insert(&self, keynum: u64) -> Result<(), DistError> {
-        self.inserts.acknowledge(keynum)
+        self.w.inserts.acknowledge(keynum)
     }
 
     /// The largest record number reads may choose now.
     pub fn last_readable(&self) -> Option<u64> {
-        self.inserts.last_value()
+        self.w.inserts.last_value()
     }
 
     /// The generator, for values that belong to this stream's operations.
