@@ -522,18 +522,24 @@ impl WorkerJob {
         }))
     }
 
-    async fn run_tokio(self) -> Result<(Recorder, f64), EngineError> {
+    /// Opens one connection per source with `connect`, stopping at the
+    /// first failure (returned beside the connections opened so far).
+    fn connect_all<S>(
+        &self,
+        connect: fn(SocketAddr, Duration) -> Result<S, EngineError>,
+    ) -> (Vec<S>, Option<EngineError>) {
         let mut socks = Vec::with_capacity(self.sources.len());
-        let mut error = None;
         for _ in 0..self.sources.len() {
-            match connect_tokio(self.addr, self.connect_timeout) {
+            match connect(self.addr, self.connect_timeout) {
                 Ok(s) => socks.push(s),
-                Err(e) => {
-                    error = Some(e);
-                    break;
-                }
+                Err(e) => return (socks, Some(e)),
             }
         }
+        (socks, None)
+    }
+
+    async fn run_tokio(self) -> Result<(Recorder, f64), EngineError> {
+        let (socks, error) = self.connect_all(connect_tokio);
         let (timeout, progress, stop) = (self.timeout, self.progress.clone(), self.stop.clone());
         let Some(ready) = self.ready(error)? else {
             return Ok((Recorder::default(), 0.0));
@@ -567,17 +573,7 @@ impl WorkerJob {
     }
 
     fn run_uring(self) -> Result<(Recorder, f64), EngineError> {
-        let mut socks = Vec::with_capacity(self.sources.len());
-        let mut error = None;
-        for _ in 0..self.sources.len() {
-            match connect_std(self.addr, self.connect_timeout) {
-                Ok(s) => socks.push(s),
-                Err(e) => {
-                    error = Some(e);
-                    break;
-                }
-            }
-        }
+        let (socks, error) = self.connect_all(connect_std);
         let (timeout, progress, stop) = (self.timeout, self.progress.clone(), self.stop.clone());
         let Some(mut ready) = self.ready(error)? else {
             return Ok((Recorder::default(), 0.0));
