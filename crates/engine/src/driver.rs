@@ -285,11 +285,10 @@ impl Driver {
         for_each_bulk(reply, |key| self.encode_read(key, op.field, false, buf))
     }
 
-    /// The keys a complete `ZRANGEBYSCORE` reply lists (cold path: allocates).
-    ///
-    /// # Errors
-    /// [`DecodeError`] when `reply` is not a complete array of bulk strings.
-    pub fn scan_keys(reply: &[u8]) -> Result<Vec<Vec<u8>>, DecodeError> {
+    /// The keys a complete `ZRANGEBYSCORE` reply lists (tests read the key
+    /// list the scan step walks through this).
+    #[cfg(test)]
+    fn scan_keys(reply: &[u8]) -> Result<Vec<Vec<u8>>, DecodeError> {
         let mut keys = Vec::new();
         for_each_bulk(reply, |k| keys.push(k.to_vec()))?;
         Ok(keys)
@@ -463,22 +462,6 @@ impl Driver {
         } else {
             fill_value(rng, out);
         }
-    }
-
-    /// Parses one reply from the start of `buf` and classifies it as a reply
-    /// to the first request(s) of an operation of `kind` ([`Step::First`]),
-    /// without checking values. `Ok(None)` means the reply is not complete.
-    ///
-    /// # Errors
-    /// A [`DecodeError`] when the bytes are not valid protocol; the connection
-    /// cannot be trusted after that.
-    #[inline]
-    pub fn classify(
-        &self,
-        kind: OpKind,
-        buf: &[u8],
-    ) -> Result<Option<(Outcome, usize)>, DecodeError> {
-        self.classify_kind(kind, Step::First, buf)
     }
 
     /// Parses one reply to `step` of `op` from the start of `buf` and
@@ -1172,7 +1155,8 @@ mod tests {
             Some(Outcome::Ok)
         );
         assert_eq!(
-            d.classify(Read, b"*0\r\n").unwrap(),
+            d.classify_step(&op(Read, None, None, 0), Step::First, b"*0\r\n")
+                .unwrap(),
             Some((Outcome::Miss, 4))
         );
         let m = driver(SystemKind::Memcached, "");

@@ -340,11 +340,6 @@ impl Recorder {
         self.open.as_ref().map(|o| &o.lag[kind.index()])
     }
 
-    /// Errors of every kind so far.
-    pub fn errors(&self) -> u64 {
-        self.errors.iter().sum()
-    }
-
     /// Summarises into the stored form, with `window_s` the measured window's length.
     pub fn to_phase_result(&self, window_s: f64) -> PhaseResult {
         let per_s = |n: u64| {
