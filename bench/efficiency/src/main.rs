@@ -50,6 +50,13 @@ const MEMASLAP_KEY_BYTES: u64 = 24;
 /// the item count grows by half the operations of each memaslap run; this
 /// keeps every item resident (evictions are checked anyway).
 const MEMCACHED_MB: u64 = 2048;
+/// Client threads for every tool: redis-benchmark's default is one, so
+/// kvbench and memaslap run with one too; the server gets the other core.
+const THREADS: u32 = 1;
+/// Repetitions of each case by default: pairs run back to back, and the
+/// case's ratio is the median of the pairs' ratios, so that one pair
+/// disturbed by the shared machine does not decide it.
+const DEFAULT_REPEAT: u32 = 3;
 
 #[derive(Debug, Clone, Copy)]
 struct Case {
@@ -102,6 +109,8 @@ Options:
   --ops N | a=N,b=N,c=N   operations per case and tool (default a=300000,
                           b=1000000, c=2000000); rounded down to even
   --workload NAME         kvbench workload (default getset)
+  --repeat N              run each case N times, kvbench and the other tool
+                          back to back; the ratio is the median (default 3)
   -h, --help              this text
 
 Exit status: 0 all measured; 1 a tool or server failed (one line naming the
@@ -114,6 +123,7 @@ struct Opts {
     systems: Vec<SystemKind>,
     cases: Vec<Case>,
     workload: String,
+    repeat: u32,
 }
 
 fn main() {
@@ -148,6 +158,7 @@ fn parse_args(args: Vec<String>) -> Result<Option<Opts>> {
     let mut case_names: Vec<char> = CASES.iter().map(|c| c.name).collect();
     let mut ops: BTreeMap<char, u64> = CASES.iter().map(|c| (c.name, c.default_ops)).collect();
     let mut workload = KVBENCH_WORKLOAD.to_string();
+    let mut repeat = DEFAULT_REPEAT;
     let mut it = args.into_iter();
     while let Some(arg) = it.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -168,6 +179,13 @@ fn parse_args(args: Vec<String>) -> Result<Option<Opts>> {
             "--redis-benchmark" => redis_benchmark = PathBuf::from(value()?),
             "--memaslap" => memaslap = Some(PathBuf::from(value()?)),
             "--workload" => workload = value()?,
+            "--repeat" => {
+                let v = value()?;
+                repeat =
+                    v.trim().parse().ok().filter(|&n| n >= 1).ok_or_else(|| {
+                        anyhow!("--repeat: expected a whole number >= 1, got `{v}`")
+                    })?;
+            }
             "--systems" => {
                 systems = value()?
                     .split(',')
@@ -242,6 +260,7 @@ fn parse_args(args: Vec<String>) -> Result<Option<Opts>> {
         systems,
         cases,
         workload,
+        repeat,
     }))
 }
 
@@ -458,7 +477,6 @@ struct Ctx<'a> {
     opts: &'a Opts,
     server: &'a Server,
     dir: &'a Path,
-    cores: u32,
 }
 
 impl Ctx<'_> {
@@ -546,7 +564,7 @@ impl Ctx<'_> {
         match case {
             None => a.extend(["--operations", "1", "--clients", "1"].map(String::from)),
             Some(c) => {
-                let threads = c.conns.min(self.cores);
+                let threads = THREADS.min(c.conns);
                 a.extend([
                     "--no-load".to_string(),
                     "--operations".into(),
@@ -641,7 +659,7 @@ impl Ctx<'_> {
     }
 
     fn kvbench(&self, case: &Case) -> Result<Measurement> {
-        let threads = case.conns.min(self.cores);
+        let threads = THREADS.min(case.conns);
         let args = self.kvbench_args(Some(case));
         let mut m = self.measure(case, "kvbench", &self.opts.kvbench, &args, threads)?;
         let v: serde_json::Value = serde_json::from_str(&m.run.stdout).with_context(|| {
@@ -745,7 +763,7 @@ impl Ctx<'_> {
             v = VALUE_BYTES
         );
         std::fs::write(&cfg, text).with_context(|| format!("write {}", cfg.display()))?;
-        let threads = case.conns.min(self.cores);
+        let threads = THREADS.min(case.conns);
         // Each connection cycles over its own window of keys: together about
         // 100,000. memaslap takes the window only with a K/M suffix.
         let window_k = (RECORDS / 1000).div_ceil(u64::from(case.conns));
@@ -792,10 +810,10 @@ fn table_header() {
     );
 }
 
-fn print_row(case: &Case, m: &Measurement) {
+fn print_row(case: &Case, rep: u32, m: &Measurement) {
     println!(
         "{:<4} {:<16} {:>5} {:>4} {:>3} {:>11} {:>8.2} {:>11.0} {:>12.2} {:>12.2} {:>8}",
-        case.name,
+        format!("{}{rep}", case.name),
         m.tool,
         case.conns,
         case.pipeline,
@@ -834,6 +852,17 @@ fn print_row(case: &Case, m: &Measurement) {
         println!("       {n}");
     }
     let _ = io::stdout().flush();
+}
+
+/// The median of `xs` (the mean of the middle two for an even count).
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => xs[n / 2],
+        _ => (xs[n / 2 - 1] + xs[n / 2]) / 2.0,
+    }
 }
 
 enum Outcome {
@@ -929,6 +958,10 @@ fn run(opts: &Opts) -> Result<()> {
         })
         .collect();
     println!("cases: {}", cases.join("; "));
+    println!(
+        "every tool runs {THREADS} client thread; each case runs {} time(s), kvbench then the other tool; the case's ratio is the median",
+        opts.repeat
+    );
     println!("ops = data operations counted by the server; wall s includes the tool's start-up and exit;");
     println!("client CPU s = user + system time of the tool process (wait4 rusage, all threads, whole process).");
 
@@ -977,7 +1010,6 @@ fn run(opts: &Opts) -> Result<()> {
             opts,
             server: &server,
             dir: dir.path(),
-            cores: env.cores.max(1),
         };
         let load_s = ctx.load()?;
         println!("loaded {RECORDS} records with kvbench in {load_s:.2} s (not measured)");
@@ -989,44 +1021,57 @@ fn run(opts: &Opts) -> Result<()> {
         }
         table_header();
         for case in &opts.cases {
-            let k = ctx.kvbench(case)?;
-            print_row(case, &k);
-            let other = match system {
-                SystemKind::Redis => Some(ctx.redis_benchmark(case)?),
-                SystemKind::Memcached if case.pipeline > 1 => None,
-                SystemKind::Memcached => {
-                    Some(ctx.memaslap(case, memaslap.as_deref().unwrap_or(Path::new("memcaslap")))?)
-                }
-            };
-            match other {
-                Some(o) => {
-                    print_row(case, &o);
-                    let r = k.cpu_per_million() / o.cpu_per_million();
-                    println!(
-                        "  ->  case {} {system}: kvbench {:.2} / {} {:.2} CPU s per 1M ops = ratio {r:.2}",
-                        case.name,
-                        k.cpu_per_million(),
-                        o.tool,
-                        o.cpu_per_million()
-                    );
-                    finals.push((case.name, system, Outcome::Ratio(r)));
-                }
-                None => {
+            let finals_len = finals.len();
+            let mut ratios = Vec::new();
+            for rep in 1..=opts.repeat {
+                let k = ctx.kvbench(case)?;
+                print_row(case, rep, &k);
+                let other = match system {
+                    SystemKind::Redis => Some(ctx.redis_benchmark(case)?),
+                    SystemKind::Memcached if case.pipeline > 1 => None,
+                    SystemKind::Memcached => Some(
+                        ctx.memaslap(case, memaslap.as_deref().unwrap_or(Path::new("memcaslap")))?,
+                    ),
+                };
+                let Some(o) = other else {
                     let why = format!(
                         "memaslap cannot pipeline (each connection waits for its reply; -d only batches GETs into one multi-get), so pipeline {} has no memaslap equivalent",
                         case.pipeline
                     );
                     println!("  ->  case {} {system}: {why}", case.name);
                     finals.push((case.name, system, Outcome::Skipped(why)));
-                }
+                    break;
+                };
+                print_row(case, rep, &o);
+                let r = k.cpu_per_million() / o.cpu_per_million();
+                println!(
+                    "  ->  case {} {system} repetition {rep}: kvbench {:.2} / {} {:.2} CPU s per 1M ops = ratio {r:.2}",
+                    case.name,
+                    k.cpu_per_million(),
+                    o.tool,
+                    o.cpu_per_million()
+                );
+                ratios.push(r);
+                let _ = io::stdout().flush();
             }
-            let _ = io::stdout().flush();
+            if finals.len() == finals_len {
+                let m = median(&mut ratios);
+                let (lo, hi) = ratios
+                    .iter()
+                    .fold((f64::MAX, f64::MIN), |(l, h), &r| (l.min(r), h.max(r)));
+                println!(
+                    "  ==  case {} {system}: median ratio {m:.2} over {} repetitions (range {lo:.2}-{hi:.2})",
+                    case.name,
+                    ratios.len()
+                );
+                finals.push((case.name, system, Outcome::Ratio(m)));
+            }
         }
         server.stop().with_context(|| format!("stop {system}"))?;
     }
     println!();
     println!("load average at end: {}", loadavg());
-    println!("ratio = kvbench client CPU per operation / the other tool's (goals: (b) <= 0.5, (c) <= 0.7)");
+    println!("ratio = kvbench client CPU per operation / the other tool's, median over the repetitions (goals: (b) <= 0.5, (c) <= 0.7)");
     for (case, system, outcome) in &finals {
         match outcome {
             Outcome::Ratio(r) => println!("case {case} {system} ratio {r:.2}"),

@@ -11,6 +11,7 @@
 //! window edges reach the caller through [`events::Observer`].
 #![deny(missing_docs)]
 
+mod bufring;
 mod client;
 mod conn;
 pub mod cpu;

@@ -4,34 +4,81 @@
 //! `read` and an `epoll_wait` each. At one request per connection that is
 //! where a client's CPU goes.
 //!
+//! Per operation the ring does as little as the kernel allows:
+//! - one multishot receive per connection stays armed for the whole run and
+//!   fills buffers from a provided-buffer ring ([`BufRing`]), so no receive
+//!   is submitted, and no poll armed or removed, per reply;
+//! - sockets are registered with the ring (fixed files), so no file
+//!   reference is taken and dropped per send and per receive;
+//! - completion work waits until the thread asks for events
+//!   (`DEFER_TASKRUN`) instead of interrupting it.
+//!
 //! The protocol logic is [`Client`]'s, exactly as in the tokio loop
 //! (`conn.rs`); only the I/O differs. Memory rules the kernel imposes:
 //! - a send reads from `Conn::sending`, swapped out of `Client::wbuf`, so
 //!   the client may keep encoding (follow-up steps) while a send is in flight;
-//! - a receive writes into the client's read buffer, which is only resized
-//!   (in `read_space`) when no receive is in flight;
-//! - the loop returns only when no operation is in flight, so no buffer is
-//!   freed under the kernel.
+//! - receives write only into the provided buffers, which the loop copies
+//!   from and hands back;
+//! - the loop returns only when no operation is in flight (armed receives
+//!   are cancelled once their connection is done), and unregisters the
+//!   buffers before freeing them, so nothing is freed under the kernel.
 
+use crate::bufring::{self, BufRing};
 use crate::client::{Client, ReadResult};
 use crate::cpu::thread_cpu_seconds;
 use crate::recorder::{ErrorKind, Recorder};
-use io_uring::{opcode, types, IoUring};
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// `IORING_RECVSEND_POLL_FIRST` (Linux 5.19+; ignored by older kernels).
-const RECVSEND_POLL_FIRST: u16 = 1;
+/// What a completion is for (the low two bits of its user data).
 const WRITE: u64 = 0;
 const READ: u64 = 1;
+const CANCEL: u64 = 2;
 /// How often the loop wakes without completions, to check timeouts and Ctrl-C.
 const TICK: Duration = Duration::from_millis(100);
+/// Size of one provided receive buffer: a few replies of the usual sizes;
+/// a larger reply simply spans several buffers.
+const RECV_BUF: usize = 4096;
+/// At most this many provided buffers per ring (4 MiB at 4 KiB each). Every
+/// buffer is handed back in the loop iteration that filled it, so the ring
+/// only needs to cover the replies of one iteration; when it runs dry a
+/// receive ends with `ENOBUFS` and is armed again, nothing is lost.
+const MAX_RECV_BUFS: usize = 1024;
 
-/// True when this kernel lets this process create a ring.
+/// True when this kernel lets this process create a ring with everything
+/// the loop uses: provided-buffer rings (Linux 5.19) and multishot
+/// receives (Linux 6.0).
 pub fn available() -> bool {
-    IoUring::new(2).is_ok()
+    kernel_at_least(6, 0)
+        && IoUring::new(2).is_ok_and(|ring| {
+            BufRing::new(&ring, 1, RECV_BUF).is_ok_and(|mut b| {
+                b.unregister(&ring);
+                true
+            })
+        })
+}
+
+/// The running kernel's version is at least `major.minor`.
+fn kernel_at_least(major: u32, minor: u32) -> bool {
+    // SAFETY: uname fills the struct we pass.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return false;
+    }
+    let release: String = u
+        .release
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8 as char)
+        .collect();
+    let mut parts = release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    let (a, b) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    (a, b) >= (major, minor)
 }
 
 struct Conn {
@@ -40,10 +87,13 @@ struct Conn {
     sending: Vec<u8>,
     sent: usize,
     writing: bool,
+    /// A multishot receive is armed (until a completion without `MORE`).
     reading: bool,
     /// When the connection last received bytes (or started waiting for them).
     last_progress: Instant,
     failed: bool,
+    /// Done or failed, and counted as such.
+    finished: bool,
 }
 
 /// What the loop shares with its worker.
@@ -52,6 +102,15 @@ pub(crate) struct Env<'a> {
     pub progress: &'a AtomicU64,
     pub stop: &'a AtomicBool,
     pub measure_from: Instant,
+}
+
+/// How entries name a connection's socket.
+#[derive(Clone, Copy)]
+enum Files {
+    /// Registered with the ring: index `i` is connection `i`.
+    Fixed,
+    /// Plain descriptors (registration refused, e.g. by RLIMIT_NOFILE).
+    Raw,
 }
 
 /// Runs every connection to completion. Returns the thread's CPU time at
@@ -65,6 +124,7 @@ pub(crate) fn run(
     rec: &mut Recorder,
 ) -> Result<Option<(Instant, f64)>, String> {
     let n = conns.len();
+    // Sends and receive (re-)arms, plus a cancel each at the end.
     let entries = (2 * n + 8).next_power_of_two().min(4096) as u32;
     // One thread submits and reaps (SINGLE_ISSUER), so completion work can
     // wait until the thread asks for events (DEFER_TASKRUN, Linux 6.1+)
@@ -72,9 +132,35 @@ pub(crate) fn run(
     let mut ring = IoUring::builder()
         .setup_single_issuer()
         .setup_defer_taskrun()
+        .setup_cqsize(entries * 4)
         .build(entries)
         .or_else(|_| IoUring::new(entries))
         .map_err(|e| format!("cannot set up io_uring: {e}"))?;
+    let nbufs = (2 * n).next_power_of_two().clamp(16, MAX_RECV_BUFS) as u16;
+    let mut bufs = BufRing::new(&ring, nbufs, RECV_BUF)
+        .map_err(|e| format!("cannot register io_uring receive buffers: {e}"))?;
+    let result = drive(&mut ring, &mut bufs, conns, env, rec);
+    // Every receive has ended (drive returns only then, or on a ring
+    // failure, when `bufs` stays registered and is leaked by its Drop).
+    if result.is_ok() {
+        bufs.unregister(&ring);
+    }
+    result
+}
+
+fn drive(
+    ring: &mut IoUring,
+    bufs: &mut BufRing,
+    conns: Vec<(TcpStream, Client)>,
+    env: &Env<'_>,
+    rec: &mut Recorder,
+) -> Result<Option<(Instant, f64)>, String> {
+    let n = conns.len();
+    let fds: Vec<i32> = conns.iter().map(|(s, _)| s.as_raw_fd()).collect();
+    let files = match ring.submitter().register_files(&fds) {
+        Ok(()) => Files::Fixed,
+        Err(_) => Files::Raw,
+    };
     let now = Instant::now();
     let mut conns: Vec<Conn> = conns
         .into_iter()
@@ -87,11 +173,13 @@ pub(crate) fn run(
             reading: false,
             last_progress: now,
             failed: false,
+            finished: false,
         })
         .collect();
     let mut in_flight = 0usize;
     let mut cpu_start = None;
     let mut dirty: Vec<usize> = (0..n).collect();
+    let mut completions: Vec<(u64, i32, u32)> = Vec::with_capacity(4 * n + 8);
     let mut next_sweep = now + TICK;
     let mut stopped = false;
 
@@ -110,7 +198,7 @@ pub(crate) fn run(
         if now >= next_sweep {
             next_sweep = now + TICK;
             for (i, c) in conns.iter_mut().enumerate() {
-                if c.reading
+                if c.client.awaiting()
                     && !c.failed
                     && now.saturating_duration_since(c.last_progress) > env.timeout
                 {
@@ -120,45 +208,48 @@ pub(crate) fn run(
                 }
             }
         }
-        // Give every connection that changed something to send and a buffer to receive into.
+        // Give every connection that changed something to send, a receive
+        // armed while it awaits replies, and a cancel once it is done.
         for i in dirty.drain(..) {
             let c = &mut conns[i];
-            if c.failed {
+            if c.finished {
                 continue;
             }
-            if !c.writing {
+            if !c.failed && !c.writing {
+                let was_awaiting = c.client.awaiting();
                 c.client.fill(now);
+                if !was_awaiting && c.client.awaiting() {
+                    c.last_progress = now;
+                }
                 if !c.client.wbuf.is_empty() {
                     std::mem::swap(&mut c.sending, &mut c.client.wbuf);
                     c.sent = 0;
-                    push(&mut ring, send(c, i))?;
+                    push(ring, send(c, i, files))?;
                     c.writing = true;
                     in_flight += 1;
                 }
             }
-            if !c.reading && c.client.awaiting() {
-                c.last_progress = now;
-                let space = c.client.read_space();
-                let e = opcode::Recv::new(
-                    types::Fd(c.sock.as_raw_fd()),
-                    space.as_mut_ptr(),
-                    space.len() as u32,
-                )
-                // The reply cannot be there yet: the request just left.
-                // Arm the poll at once instead of trying a receive that
-                // would fail first.
-                .ioprio(RECVSEND_POLL_FIRST)
-                .build()
-                .user_data(tag(i, READ));
-                push(&mut ring, e)?;
+            if !c.failed && !c.reading && c.client.awaiting() {
+                push(ring, recv(c, i, files))?;
                 c.reading = true;
                 in_flight += 1;
+            }
+            if c.failed || c.client.is_done() {
+                c.finished = true;
+                if c.reading {
+                    let e = opcode::AsyncCancel::new(tag(i, READ))
+                        .build()
+                        .user_data(tag(i, CANCEL));
+                    push(ring, e)?;
+                    in_flight += 1;
+                }
             }
         }
         if in_flight == 0 {
             return Ok(cpu_start);
         }
 
+        bufs.publish();
         let ts = types::Timespec::new().nsec(TICK.as_nanos() as u32);
         let args = types::SubmitArgs::new().timespec(&ts);
         match ring.submitter().submit_with_args(1, &args) {
@@ -171,81 +262,154 @@ pub(crate) fn run(
             Err(e) => return Err(format!("io_uring_enter failed: {e}")),
         }
         let arrived = Instant::now();
-        let completions: Vec<(u64, i32)> = ring
-            .completion()
-            .map(|c| (c.user_data(), c.result()))
-            .collect();
+        completions.extend(
+            ring.completion()
+                .map(|c| (c.user_data(), c.result(), c.flags())),
+        );
         let mut done = 0u64;
-        for (data, res) in completions {
-            in_flight -= 1;
-            let i = (data >> 1) as usize;
+        for &(data, res, flags) in &completions {
+            let i = (data >> 2) as usize;
             let c = &mut conns[i];
             dirty.push(i);
-            if data & 1 == WRITE {
-                c.writing = false;
-                if c.failed {
-                    continue;
-                }
-                if res < 0 {
-                    let msg = format!("write failed: {}", std::io::Error::from_raw_os_error(-res));
-                    fail(c, ErrorKind::Io, &msg, rec);
-                    continue;
-                }
-                c.sent += res as usize;
-                if c.sent < c.sending.len() {
-                    push(&mut ring, send(c, i))?;
-                    c.writing = true;
-                    in_flight += 1;
-                } else {
-                    c.sending.clear();
-                }
-            } else {
-                c.reading = false;
-                if c.failed {
-                    continue;
-                }
-                match res {
-                    0 => fail(c, ErrorKind::Closed, "connection closed by server", rec),
-                    r if r < 0 => {
-                        let msg = format!("read failed: {}", std::io::Error::from_raw_os_error(-r));
-                        fail(c, ErrorKind::Io, &msg, rec);
+            match data & 3 {
+                WRITE => {
+                    in_flight -= 1;
+                    c.writing = false;
+                    if c.failed {
+                        continue;
                     }
-                    r => {
-                        c.last_progress = arrived;
-                        match c.client.on_read(r as usize, arrived, rec) {
-                            ReadResult::Progress(n) => done += n,
-                            ReadResult::Failed(kind, msg) => fail(c, kind, &msg, rec),
+                    if res < 0 {
+                        let msg =
+                            format!("write failed: {}", std::io::Error::from_raw_os_error(-res));
+                        fail(c, ErrorKind::Io, &msg, rec);
+                        continue;
+                    }
+                    c.sent += res as usize;
+                    if c.sent < c.sending.len() {
+                        push(ring, send(c, i, files))?;
+                        c.writing = true;
+                        in_flight += 1;
+                    } else {
+                        c.sending.clear();
+                    }
+                }
+                READ => {
+                    if !cqueue::more(flags) {
+                        in_flight -= 1;
+                        c.reading = false;
+                    }
+                    if res > 0 {
+                        let Some(bid) = cqueue::buffer_select(flags) else {
+                            fail(c, ErrorKind::Io, "receive completed without a buffer", rec);
+                            continue;
+                        };
+                        if !c.failed {
+                            c.last_progress = arrived;
+                            let bytes = bufs.buffer(bid, res as usize);
+                            match deliver(&mut c.client, bytes, arrived, rec) {
+                                ReadResult::Progress(n) => done += n,
+                                ReadResult::Failed(kind, msg) => fail(c, kind, &msg, rec),
+                            }
+                        }
+                        bufs.give_back(bid);
+                        continue;
+                    }
+                    if c.failed {
+                        continue;
+                    }
+                    match -res {
+                        // Cancelled at the end, or out of buffers: armed again if still needed.
+                        libc::ECANCELED | libc::ENOBUFS => {}
+                        0 if c.finished => {}
+                        0 => fail(c, ErrorKind::Closed, "connection closed by server", rec),
+                        libc::EINVAL => fail(
+                            c,
+                            ErrorKind::Io,
+                            "the kernel refused a multishot receive (needs Linux 6.0): use --io tokio",
+                            rec,
+                        ),
+                        e => {
+                            let msg =
+                                format!("read failed: {}", std::io::Error::from_raw_os_error(e));
+                            fail(c, ErrorKind::Io, &msg, rec);
                         }
                     }
                 }
+                _ => in_flight -= 1, // CANCEL: its receive reports for itself.
             }
         }
+        completions.clear();
         if done > 0 {
             env.progress.fetch_add(done, Ordering::Relaxed);
         }
     }
 }
 
-fn tag(i: usize, kind: u64) -> u64 {
-    ((i as u64) << 1) | kind
+/// Hands `bytes` to the client's read buffer, in as many pieces as its free
+/// space takes (it grows for a reply larger than itself).
+fn deliver(
+    client: &mut Client,
+    mut bytes: &[u8],
+    arrived: Instant,
+    rec: &mut Recorder,
+) -> ReadResult {
+    let mut done = 0;
+    while !bytes.is_empty() {
+        let space = client.read_space();
+        let k = space.len().min(bytes.len());
+        space[..k].copy_from_slice(&bytes[..k]);
+        bytes = &bytes[k..];
+        match client.on_read(k, arrived, rec) {
+            ReadResult::Progress(n) => done += n,
+            failed => return failed,
+        }
+    }
+    ReadResult::Progress(done)
 }
 
-fn send(c: &Conn, i: usize) -> io_uring::squeue::Entry {
+fn tag(i: usize, kind: u64) -> u64 {
+    ((i as u64) << 2) | kind
+}
+
+/// How an entry names a socket.
+enum Target {
+    Fixed(types::Fixed),
+    Fd(types::Fd),
+}
+
+/// How an entry names connection `i`'s socket.
+fn target(c: &Conn, i: usize, files: Files) -> Target {
+    match files {
+        Files::Fixed => Target::Fixed(types::Fixed(i as u32)),
+        Files::Raw => Target::Fd(types::Fd(c.sock.as_raw_fd())),
+    }
+}
+
+fn send(c: &Conn, i: usize, files: Files) -> squeue::Entry {
     let rest = &c.sending[c.sent..];
-    opcode::Send::new(
-        types::Fd(c.sock.as_raw_fd()),
-        rest.as_ptr(),
-        rest.len() as u32,
-    )
-    .build()
-    .user_data(tag(i, WRITE))
+    let (ptr, len) = (rest.as_ptr(), rest.len() as u32);
+    let e = match target(c, i, files) {
+        Target::Fixed(f) => opcode::Send::new(f, ptr, len).build(),
+        Target::Fd(f) => opcode::Send::new(f, ptr, len).build(),
+    };
+    e.user_data(tag(i, WRITE))
+}
+
+/// A multishot receive for connection `i`, into the provided buffers.
+fn recv(c: &Conn, i: usize, files: Files) -> squeue::Entry {
+    let e = match target(c, i, files) {
+        Target::Fixed(f) => opcode::RecvMulti::new(f, bufring::GROUP).build(),
+        Target::Fd(f) => opcode::RecvMulti::new(f, bufring::GROUP).build(),
+    };
+    e.user_data(tag(i, READ))
 }
 
 /// Queues `e`, submitting first when the submission queue is full.
-fn push(ring: &mut IoUring, e: io_uring::squeue::Entry) -> Result<(), String> {
+fn push(ring: &mut IoUring, e: squeue::Entry) -> Result<(), String> {
     loop {
-        // SAFETY: every buffer an entry points to lives in `conns`, which
-        // outlives the ring's use of it (see the module documentation).
+        // SAFETY: every buffer an entry points to lives in `conns` or the
+        // buffer ring, which outlive the ring's use of them (see the module
+        // documentation).
         if unsafe { ring.submission().push(&e) }.is_ok() {
             return Ok(());
         }
