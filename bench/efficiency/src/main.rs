@@ -56,7 +56,7 @@ const THREADS: u32 = 1;
 /// Repetitions of each case by default: pairs run back to back, and the
 /// case's ratio is the median of the pairs' ratios, so that one pair
 /// disturbed by the shared machine does not decide it.
-const DEFAULT_REPEAT: u32 = 3;
+const DEFAULT_REPEAT: u32 = 5;
 
 #[derive(Debug, Clone, Copy)]
 struct Case {
@@ -64,7 +64,8 @@ struct Case {
     conns: u32,
     pipeline: u32,
     /// Operations by default: enough that process start-up is negligible,
-    /// small enough that the whole run takes about 5 minutes on 2 cores.
+    /// small enough that the whole run (five repetitions) takes about ten
+    /// minutes on 2 cores.
     default_ops: u64,
 }
 
@@ -73,7 +74,7 @@ const CASES: [Case; 3] = [
         name: 'a',
         conns: 1,
         pipeline: 1,
-        default_ops: 300_000,
+        default_ops: 150_000,
     },
     Case {
         name: 'b',
@@ -106,11 +107,11 @@ Options:
   --memaslap PATH         (default: memcaslap, else memaslap, on PATH)
   --systems LIST          redis,memcached (default both)
   --cases LIST            a,b,c (default all)
-  --ops N | a=N,b=N,c=N   operations per case and tool (default a=300000,
+  --ops N | a=N,b=N,c=N   operations per case and tool (default a=150000,
                           b=1000000, c=2000000); rounded down to even
   --workload NAME         kvbench workload (default getset)
   --repeat N              run each case N times, kvbench and the other tool
-                          back to back; the ratio is the median (default 3)
+                          back to back; the ratio is the median (default 5)
   -h, --help              this text
 
 Exit status: 0 all measured; 1 a tool or server failed (one line naming the

@@ -258,36 +258,87 @@ impl Client {
         &mut self.rbuf[self.end..]
     }
 
-    /// Processes `n` new bytes that arrived at `arrived`: classifies every
-    /// complete reply, records completed operations, and encodes any
-    /// follow-up step into [`Client::wbuf`] (its send time is `arrived`: the
-    /// I/O loop writes it straight away).
+    /// Processes `n` new bytes that arrived at `arrived` in the read buffer
+    /// (after [`Client::read_space`]): classifies every complete reply,
+    /// records completed operations, and encodes any follow-up step into
+    /// [`Client::wbuf`] (its send time is `arrived`: the I/O loop writes it
+    /// straight away).
     pub(crate) fn on_read(&mut self, n: usize, arrived: Instant, rec: &mut Recorder) -> ReadResult {
         self.end += n;
+        // The buffer is lent out while replies are processed (a move of
+        // three words), so they can be parsed where they lie.
+        let rbuf = std::mem::take(&mut self.rbuf);
+        let (result, used) = self.process(&rbuf[self.start..self.end], arrived, rec);
+        self.rbuf = rbuf;
+        self.start += used;
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+        result
+    }
+
+    /// Like [`Client::on_read`] for bytes received elsewhere (io_uring's
+    /// provided buffers): complete replies are processed where they lie, and
+    /// only an incomplete tail is copied to the read buffer to wait for the
+    /// rest.
+    pub(crate) fn on_bytes(
+        &mut self,
+        bytes: &[u8],
+        arrived: Instant,
+        rec: &mut Recorder,
+    ) -> ReadResult {
+        if self.start < self.end {
+            // A reply is already partly here: append to it.
+            if self.end + bytes.len() > self.rbuf.len() {
+                self.rbuf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+                let need = self.end + bytes.len();
+                if need > self.rbuf.len() {
+                    self.rbuf.resize(need.next_power_of_two(), 0);
+                }
+            }
+            self.rbuf[self.end..self.end + bytes.len()].copy_from_slice(bytes);
+            return self.on_read(bytes.len(), arrived, rec);
+        }
+        let (result, used) = self.process(bytes, arrived, rec);
+        let rest = &bytes[used..];
+        if !rest.is_empty() && matches!(result, ReadResult::Progress(_)) {
+            if rest.len() > self.rbuf.len() {
+                self.rbuf.resize(rest.len().next_power_of_two(), 0);
+            }
+            self.rbuf[..rest.len()].copy_from_slice(rest);
+            self.start = 0;
+            self.end = rest.len();
+        }
+        result
+    }
+
+    /// Processes the replies at the start of `buf`; returns how it went and
+    /// how many bytes the complete replies took.
+    fn process(&mut self, buf: &[u8], arrived: Instant, rec: &mut Recorder) -> (ReadResult, usize) {
+        let mut pos = 0;
         let deadline = self.deadline();
         let mut done = 0u64;
         while let Some(head) = self.pending.front() {
             let (op, step) = (head.op, head.step);
-            let (outcome, used) =
-                match self
-                    .driver
-                    .classify_step(&op, step, &self.rbuf[self.start..self.end])
-                {
-                    Ok(Some(r)) => r,
-                    Ok(None) => break,
-                    Err(e) => {
-                        return ReadResult::Failed(
-                            ErrorKind::Protocol,
-                            format!("protocol error: {e}"),
-                        )
-                    }
-                };
-            let reply = self.start..self.start + used;
-            self.start += used;
+            let (outcome, used) = match self.driver.classify_step(&op, step, &buf[pos..]) {
+                Ok(Some(r)) => r,
+                Ok(None) => break,
+                Err(e) => {
+                    return (
+                        ReadResult::Failed(ErrorKind::Protocol, format!("protocol error: {e}")),
+                        pos,
+                    )
+                }
+            };
+            let reply = pos..pos + used;
+            pos += used;
             // An error on a reply whose values are checked: tell an integrity
             // failure (with the key and field that differ) from an error reply.
             if outcome == Outcome::Error && self.driver.verifies(&op, step) {
-                if let Err(why) = self.driver.verify(&op, &self.rbuf[reply.clone()]) {
+                if let Err(why) = self.driver.verify(&op, &buf[reply.clone()]) {
                     self.integrity_failure = Some(why);
                 }
             }
@@ -318,19 +369,23 @@ impl Client {
                         );
                         1
                     }
-                    Step::ScanRead => match self.driver.encode_scan_reads(
-                        &p.op,
-                        &self.rbuf[reply],
-                        &mut self.wbuf,
-                    ) {
-                        Ok(n) => n,
-                        Err(e) => {
-                            return ReadResult::Failed(
-                                ErrorKind::Protocol,
-                                format!("protocol error in a scan's key list: {e}"),
-                            )
+                    Step::ScanRead => {
+                        match self
+                            .driver
+                            .encode_scan_reads(&p.op, &buf[reply], &mut self.wbuf)
+                        {
+                            Ok(n) => n,
+                            Err(e) => {
+                                return (
+                                    ReadResult::Failed(
+                                        ErrorKind::Protocol,
+                                        format!("protocol error in a scan's key list: {e}"),
+                                    ),
+                                    pos,
+                                )
+                            }
                         }
-                    },
+                    }
                     Step::First => 0,
                 };
                 if replies > 0 {
@@ -374,11 +429,7 @@ impl Client {
                 done += u64::from(p.outcome == Outcome::Ok);
             }
         }
-        if self.start == self.end {
-            self.start = 0;
-            self.end = 0;
-        }
-        ReadResult::Progress(done)
+        (ReadResult::Progress(done), pos)
     }
 
     /// Counts every measured operation still in flight as failed with `kind`

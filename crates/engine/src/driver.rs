@@ -45,7 +45,7 @@ use kvbench_model::{OpKind, SystemKind};
 use kvbench_proto::{memcache_text as mc, resp, DecodeError};
 use kvbench_workload::dist::FieldLengthGenerator;
 use kvbench_workload::keys::KeyNamer;
-use kvbench_workload::values::{fill_deterministic_value, fill_value, java_string_hash};
+use kvbench_workload::values::{fill_deterministic_value, java_string_hash, ValuePool};
 use kvbench_workload::{Layout, MemcachedUpdate, Op, Rng, WorkloadSpec};
 use rand_core::{RngCore, SeedableRng};
 
@@ -77,6 +77,9 @@ pub enum Step {
 
 /// The sorted set YCSB's Redis binding indexes keys in.
 const INDEX_KEY: &[u8] = b"_indices";
+/// The value pool is the same in every run; which windows of it a run
+/// writes follows the run's seed (each client's stream draws the offsets).
+const VALUE_POOL_SEED: u64 = 0x6b76_6265_6e63_6800;
 
 /// Encodes operations and classifies replies for one system and workload.
 #[derive(Debug, Clone)]
@@ -97,6 +100,8 @@ pub struct Driver {
     json_len: Option<usize>,
     /// The longest value a record can have on Memcached.
     max_value_len: usize,
+    /// Where random values are cut from (see [`ValuePool`]).
+    values: ValuePool,
 }
 
 impl Driver {
@@ -138,6 +143,7 @@ impl Driver {
             field_names,
             json_len,
             max_value_len,
+            values: ValuePool::new(&mut Rng::seed_from_u64(VALUE_POOL_SEED)),
         }
     }
 
@@ -460,7 +466,7 @@ impl Driver {
         if self.data_integrity {
             fill_deterministic_value(key, field, out);
         } else {
-            fill_value(rng, out);
+            self.values.fill(rng, out);
         }
     }
 

@@ -306,7 +306,7 @@ fn drive(
                         if !c.failed {
                             c.last_progress = arrived;
                             let bytes = bufs.buffer(bid, res as usize);
-                            match deliver(&mut c.client, bytes, arrived, rec) {
+                            match c.client.on_bytes(bytes, arrived, rec) {
                                 ReadResult::Progress(n) => done += n,
                                 ReadResult::Failed(kind, msg) => fail(c, kind, &msg, rec),
                             }
@@ -343,28 +343,6 @@ fn drive(
             env.progress.fetch_add(done, Ordering::Relaxed);
         }
     }
-}
-
-/// Hands `bytes` to the client's read buffer, in as many pieces as its free
-/// space takes (it grows for a reply larger than itself).
-fn deliver(
-    client: &mut Client,
-    mut bytes: &[u8],
-    arrived: Instant,
-    rec: &mut Recorder,
-) -> ReadResult {
-    let mut done = 0;
-    while !bytes.is_empty() {
-        let space = client.read_space();
-        let k = space.len().min(bytes.len());
-        space[..k].copy_from_slice(&bytes[..k]);
-        bytes = &bytes[k..];
-        match client.on_read(k, arrived, rec) {
-            ReadResult::Progress(n) => done += n,
-            failed => return failed,
-        }
-    }
-    ReadResult::Progress(done)
 }
 
 fn tag(i: usize, kind: u64) -> u64 {
