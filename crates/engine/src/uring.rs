@@ -145,6 +145,11 @@ pub(crate) fn run(
     if result.is_ok() {
         bufs.unregister(&ring);
     }
+    // The ring holds a reference to every registered socket, and a ring is
+    // torn down asynchronously after it is dropped: release the sockets now,
+    // so they are closed when this returns and the server sees the clients
+    // go before anything is asked of it next (a probe may need a free slot).
+    let _ = ring.submitter().unregister_files();
     result
 }
 

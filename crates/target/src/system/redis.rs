@@ -9,7 +9,7 @@ use kvbench_model::Setting;
 use kvbench_proto::resp::{self, Value};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// `--port P --bind 127.0.0.1 --save "" --appendonly no --dir <dir>
 /// --daemonize no`, plus `--maxmemory <N>mb` when the caller sets a limit.
@@ -86,7 +86,20 @@ pub(crate) fn info(
     args.extend(sections.iter().map(|s| s.as_bytes()));
     let mut request = Vec::new();
     resp::encode_command(&mut request, &args);
-    let value = exchange(addr, timeout, &request, resp::parse_value)?;
+    // Right after a run with as many connections as the server allows
+    // (`maxclients`, 10,000 by default), it may not have seen every close
+    // yet and refuses one more client: wait for it, as long as `timeout`.
+    let give_up = Instant::now() + timeout;
+    let value = loop {
+        match exchange(addr, timeout, &request, resp::parse_value)? {
+            Value::Error(m)
+                if m.starts_with("ERR max number of clients") && Instant::now() < give_up =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            v => break v,
+        }
+    };
     match value {
         Value::Error(message) => Err(format!("INFO failed: {message}")),
         other => match other.as_bytes() {
