@@ -145,3 +145,39 @@ fn a_server_killed_mid_run_fails_the_run_and_it_is_stored() {
     );
     assert_ne!(newest_run(&sb)["status"], "ok");
 }
+
+/// Right after a run with as many connections as Redis allows, the server
+/// may not have seen every close yet and refuses one more client; the probe
+/// after the run must wait for the slot, not fail the run. Here `maxclients
+/// 1` and one held connection stand in for 10,000 benchmark connections.
+#[test]
+fn a_probe_waits_while_redis_is_at_maxclients() {
+    let server = kvbench_target::Server::start(&kvbench_target::ServerSpec {
+        system: kvbench_target::SystemKind::Redis,
+        binary: None,
+        memory_limit_mb: None,
+        extra_args: vec!["--maxclients".into(), "1".into()],
+    })
+    .expect("server starts");
+    let held = std::net::TcpStream::connect(server.addr()).expect("connect");
+    // The server has registered the held client once it answers it.
+    let mut probe_conn = &held;
+    std::io::Write::write_all(&mut probe_conn, b"PING\r\n").expect("ping");
+    let mut pong = [0u8; 7];
+    std::io::Read::read_exact(&mut probe_conn, &mut pong).expect("pong");
+    assert_eq!(&pong, b"+PONG\r\n");
+    let closer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        drop(held);
+    });
+    let started = Instant::now();
+    let probe = server.probe("after_run");
+    closer.join().expect("closer");
+    let probe = probe.expect("the probe waits for the held client to go");
+    assert!(
+        started.elapsed() >= Duration::from_millis(250),
+        "the probe could only succeed after the close ({:?})",
+        started.elapsed()
+    );
+    assert!(probe.server_memory_bytes.is_some());
+}
