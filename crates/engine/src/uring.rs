@@ -182,6 +182,10 @@ fn drive(
         })
         .collect();
     let mut in_flight = 0usize;
+    // Sends queued since the last submission: their completions arrive at
+    // once (a send to a socket with buffer space completes inline), so the
+    // wait asks for one completion more, which is what the loop waits for.
+    let mut sends_queued = 0usize;
     let mut cpu_start = None;
     let mut dirty: Vec<usize> = (0..n).collect();
     let mut completions: Vec<(u64, i32, u32)> = Vec::with_capacity(4 * n + 8);
@@ -232,6 +236,7 @@ fn drive(
                     push(ring, send(c, i, files))?;
                     c.writing = true;
                     in_flight += 1;
+                    sends_queued += 1;
                 }
             }
             if !c.failed && !c.reading && c.client.awaiting() {
@@ -257,7 +262,11 @@ fn drive(
         bufs.publish();
         let ts = types::Timespec::new().nsec(TICK.as_nanos() as u32);
         let args = types::SubmitArgs::new().timespec(&ts);
-        match ring.submitter().submit_with_args(1, &args) {
+        // Without this, a batch of sends would return at once with their own
+        // completions and cost a second system call to wait for the replies.
+        let want = (sends_queued + 1).min(in_flight);
+        sends_queued = 0;
+        match ring.submitter().submit_with_args(want, &args) {
             Ok(_) => {}
             Err(e)
                 if matches!(
@@ -294,6 +303,7 @@ fn drive(
                         push(ring, send(c, i, files))?;
                         c.writing = true;
                         in_flight += 1;
+                        sends_queued += 1;
                     } else {
                         c.sending.clear();
                     }

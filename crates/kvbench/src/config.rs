@@ -237,7 +237,7 @@ pub fn settings(
             (_, Some(_)) | (IoArg::Tokio, _) => Io::Tokio,
             (IoArg::Uring, _) => {
                 if !kvbench_engine::uring::available() {
-                    return Err(UsageError("--io uring: this kernel does not allow io_uring (see /proc/sys/kernel/io_uring_disabled); use --io tokio".into()));
+                    return Err(UsageError("--io uring: this kernel does not offer what the io_uring loop needs (Linux 6.0 or later, io_uring not disabled in /proc/sys/kernel/io_uring_disabled); use --io tokio".into()));
                 }
                 Io::Uring
             }
