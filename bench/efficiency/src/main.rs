@@ -110,8 +110,10 @@ Options:
   --ops N | a=N,b=N,c=N   operations per case and tool (default a=150000,
                           b=1000000, c=2000000); rounded down to even
   --workload NAME         kvbench workload (default getset)
-  --repeat N              run each case N times, kvbench and the other tool
-                          back to back; the ratio is the median (default 5)
+  --repeat N              run each case as N pairs of kvbench and the other
+                          tool back to back (kvbench first in odd pairs,
+                          second in even ones); the ratio is the median of
+                          the pairs' ratios (default 5)
   -h, --help              this text
 
 Exit status: 0 all measured; 1 a tool or server failed (one line naming the
@@ -960,7 +962,7 @@ fn run(opts: &Opts) -> Result<()> {
         .collect();
     println!("cases: {}", cases.join("; "));
     println!(
-        "every tool runs {THREADS} client thread; each case runs {} time(s), kvbench then the other tool; the case's ratio is the median",
+        "every tool runs {THREADS} client thread; each case runs {} pair(s), kvbench first in odd pairs, the other tool first in even ones; the case's ratio is the median of the pairs' ratios",
         opts.repeat
     );
     println!("ops = data operations counted by the server; wall s includes the tool's start-up and exit;");
@@ -1025,16 +1027,10 @@ fn run(opts: &Opts) -> Result<()> {
             let finals_len = finals.len();
             let mut ratios = Vec::new();
             for rep in 1..=opts.repeat {
-                let k = ctx.kvbench(case)?;
-                print_row(case, rep, &k);
-                let other = match system {
-                    SystemKind::Redis => Some(ctx.redis_benchmark(case)?),
-                    SystemKind::Memcached if case.pipeline > 1 => None,
-                    SystemKind::Memcached => Some(
-                        ctx.memaslap(case, memaslap.as_deref().unwrap_or(Path::new("memcaslap")))?,
-                    ),
-                };
-                let Some(o) = other else {
+                let pipeline_unsupported = system == SystemKind::Memcached && case.pipeline > 1;
+                if pipeline_unsupported {
+                    let k = ctx.kvbench(case)?;
+                    print_row(case, rep, &k);
                     let why = format!(
                         "memaslap cannot pipeline (each connection waits for its reply; -d only batches GETs into one multi-get), so pipeline {} has no memaslap equivalent",
                         case.pipeline
@@ -1042,8 +1038,29 @@ fn run(opts: &Opts) -> Result<()> {
                     println!("  ->  case {} {system}: {why}", case.name);
                     finals.push((case.name, system, Outcome::Skipped(why)));
                     break;
+                }
+                let other = || match system {
+                    SystemKind::Redis => ctx.redis_benchmark(case),
+                    SystemKind::Memcached => {
+                        ctx.memaslap(case, memaslap.as_deref().unwrap_or(Path::new("memcaslap")))
+                    }
                 };
-                print_row(case, rep, &o);
+                // Odd pairs run kvbench first, even pairs the other tool
+                // first, so a drift of the machine or an after-effect of the
+                // previous run on the server does not favour either side.
+                let (k, o) = if rep % 2 == 1 {
+                    let k = ctx.kvbench(case)?;
+                    print_row(case, rep, &k);
+                    let o = other()?;
+                    print_row(case, rep, &o);
+                    (k, o)
+                } else {
+                    let o = other()?;
+                    print_row(case, rep, &o);
+                    let k = ctx.kvbench(case)?;
+                    print_row(case, rep, &k);
+                    (k, o)
+                };
                 let r = k.cpu_per_million() / o.cpu_per_million();
                 println!(
                     "  ->  case {} {system} repetition {rep}: kvbench {:.2} / {} {:.2} CPU s per 1M ops = ratio {r:.2}",
@@ -1061,7 +1078,7 @@ fn run(opts: &Opts) -> Result<()> {
                     .iter()
                     .fold((f64::MAX, f64::MIN), |(l, h), &r| (l.min(r), h.max(r)));
                 println!(
-                    "  ==  case {} {system}: median ratio {m:.2} over {} repetitions (range {lo:.2}-{hi:.2})",
+                    "  ==  case {} {system}: median ratio {m:.3} over {} repetitions (range {lo:.2}-{hi:.2})",
                     case.name,
                     ratios.len()
                 );
