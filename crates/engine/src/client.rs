@@ -290,29 +290,26 @@ impl Client {
     ) -> ReadResult {
         if self.start < self.end {
             // A reply is already partly here: append to it.
-            if self.end + bytes.len() > self.rbuf.len() {
-                self.rbuf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-                let need = self.end + bytes.len();
-                if need > self.rbuf.len() {
-                    self.rbuf.resize(need.next_power_of_two(), 0);
-                }
-            }
-            self.rbuf[self.end..self.end + bytes.len()].copy_from_slice(bytes);
-            return self.on_read(bytes.len(), arrived, rec);
+            self.append(bytes);
+            return self.on_read(0, arrived, rec);
         }
         let (result, used) = self.process(bytes, arrived, rec);
-        let rest = &bytes[used..];
-        if !rest.is_empty() && matches!(result, ReadResult::Progress(_)) {
-            if rest.len() > self.rbuf.len() {
-                self.rbuf.resize(rest.len().next_power_of_two(), 0);
-            }
-            self.rbuf[..rest.len()].copy_from_slice(rest);
-            self.start = 0;
-            self.end = rest.len();
+        if matches!(result, ReadResult::Progress(_)) {
+            self.append(&bytes[used..]);
         }
         result
+    }
+
+    /// Copies `bytes` behind what the read buffer holds, making room the
+    /// way a read does ([`Client::read_space`]: compact, or grow).
+    fn append(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let space = self.read_space();
+            let k = space.len().min(bytes.len());
+            space[..k].copy_from_slice(&bytes[..k]);
+            self.end += k;
+            bytes = &bytes[k..];
+        }
     }
 
     /// Processes the replies at the start of `buf`; returns how it went and
