@@ -1024,21 +1024,19 @@ fn run(opts: &Opts) -> Result<()> {
         }
         table_header();
         for case in &opts.cases {
-            let finals_len = finals.len();
+            if system == SystemKind::Memcached && case.pipeline > 1 {
+                let k = ctx.kvbench(case)?;
+                print_row(case, 1, &k);
+                let why = format!(
+                    "memaslap cannot pipeline (each connection waits for its reply; -d only batches GETs into one multi-get), so pipeline {} has no memaslap equivalent",
+                    case.pipeline
+                );
+                println!("  ->  case {} {system}: {why}", case.name);
+                finals.push((case.name, system, Outcome::Skipped(why)));
+                continue;
+            }
             let mut ratios = Vec::new();
             for rep in 1..=opts.repeat {
-                let pipeline_unsupported = system == SystemKind::Memcached && case.pipeline > 1;
-                if pipeline_unsupported {
-                    let k = ctx.kvbench(case)?;
-                    print_row(case, rep, &k);
-                    let why = format!(
-                        "memaslap cannot pipeline (each connection waits for its reply; -d only batches GETs into one multi-get), so pipeline {} has no memaslap equivalent",
-                        case.pipeline
-                    );
-                    println!("  ->  case {} {system}: {why}", case.name);
-                    finals.push((case.name, system, Outcome::Skipped(why)));
-                    break;
-                }
                 let other = || match system {
                     SystemKind::Redis => ctx.redis_benchmark(case),
                     SystemKind::Memcached => {
@@ -1072,18 +1070,16 @@ fn run(opts: &Opts) -> Result<()> {
                 ratios.push(r);
                 let _ = io::stdout().flush();
             }
-            if finals.len() == finals_len {
-                let m = median(&mut ratios);
-                let (lo, hi) = ratios
-                    .iter()
-                    .fold((f64::MAX, f64::MIN), |(l, h), &r| (l.min(r), h.max(r)));
-                println!(
-                    "  ==  case {} {system}: median ratio {m:.3} over {} repetitions (range {lo:.2}-{hi:.2})",
-                    case.name,
-                    ratios.len()
-                );
-                finals.push((case.name, system, Outcome::Ratio(m)));
-            }
+            let m = median(&mut ratios);
+            let (lo, hi) = ratios
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(l, h), &r| (l.min(r), h.max(r)));
+            println!(
+                "  ==  case {} {system}: median ratio {m:.3} over {} repetitions (range {lo:.2}-{hi:.2})",
+                case.name,
+                ratios.len()
+            );
+            finals.push((case.name, system, Outcome::Ratio(m)));
         }
         server.stop().with_context(|| format!("stop {system}"))?;
     }

@@ -5,8 +5,8 @@
 //! this ring, and posts a completion naming the buffer. That spares the
 //! client one receive submission, one poll arming and one poll removal per
 //! reply, which is most of what io_uring itself costs per operation. The
-//! loop copies the bytes out to the connection's own read buffer (a reply is
-//! about a hundred bytes) and hands the buffer straight back.
+//! loop parses the replies where they lie (copying only an incomplete tail
+//! to the connection's own read buffer) and hands the buffer straight back.
 //!
 //! Layout (`struct io_uring_buf_ring`): `entries` slots of 16 bytes
 //! `{addr: u64, len: u32, bid: u16, resv: u16}`, page-aligned; the ring's
@@ -60,9 +60,9 @@ impl BufRing {
             size,
             registered: false,
         };
-        // SAFETY: the memory lives as long as `me`, which unregisters it on
-        // drop; the ring (`IoUring`) must outlive `me` (the caller keeps
-        // both in one scope and drops `me` first).
+        // SAFETY: the memory lives as long as `me`; the caller unregisters
+        // it before dropping `me`, and if it does not, Drop leaks the
+        // memory instead of freeing it under the kernel.
         unsafe {
             ring.submitter()
                 .register_buf_ring_with_flags(mem as u64, count, GROUP, 0)?;

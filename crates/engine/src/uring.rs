@@ -17,8 +17,8 @@
 //! (`conn.rs`); only the I/O differs. Memory rules the kernel imposes:
 //! - a send reads from `Conn::sending`, swapped out of `Client::wbuf`, so
 //!   the client may keep encoding (follow-up steps) while a send is in flight;
-//! - receives write only into the provided buffers, which the loop copies
-//!   from and hands back;
+//! - receives write only into the provided buffers, which the loop parses
+//!   from (copying an incomplete tail) and hands back;
 //! - the loop returns only when no operation is in flight (armed receives
 //!   are cancelled once their connection is done), and unregisters the
 //!   buffers before freeing them, so nothing is freed under the kernel.
