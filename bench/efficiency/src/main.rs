@@ -24,6 +24,8 @@
 //! It ends with one line per case, `case <a|b|c> <redis|memcached> ratio <R>`,
 //! where R = kvbench's client CPU per operation / the other tool's.
 
+mod bare;
+
 use anyhow::{anyhow, bail, Context, Result};
 use kvbench_target::{Server, ServerSpec, SystemKind};
 use std::collections::BTreeMap;
@@ -114,6 +116,10 @@ Options:
                           tool back to back (kvbench first in odd pairs,
                           second in even ones); the ratio is the median of
                           the pairs' ratios (default 5)
+  --bare LIST             cases in which each repetition also runs the bare
+                          client (kvbench's I/O without kvbench: the floor
+                          under any client's CPU per operation), between the
+                          two tools: a,b,c or none (default b,c)
   -h, --help              this text
 
 Exit status: 0 all measured; 1 a tool or server failed (one line naming the
@@ -127,9 +133,24 @@ struct Opts {
     cases: Vec<Case>,
     workload: String,
     repeat: u32,
+    /// Cases whose repetitions also run the bare client.
+    bare: Vec<char>,
 }
 
 fn main() {
+    // The bare client runs in a child process of its own, so that its CPU
+    // is measured exactly as the tools' is.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("bare") {
+        match bare::parse(&args[1..]).and_then(|a| bare::run(&a)) {
+            Ok(n) => println!("bare client: {n} replies"),
+            Err(e) => {
+                eprintln!("kvbench-efficiency bare: {e:#}");
+                std::process::exit(1);
+            }
+        }
+        return;
+    }
     let opts = match parse_args(std::env::args().skip(1).collect()) {
         Ok(Some(o)) => o,
         Ok(None) => {
@@ -162,6 +183,7 @@ fn parse_args(args: Vec<String>) -> Result<Option<Opts>> {
     let mut ops: BTreeMap<char, u64> = CASES.iter().map(|c| (c.name, c.default_ops)).collect();
     let mut workload = KVBENCH_WORKLOAD.to_string();
     let mut repeat = DEFAULT_REPEAT;
+    let mut bare_cases = vec!['b', 'c'];
     let mut it = args.into_iter();
     while let Some(arg) = it.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -188,6 +210,19 @@ fn parse_args(args: Vec<String>) -> Result<Option<Opts>> {
                     v.trim().parse().ok().filter(|&n| n >= 1).ok_or_else(|| {
                         anyhow!("--repeat: expected a whole number >= 1, got `{v}`")
                     })?;
+            }
+            "--bare" => {
+                let v = value()?;
+                bare_cases = if v.trim() == "none" {
+                    Vec::new()
+                } else {
+                    v.split(',')
+                        .map(|s| match s.trim() {
+                            c @ ("a" | "b" | "c") => Ok(c.chars().next().unwrap_or('a')),
+                            other => Err(anyhow!("--bare: unknown case `{other}` (a, b, c, none)")),
+                        })
+                        .collect::<Result<_>>()?
+                };
             }
             "--systems" => {
                 systems = value()?
@@ -264,6 +299,7 @@ fn parse_args(args: Vec<String>) -> Result<Option<Opts>> {
         cases,
         workload,
         repeat,
+        bare: bare_cases,
     }))
 }
 
@@ -707,6 +743,36 @@ impl Ctx<'_> {
         Ok(m)
     }
 
+    /// The bare client (see `bare.rs`) on this server and case.
+    fn bare(&self, case: &Case) -> Result<Measurement> {
+        let exe = std::env::current_exe().context("locate this binary for the bare client")?;
+        let proto = match self.system() {
+            SystemKind::Redis => "redis",
+            SystemKind::Memcached => "memcached",
+        };
+        let args: Vec<String> = [
+            "bare",
+            "--proto",
+            proto,
+            "--target",
+            &self.server.addr().to_string(),
+            "--ops",
+            &case.default_ops.to_string(),
+            "--conns",
+            &case.conns.to_string(),
+            "--pipeline",
+            &case.pipeline.to_string(),
+            "--records",
+            &RECORDS.to_string(),
+            "--value-bytes",
+            &VALUE_BYTES.to_string(),
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+        self.measure(case, "bare", &exe, &args, 1)
+    }
+
     fn redis_benchmark(&self, case: &Case) -> Result<Measurement> {
         let addr = self.server.addr();
         let args: Vec<String> = vec![
@@ -1036,6 +1102,9 @@ fn run(opts: &Opts) -> Result<()> {
                 continue;
             }
             let mut ratios = Vec::new();
+            let with_bare = opts.bare.contains(&case.name);
+            // Per repetition: bare's CPU per 1M ops, kvbench / bare, bare / other.
+            let mut bares: Vec<(f64, f64, f64)> = Vec::new();
             for rep in 1..=opts.repeat {
                 let other = || match system {
                     SystemKind::Redis => ctx.redis_benchmark(case),
@@ -1046,18 +1115,29 @@ fn run(opts: &Opts) -> Result<()> {
                 // Odd pairs run kvbench first, even pairs the other tool
                 // first, so a drift of the machine or an after-effect of the
                 // previous run on the server does not favour either side.
-                let (k, o) = if rep % 2 == 1 {
+                // The bare client, when it runs, runs between the two.
+                let bare = || -> Result<Option<Measurement>> {
+                    if !with_bare {
+                        return Ok(None);
+                    }
+                    let b = ctx.bare(case)?;
+                    print_row(case, rep, &b);
+                    Ok(Some(b))
+                };
+                let (k, b, o) = if rep % 2 == 1 {
                     let k = ctx.kvbench(case)?;
                     print_row(case, rep, &k);
+                    let b = bare()?;
                     let o = other()?;
                     print_row(case, rep, &o);
-                    (k, o)
+                    (k, b, o)
                 } else {
                     let o = other()?;
                     print_row(case, rep, &o);
+                    let b = bare()?;
                     let k = ctx.kvbench(case)?;
                     print_row(case, rep, &k);
-                    (k, o)
+                    (k, b, o)
                 };
                 let r = k.cpu_per_million() / o.cpu_per_million();
                 println!(
@@ -1068,6 +1148,20 @@ fn run(opts: &Opts) -> Result<()> {
                     o.cpu_per_million()
                 );
                 ratios.push(r);
+                if let Some(b) = b {
+                    let (bc, kc, oc) = (
+                        b.cpu_per_million(),
+                        k.cpu_per_million(),
+                        o.cpu_per_million(),
+                    );
+                    println!(
+                        "      bare client {bc:.2} CPU s per 1M ops: kvbench / bare {:.2}, bare / {} {:.2}",
+                        kc / bc,
+                        o.tool,
+                        bc / oc
+                    );
+                    bares.push((bc, kc / bc, bc / oc));
+                }
                 let _ = io::stdout().flush();
             }
             let m = median(&mut ratios);
@@ -1079,6 +1173,16 @@ fn run(opts: &Opts) -> Result<()> {
                 case.name,
                 ratios.len()
             );
+            if !bares.is_empty() {
+                let col = |f: fn(&(f64, f64, f64)) -> f64| {
+                    median(&mut bares.iter().map(f).collect::<Vec<_>>())
+                };
+                let (bc, kb, bo) = (col(|t| t.0), col(|t| t.1), col(|t| t.2));
+                println!(
+                    "  ==  case {} {system}: bare client median {bc:.2} CPU s per 1M ops; kvbench / bare median {kb:.3}; bare / other tool median {bo:.3} (the lowest ratio a client doing this I/O could show)",
+                    case.name
+                );
+            }
             finals.push((case.name, system, Outcome::Ratio(m)));
         }
         server.stop().with_context(|| format!("stop {system}"))?;

@@ -12,6 +12,9 @@
 //! `{addr: u64, len: u32, bid: u16, resv: u16}`, page-aligned; the ring's
 //! tail is the `resv` field of slot 0, which the kernel reads and this side
 //! advances with release ordering after filling slots.
+//!
+//! Public so that `bench/efficiency`'s bare reference client receives
+//! exactly as the engine does.
 
 use io_uring::types::BufRingEntry;
 use io_uring::IoUring;
@@ -19,10 +22,10 @@ use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::sync::atomic::{AtomicU16, Ordering};
 
 /// The buffer group id the loop's receives select from.
-pub(crate) const GROUP: u16 = 0;
+pub const GROUP: u16 = 0;
 
 /// A registered ring of `count` buffers of `size` bytes each.
-pub(crate) struct BufRing {
+pub struct BufRing {
     ring: *mut BufRingEntry,
     layout: Layout,
     mask: u16,
@@ -40,7 +43,7 @@ impl BufRing {
     ///
     /// # Errors
     /// When the kernel refuses the registration (older than 5.19, or no memory).
-    pub(crate) fn new(ring: &IoUring, count: u16, size: usize) -> std::io::Result<BufRing> {
+    pub fn new(ring: &IoUring, count: u16, size: usize) -> std::io::Result<BufRing> {
         assert!(count.is_power_of_two() && count <= 1 << 15);
         let bytes = usize::from(count) * std::mem::size_of::<BufRingEntry>();
         let layout = Layout::from_size_align(bytes, 4096)
@@ -76,14 +79,14 @@ impl BufRing {
     }
 
     /// The bytes of buffer `bid`.
-    pub(crate) fn buffer(&self, bid: u16, len: usize) -> &[u8] {
+    pub fn buffer(&self, bid: u16, len: usize) -> &[u8] {
         let start = usize::from(bid) * self.size;
         &self.bufs[start..start + len.min(self.size)]
     }
 
     /// Puts buffer `bid` back in a free slot (visible to the kernel after
     /// [`BufRing::publish`]).
-    pub(crate) fn give_back(&mut self, bid: u16) {
+    pub fn give_back(&mut self, bid: u16) {
         let slot = usize::from(self.tail.wrapping_add(self.pending) & self.mask);
         let addr = self.bufs.as_ptr() as u64 + (usize::from(bid) * self.size) as u64;
         // SAFETY: `slot` is below the ring's entry count; only addr, len and
@@ -98,7 +101,7 @@ impl BufRing {
     }
 
     /// Makes every buffer given back since the last call available to the kernel.
-    pub(crate) fn publish(&mut self) {
+    pub fn publish(&mut self) {
         if self.pending == 0 {
             return;
         }
@@ -114,7 +117,7 @@ impl BufRing {
 
     /// Unregisters the buffers from `ring`; call before dropping when the
     /// ring lives on. Nothing may still select from the group.
-    pub(crate) fn unregister(&mut self, ring: &IoUring) {
+    pub fn unregister(&mut self, ring: &IoUring) {
         if self.registered {
             let _ = ring.submitter().unregister_buf_ring(GROUP);
             self.registered = false;

@@ -11,7 +11,7 @@
 //! window edges reach the caller through [`events::Observer`].
 #![deny(missing_docs)]
 
-mod bufring;
+pub mod bufring;
 mod client;
 mod conn;
 pub mod cpu;
