@@ -303,8 +303,7 @@ impl Driver {
     fn encode_read(&self, key: &[u8], field: Option<u32>, all_listed: bool, buf: &mut Vec<u8>) {
         match (self.system, self.layout) {
             (SystemKind::Redis, Layout::Plain) => {
-                resp::write_array_header(buf, 2);
-                resp::write_bulk(buf, b"GET");
+                buf.extend_from_slice(resp::GET_PREFIX);
                 resp::write_bulk(buf, key);
             }
             (SystemKind::Redis, Layout::Hash) => match field {
@@ -347,8 +346,7 @@ impl Driver {
         };
         match (self.system, self.layout) {
             (SystemKind::Redis, Layout::Plain) => {
-                resp::write_array_header(buf, 3);
-                resp::write_bulk(buf, b"SET");
+                buf.extend_from_slice(resp::SET_PREFIX);
                 resp::write_bulk(buf, key);
                 let len = self.lengths.sample(rng);
                 resp::write_bulk_with(buf, len, |v| self.fill(rng, key, &self.field_names[0], v));

@@ -3,7 +3,7 @@
 
 use kvbench_proto::resp::{
     encode_command, parse_reply, parse_value, write_array_header, write_bulk, write_bulk_with,
-    Reply, ReplyKind as K, Value, MAX_DEPTH,
+    Reply, ReplyKind as K, Value, GET_PREFIX, MAX_DEPTH, SET_PREFIX,
 };
 use kvbench_proto::DecodeError;
 
@@ -264,6 +264,20 @@ fn encoders_exact_bytes() {
     let mut buf = Vec::new();
     encode_command(&mut buf, &[b"SET", b"key:1", b"v"]);
     assert_eq!(buf, b"*3\r\n$3\r\nSET\r\n$5\r\nkey:1\r\n$1\r\nv\r\n");
+
+    // The pre-encoded prefixes are exactly what the general encoder writes.
+    for (prefix, args) in [
+        (GET_PREFIX, &[&b"GET"[..], b"k"][..]),
+        (SET_PREFIX, &[b"SET", b"k", b"v"]),
+    ] {
+        buf.clear();
+        encode_command(&mut buf, args);
+        let mut fast = prefix.to_vec();
+        for a in &args[1..] {
+            write_bulk(&mut fast, a);
+        }
+        assert_eq!(fast, buf);
+    }
 
     buf.clear();
     encode_command(&mut buf, &[b"PING"]);
