@@ -1031,6 +1031,13 @@ fn run(opts: &Opts) -> Result<()> {
         "every tool runs {THREADS} client thread; each case runs {} pair(s), kvbench first in odd pairs, the other tool first in even ones; the case's ratio is the median of the pairs' ratios",
         opts.repeat
     );
+    if !opts.bare.is_empty() {
+        let cases: Vec<String> = opts.bare.iter().map(char::to_string).collect();
+        println!(
+            "cases {}: each pair also runs the bare client (kvbench's I/O without kvbench's work: the floor) between the two tools",
+            cases.join(", ")
+        );
+    }
     println!("ops = data operations counted by the server; wall s includes the tool's start-up and exit;");
     println!("client CPU s = user + system time of the tool process (wait4 rusage, all threads, whole process).");
 
