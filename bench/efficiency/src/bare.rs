@@ -56,28 +56,42 @@ pub struct Args {
 /// Parses `bare --proto P --target ADDR --ops N --conns C --pipeline P
 /// --records R --value-bytes B`.
 pub fn parse(args: &[String]) -> Result<Args> {
+    const FLAGS: [&str; 7] = [
+        "--proto",
+        "--target",
+        "--ops",
+        "--conns",
+        "--pipeline",
+        "--records",
+        "--value-bytes",
+    ];
+    for flag in args.iter().step_by(2) {
+        if !FLAGS.contains(&flag.as_str()) {
+            bail!("unknown argument `{flag}` (expected {})", FLAGS.join(", "));
+        }
+    }
     let get = |name: &str| -> Result<String> {
         let i = args
             .iter()
             .position(|a| a == name)
-            .ok_or_else(|| anyhow!("bare: missing {name}"))?;
+            .ok_or_else(|| anyhow!("missing {name}"))?;
         args.get(i + 1)
             .cloned()
-            .ok_or_else(|| anyhow!("bare: {name} needs a value"))
+            .ok_or_else(|| anyhow!("{name} needs a value"))
     };
     let num = |name: &str, v: String| -> Result<u64> {
         v.parse()
-            .map_err(|_| anyhow!("bare: {name}: `{v}` is not a number"))
+            .map_err(|_| anyhow!("{name}: `{v}` is not a number"))
     };
     let proto = match get("--proto")?.as_str() {
         "redis" => Proto::Redis,
         "memcached" => Proto::Memcached,
-        other => bail!("bare: --proto: expected redis or memcached, got `{other}`"),
+        other => bail!("--proto: expected redis or memcached, got `{other}`"),
     };
     let target = get("--target")?;
     let addr = target
         .parse()
-        .map_err(|_| anyhow!("bare: --target: `{target}` is not HOST:PORT"))?;
+        .map_err(|_| anyhow!("--target: `{target}` is not HOST:PORT"))?;
     let a = Args {
         proto,
         addr,
@@ -88,10 +102,10 @@ pub fn parse(args: &[String]) -> Result<Args> {
         value_bytes: num("--value-bytes", get("--value-bytes")?)? as usize,
     };
     if a.conns == 0 || a.pipeline == 0 || a.records == 0 || a.ops == 0 {
-        bail!("bare: --ops, --conns, --pipeline and --records must be at least 1");
+        bail!("--ops, --conns, --pipeline and --records must be at least 1");
     }
     if a.conns > 4096 {
-        bail!("bare: at most 4096 connections");
+        bail!("at most 4096 connections");
     }
     Ok(a)
 }
@@ -389,6 +403,29 @@ mod tests {
     fn counts_complete_memcached_replies_and_keeps_a_partial_one() {
         let b = b"STORED\r\nVALUE user1 0 3\r\nabc\r\nEND\r\nEND\r\nVALUE user2 0 3\r\nab";
         assert_eq!(replies(Proto::Memcached, b).unwrap(), (3, 40));
+    }
+
+    #[test]
+    fn arguments_are_checked() {
+        let args = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        let ok = "--proto redis --target 127.0.0.1:6379 --ops 10 --conns 2 --pipeline 1 --records 5 --value-bytes 3";
+        let a = parse(&args(ok)).unwrap();
+        assert_eq!(
+            (a.proto, a.ops, a.conns, a.records),
+            (Proto::Redis, 10, 2, 5)
+        );
+        let e = parse(&args(&format!("{ok} --threads 2")))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown argument `--threads`"), "{e}");
+        let e = parse(&args(&ok.replace("--ops 10", "--ops ten")))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--ops: `ten` is not a number"), "{e}");
+        let e = parse(&args(&ok.replace("--conns 2", "--conns 0")))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("at least 1"), "{e}");
     }
 
     #[test]

@@ -122,8 +122,13 @@ Options:
                           two tools: a,b,c or none (default b,c)
   -h, --help              this text
 
+The bare client alone (what each pair of cases b and c runs as `bare`):
+  kvbench-efficiency bare --proto redis|memcached --target HOST:PORT --ops N
+    --conns C --pipeline P --records R --value-bytes B
+
 Exit status: 0 all measured; 1 a tool or server failed (one line naming the
-tool and case); 2 bad arguments.";
+tool and case); 2 bad arguments. The same for `bare`: 1 when the run fails
+(an error reply, a refused connection, a stall of 10 s).";
 
 struct Opts {
     kvbench: PathBuf,
@@ -142,7 +147,14 @@ fn main() {
     // is measured exactly as the tools' is.
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("bare") {
-        match bare::parse(&args[1..]).and_then(|a| bare::run(&a)) {
+        let a = match bare::parse(&args[1..]) {
+            Ok(a) => a,
+            Err(e) => {
+                eprintln!("kvbench-efficiency bare: {e:#}");
+                std::process::exit(2);
+            }
+        };
+        match bare::run(&a) {
             Ok(n) => println!("bare client: {n} replies"),
             Err(e) => {
                 eprintln!("kvbench-efficiency bare: {e:#}");
