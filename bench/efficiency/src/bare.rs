@@ -18,6 +18,8 @@
 use anyhow::{anyhow, bail, Context, Result};
 use io_uring::{cqueue, opcode, types, IoUring};
 use kvbench_engine::bufring::{BufRing, GROUP};
+use kvbench_proto::memcache_text::{self as mc, McReplyKind};
+use kvbench_proto::resp::{self, ReplyKind};
 use kvbench_workload::keys::KeyNamer;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -132,34 +134,10 @@ fn table(a: &Args) -> Vec<Vec<u8>> {
             let get = i % 2 == 0;
             let mut r = Vec::with_capacity(64 + value.len());
             match (a.proto, get) {
-                (Proto::Redis, true) => {
-                    r.extend_from_slice(
-                        format!("*2\r\n$3\r\nGET\r\n${}\r\n", key.len()).as_bytes(),
-                    );
-                    r.extend_from_slice(&key);
-                    r.extend_from_slice(b"\r\n");
-                }
-                (Proto::Redis, false) => {
-                    r.extend_from_slice(
-                        format!("*3\r\n$3\r\nSET\r\n${}\r\n", key.len()).as_bytes(),
-                    );
-                    r.extend_from_slice(&key);
-                    r.extend_from_slice(format!("\r\n${}\r\n", value.len()).as_bytes());
-                    r.extend_from_slice(&value);
-                    r.extend_from_slice(b"\r\n");
-                }
-                (Proto::Memcached, true) => {
-                    r.extend_from_slice(b"get ");
-                    r.extend_from_slice(&key);
-                    r.extend_from_slice(b"\r\n");
-                }
-                (Proto::Memcached, false) => {
-                    r.extend_from_slice(b"set ");
-                    r.extend_from_slice(&key);
-                    r.extend_from_slice(format!(" 0 0 {}\r\n", value.len()).as_bytes());
-                    r.extend_from_slice(&value);
-                    r.extend_from_slice(b"\r\n");
-                }
+                (Proto::Redis, true) => resp::encode_command(&mut r, &[b"GET", &key]),
+                (Proto::Redis, false) => resp::encode_command(&mut r, &[b"SET", &key, &value]),
+                (Proto::Memcached, true) => mc::encode_get(&mut r, &key),
+                (Proto::Memcached, false) => mc::encode_set(&mut r, &key, 0, 0, &value),
             }
             r
         })
@@ -179,40 +157,32 @@ fn replies(proto: Proto, buf: &[u8]) -> Result<(u64, usize)> {
 }
 
 /// The length of the complete reply at the start of `b`, or None if it is
-/// incomplete.
+/// incomplete, parsed by kvbench's own codecs. Only what a GET or SET of
+/// this client can be answered with is accepted.
 fn reply_len(proto: Proto, b: &[u8]) -> Result<Option<usize>> {
-    let Some(eol) = b.windows(2).position(|w| w == b"\r\n") else {
-        return Ok(None);
+    let refused = || {
+        let line = b.split(|&c| c == b'\r').next().unwrap_or_default();
+        anyhow!("server replied `{}`", String::from_utf8_lossy(line))
     };
-    let line = &b[..eol];
-    let after = eol + 2;
-    let bulk = |n: &[u8]| -> Result<usize> {
-        std::str::from_utf8(n)
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| anyhow!("bad length in reply `{}`", String::from_utf8_lossy(line)))
-    };
+    let bad = |e| anyhow!("{e} in reply `{}`", String::from_utf8_lossy(b));
     match proto {
-        Proto::Redis => match line.first() {
-            Some(b'+') | Some(b':') => Ok(Some(after)),
-            Some(b'$') if line == b"$-1" => Ok(Some(after)),
-            Some(b'$') => {
-                let end = after + bulk(&line[1..])? + 2;
-                Ok((b.len() >= end).then_some(end))
-            }
-            _ => bail!("server replied `{}`", String::from_utf8_lossy(line)),
+        Proto::Redis => match resp::parse_reply(b).map_err(bad)? {
+            None => Ok(None),
+            Some(r) if r.kind == ReplyKind::Error => Err(refused()),
+            Some(r) => Ok(Some(r.consumed)),
         },
-        Proto::Memcached => {
-            if line == b"STORED" || line == b"END" {
-                return Ok(Some(after));
+        Proto::Memcached => match mc::parse_reply(b).map_err(bad)? {
+            None => Ok(None),
+            Some(r)
+                if matches!(
+                    r.kind,
+                    McReplyKind::Stored | McReplyKind::Miss | McReplyKind::Values
+                ) =>
+            {
+                Ok(Some(r.consumed))
             }
-            if let Some(rest) = line.strip_prefix(b"VALUE ") {
-                let n = rest.rsplit(|&c| c == b' ').next().unwrap_or_default();
-                let end = after + bulk(n)? + 2 + b"END\r\n".len();
-                return Ok((b.len() >= end).then_some(end));
-            }
-            bail!("server replied `{}`", String::from_utf8_lossy(line))
-        }
+            Some(_) => Err(refused()),
+        },
     }
 }
 
