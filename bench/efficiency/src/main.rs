@@ -228,12 +228,7 @@ fn parse_args(args: Vec<String>) -> Result<Option<Opts>> {
                 bare_cases = if v.trim() == "none" {
                     Vec::new()
                 } else {
-                    v.split(',')
-                        .map(|s| match s.trim() {
-                            c @ ("a" | "b" | "c") => Ok(c.chars().next().unwrap_or('a')),
-                            other => Err(anyhow!("--bare: unknown case `{other}` (a, b, c, none)")),
-                        })
-                        .collect::<Result<_>>()?
+                    case_list("--bare", &v, "a, b, c, none")?
                 };
             }
             "--systems" => {
@@ -246,15 +241,7 @@ fn parse_args(args: Vec<String>) -> Result<Option<Opts>> {
                     })
                     .collect::<Result<_>>()?;
             }
-            "--cases" => {
-                case_names = value()?
-                    .split(',')
-                    .map(|s| match s.trim() {
-                        c @ ("a" | "b" | "c") => Ok(c.chars().next().unwrap_or('a')),
-                        other => Err(anyhow!("--cases: unknown case `{other}` (a, b, c)")),
-                    })
-                    .collect::<Result<_>>()?;
-            }
+            "--cases" => case_names = case_list("--cases", &value()?, "a, b, c")?,
             "--ops" => {
                 let v = value()?;
                 if let Ok(n) = v.trim().parse::<u64>() {
@@ -264,10 +251,8 @@ fn parse_args(args: Vec<String>) -> Result<Option<Opts>> {
                         let (c, n) = part.split_once('=').ok_or_else(|| {
                             anyhow!("--ops: expected N or a=N,b=N,c=N, got `{v}`")
                         })?;
-                        let c = match c.trim() {
-                            c @ ("a" | "b" | "c") => c.chars().next().unwrap_or('a'),
-                            other => bail!("--ops: unknown case `{other}`"),
-                        };
+                        let c = case_letter(c)
+                            .ok_or_else(|| anyhow!("--ops: unknown case `{}`", c.trim()))?;
                         let n: u64 = n
                             .trim()
                             .parse()
@@ -313,6 +298,24 @@ fn parse_args(args: Vec<String>) -> Result<Option<Opts>> {
         repeat,
         bare: bare_cases,
     }))
+}
+
+/// The case named `s` (`a`, `b` or `c`; surrounding spaces ignored).
+fn case_letter(s: &str) -> Option<char> {
+    match s.trim() {
+        c @ ("a" | "b" | "c") => c.chars().next(),
+        _ => None,
+    }
+}
+
+/// A comma-separated list of cases given to `flag`; `names` is what the
+/// error lists as accepted.
+fn case_list(flag: &str, v: &str, names: &str) -> Result<Vec<char>> {
+    v.split(',')
+        .map(|s| {
+            case_letter(s).ok_or_else(|| anyhow!("{flag}: unknown case `{}` ({names})", s.trim()))
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------------------------
