@@ -228,7 +228,7 @@ impl Client {
                 op,
                 intended_ns,
                 sent_ns: now_ns,
-                replies_left: replies(self.driver.replies(&op)),
+                replies_left: reply_count(self.driver.replies(&op)),
                 step: Step::First,
                 measured,
                 outcome: Outcome::Ok,
@@ -415,7 +415,7 @@ impl Client {
                 if replies > 0 {
                     self.pending.push_back(Pending {
                         step: next,
-                        replies_left: self::replies(replies),
+                        replies_left: reply_count(replies),
                         ..p
                     });
                     continue;
@@ -477,7 +477,7 @@ impl Client {
 }
 
 /// A reply count as [`Pending`] keeps it (no operation expects 4 billion replies).
-fn replies(n: usize) -> u32 {
+fn reply_count(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
