@@ -1,8 +1,9 @@
 //! The bare client: the floor under any client's CPU per operation.
 //!
-//! It does the I/O kvbench's io_uring loop does and nothing else: the same
-//! ring set-up (single issuer, deferred task work, registered sockets), one
-//! multishot receive per connection into the engine's provided buffers, one
+//! It does the I/O kvbench's io_uring loop does and nothing else: the
+//! engine's own ring and receive buffers (`kvbench_engine::uring::setup`:
+//! single issuer, deferred task work), registered sockets, one multishot
+//! receive per connection into those provided buffers, one
 //! send in flight per connection, one `io_uring_enter` per batch that waits
 //! for one reply beyond the sends it submits. What it leaves out is
 //! everything a benchmark is for: no workload generator (requests come from
@@ -17,7 +18,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use io_uring::{cqueue, opcode, types, IoUring};
-use kvbench_engine::bufring::{BufRing, GROUP};
+use kvbench_engine::bufring::GROUP;
 use kvbench_proto::memcache_text::{self as mc, McReplyKind};
 use kvbench_proto::resp::{self, ReplyKind};
 use kvbench_workload::keys::KeyNamer;
@@ -28,8 +29,6 @@ use std::net::{SocketAddr, TcpStream};
 pub const TABLE: usize = 8192;
 /// The table holds fewer requests when values are large, to stay under this.
 const TABLE_BYTES: usize = 64 << 20;
-/// Receive buffer size and count per ring, as in the engine.
-const RECV_BUF: usize = 4096;
 /// A run fails after this many waits in a row that timed out (each waits
 /// at most a second) without a completion: a stall of about 10 s, noticed
 /// without reading a clock per reply.
@@ -208,19 +207,11 @@ pub fn run(a: &Args) -> Result<u64> {
             Ok(s)
         })
         .collect::<Result<_>>()?;
-    let entries = (2 * a.conns + 8).next_power_of_two().min(4096) as u32;
-    let mut ring = IoUring::builder()
-        .setup_single_issuer()
-        .setup_defer_taskrun()
-        .setup_cqsize(entries * 4)
-        .build(entries)
-        .context("io_uring set-up (needs Linux 6.1)")?;
+    let (mut ring, mut bufs) = kvbench_engine::uring::setup(a.conns).map_err(|e| anyhow!(e))?;
     let fds: Vec<i32> = socks.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
     ring.submitter()
         .register_files(&fds)
         .context("register sockets")?;
-    let nbufs = (2 * a.conns).next_power_of_two().clamp(16, 1024) as u16;
-    let mut bufs = BufRing::new(&ring, nbufs, RECV_BUF).context("register receive buffers")?;
 
     let mut conns: Vec<Conn> = (0..a.conns)
         .map(|_| Conn {

@@ -123,22 +123,7 @@ pub(crate) fn run(
     env: &Env<'_>,
     rec: &mut Recorder,
 ) -> Result<Option<(Instant, f64)>, String> {
-    let n = conns.len();
-    // Sends and receive (re-)arms, plus a cancel each at the end.
-    let entries = (2 * n + 8).next_power_of_two().min(4096) as u32;
-    // One thread submits and reaps (SINGLE_ISSUER), so completion work can
-    // wait until the thread asks for events (DEFER_TASKRUN, Linux 6.1+)
-    // instead of interrupting it; older kernels get a plain ring.
-    let mut ring = IoUring::builder()
-        .setup_single_issuer()
-        .setup_defer_taskrun()
-        .setup_cqsize(entries * 4)
-        .build(entries)
-        .or_else(|_| IoUring::new(entries))
-        .map_err(|e| format!("cannot set up io_uring: {e}"))?;
-    let nbufs = (2 * n).next_power_of_two().clamp(16, MAX_RECV_BUFS) as u16;
-    let mut bufs = BufRing::new(&ring, nbufs, RECV_BUF)
-        .map_err(|e| format!("cannot register io_uring receive buffers: {e}"))?;
+    let (mut ring, mut bufs) = setup(conns.len())?;
     let result = drive(&mut ring, &mut bufs, conns, env, rec);
     // Every receive has ended (drive returns only then, or on a ring
     // failure, when `bufs` stays registered and is leaked by its Drop).
@@ -151,6 +136,31 @@ pub(crate) fn run(
     // go before anything is asked of it next (a probe may need a free slot).
     let _ = ring.submitter().unregister_files();
     result
+}
+
+/// The ring and the provided receive buffers the loop uses for `n`
+/// connections. Public so that `bench/efficiency`'s bare client, which
+/// measures the floor under this loop, sets up exactly the same ring.
+///
+/// # Errors
+/// A message when the kernel refuses the ring or the buffers.
+pub fn setup(n: usize) -> Result<(IoUring, BufRing), String> {
+    // Sends and receive (re-)arms, plus a cancel each at the end.
+    let entries = (2 * n + 8).next_power_of_two().min(4096) as u32;
+    // One thread submits and reaps (SINGLE_ISSUER), so completion work can
+    // wait until the thread asks for events (DEFER_TASKRUN, Linux 6.1+)
+    // instead of interrupting it; older kernels get a plain ring.
+    let ring = IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_cqsize(entries * 4)
+        .build(entries)
+        .or_else(|_| IoUring::new(entries))
+        .map_err(|e| format!("cannot set up io_uring: {e}"))?;
+    let nbufs = (2 * n).next_power_of_two().clamp(16, MAX_RECV_BUFS) as u16;
+    let bufs = BufRing::new(&ring, nbufs, RECV_BUF)
+        .map_err(|e| format!("cannot register io_uring receive buffers: {e}"))?;
+    Ok((ring, bufs))
 }
 
 fn drive(
