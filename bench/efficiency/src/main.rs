@@ -1,7 +1,7 @@
 //! `kvbench-efficiency`: how much client CPU kvbench spends per operation,
 //! next to the standard tools, on the same server in the same run.
 //!
-//! For each system it starts ONE private server (kvbench-target's `Server`)
+//! For each system it starts ONE private server (kvbench-servers's `Server`)
 //! and runs, case after case, kvbench and then the other tool
 //! (`redis-benchmark` for Redis, `memaslap`/`memcaslap` for Memcached) on a
 //! 50/50 GET/SET mix of 100-byte values over 100,000 keys:
@@ -27,7 +27,7 @@
 mod bare;
 
 use anyhow::{anyhow, bail, Context, Result};
-use kvbench_target::{Server, ServerSpec, SystemKind};
+use kvbench_servers::{Protocol, Server, ServerSpec, SystemKind};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Write as _};
@@ -470,8 +470,8 @@ fn count(
     after: &BTreeMap<String, String>,
 ) -> ServerCount {
     let d = |key: &str| num(after, key).saturating_sub(num(before, key));
-    match system {
-        SystemKind::Redis => {
+    match system.protocol() {
+        Protocol::Resp => {
             // A command is counted after it ran, so the INFO that took
             // `before` is in the delta and the one that took `after` is not.
             let total = d("total_commands_processed");
@@ -494,7 +494,7 @@ fn count(
                 evictions: d("evicted_keys"),
             }
         }
-        SystemKind::Memcached => {
+        Protocol::Memcache => {
             let (gets, sets) = (d("cmd_get"), d("cmd_set"));
             ServerCount {
                 ops: gets + sets,
@@ -761,9 +761,9 @@ impl Ctx<'_> {
     /// The bare client (see `bare.rs`) on this server and case.
     fn bare(&self, case: &Case) -> Result<Measurement> {
         let exe = std::env::current_exe().context("locate this binary for the bare client")?;
-        let proto = match self.system() {
-            SystemKind::Redis => "redis",
-            SystemKind::Memcached => "memcached",
+        let proto = match self.system().protocol() {
+            Protocol::Resp => "redis",
+            Protocol::Memcache => "memcached",
         };
         let args: Vec<String> = [
             "bare",
@@ -997,7 +997,7 @@ fn run(opts: &Opts) -> Result<()> {
             opts.kvbench.display()
         );
     }
-    let env = kvbench_target::machine_environment();
+    let env = kvbench_servers::machine_environment();
     let memaslap = find_memaslap(opts);
     println!("kvbench efficiency: client CPU per operation, kvbench vs redis-benchmark / memaslap");
     println!(
@@ -1128,9 +1128,9 @@ fn run(opts: &Opts) -> Result<()> {
             // Per repetition: bare's CPU per 1M ops, kvbench / bare, bare / other.
             let mut bares: Vec<(f64, f64, f64)> = Vec::new();
             for rep in 1..=opts.repeat {
-                let other = || match system {
-                    SystemKind::Redis => ctx.redis_benchmark(case),
-                    SystemKind::Memcached => {
+                let other = || match system.protocol() {
+                    Protocol::Resp => ctx.redis_benchmark(case),
+                    Protocol::Memcache => {
                         ctx.memaslap(case, memaslap.as_deref().unwrap_or(Path::new("memcaslap")))
                     }
                 };

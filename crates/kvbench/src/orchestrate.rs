@@ -6,9 +6,9 @@ use crate::config::{memcached_memory_mb, RunSettings};
 use crate::progress::PhaseBar;
 use anyhow::{Context, Result};
 use kvbench_engine::{run_phase, EngineError, PhaseConfig, PhaseKind, PhaseOutput};
-use kvbench_model::{CpuCost, Environment, RunConfig, RunRecord, RunStatus, SystemKind};
+use kvbench_model::{CpuCost, Environment, Protocol, RunConfig, RunRecord, RunStatus};
+use kvbench_servers::{RemoteServer, Server, ServerSpec};
 use kvbench_store::Store;
-use kvbench_target::{RemoteServer, Server, ServerSpec};
 use std::cell::Cell;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -60,7 +60,7 @@ fn new_record(s: &RunSettings) -> RunRecord {
         kvbench_engine::Window::Operations(n) => (n, None),
         kvbench_engine::Window::Duration(d) => (0, Some(d.as_secs_f64())),
     };
-    let mut environment: Environment = kvbench_target::machine_environment();
+    let mut environment: Environment = kvbench_servers::machine_environment();
     environment.kvbench_version = env!("CARGO_PKG_VERSION").to_string();
     let rev = env!("KVBENCH_GIT_REV");
     environment.git_revision = (!rev.is_empty()).then(|| rev.to_string());
@@ -117,8 +117,8 @@ fn execute(
     stop: &Arc<AtomicBool>,
 ) -> Result<()> {
     let keys = s.spec.key_namer();
-    let memory_limit_mb = match s.system {
-        SystemKind::Memcached => {
+    let memory_limit_mb = match s.system.protocol() {
+        Protocol::Memcache => {
             let value = kvbench_engine::driver::Driver::new(s.system, &s.spec, keys.clone())
                 .memcached_value_len();
             // Records loaded plus those the run may insert.
@@ -135,7 +135,7 @@ fn execute(
                 keys.max_len() as u64,
             ))
         }
-        SystemKind::Redis => None,
+        Protocol::Resp => None,
     };
     let spec = ServerSpec {
         system: s.system,
@@ -155,6 +155,7 @@ fn execute(
     let version = server
         .version()
         .context("cannot read the server's version")?;
+    rec.environment.server_name = version.name;
     rec.environment.server_version = version.version;
     rec.environment.server_allocator = version.allocator;
     rec.probes
@@ -283,13 +284,13 @@ impl Target {
             Target::Remote(_) => Vec::new(),
         }
     }
-    fn version(&self) -> Result<kvbench_target::ServerVersion, kvbench_target::TargetError> {
+    fn version(&self) -> Result<kvbench_servers::ServerVersion, kvbench_servers::ServerError> {
         match self {
             Target::Local(s) => s.version(),
             Target::Remote(s) => s.version(),
         }
     }
-    fn probe(&self, stage: &str) -> Result<kvbench_model::Probe, kvbench_target::TargetError> {
+    fn probe(&self, stage: &str) -> Result<kvbench_model::Probe, kvbench_servers::ServerError> {
         match self {
             Target::Local(s) => s.probe(stage),
             Target::Remote(s) => s.probe(stage),
@@ -303,7 +304,7 @@ impl Target {
         }
     }
     /// Stops a server kvbench started; leaves any other alone.
-    fn stop(self) -> Result<(), kvbench_target::TargetError> {
+    fn stop(self) -> Result<(), kvbench_servers::ServerError> {
         match self {
             Target::Local(s) => s.stop(),
             Target::Remote(_) => Ok(()),

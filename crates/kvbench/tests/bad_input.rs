@@ -80,6 +80,7 @@ fn missing_server_binary_names_the_package() {
     for (system, package) in [
         ("redis", "apt-get install redis-server"),
         ("memcached", "apt-get install memcached"),
+        ("valkey", "scripts/setup"),
     ] {
         let out = std::process::Command::new(&kvbench)
             .args([

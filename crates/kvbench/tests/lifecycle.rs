@@ -152,8 +152,8 @@ fn a_server_killed_mid_run_fails_the_run_and_it_is_stored() {
 /// 1` and one held connection stand in for 10,000 benchmark connections.
 #[test]
 fn a_probe_waits_while_redis_is_at_maxclients() {
-    let server = kvbench_target::Server::start(&kvbench_target::ServerSpec {
-        system: kvbench_target::SystemKind::Redis,
+    let server = kvbench_servers::Server::start(&kvbench_servers::ServerSpec {
+        system: kvbench_servers::SystemKind::Redis,
         binary: None,
         memory_limit_mb: None,
         extra_args: vec!["--maxclients".into(), "1".into()],

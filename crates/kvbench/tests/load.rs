@@ -5,7 +5,7 @@
 use kvbench_engine::{run_phase, PhaseConfig, PhaseKind, Silent};
 use kvbench_model::SystemKind;
 use kvbench_proto::{memcache_text as mc, resp};
-use kvbench_target::{Server, ServerSpec};
+use kvbench_servers::{Server, ServerSpec};
 use kvbench_workload::keys::KeyNamer;
 use kvbench_workload::spec::DataModel;
 use kvbench_workload::WorkloadSpec;

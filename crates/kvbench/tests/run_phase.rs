@@ -5,7 +5,7 @@
 use crate::load::{load, spec, start};
 use kvbench_engine::{run_phase, Io, PhaseConfig, PhaseKind, PhaseOutput, Silent, Window};
 use kvbench_model::{OpKind, SystemKind};
-use kvbench_target::Server;
+use kvbench_servers::Server;
 use kvbench_workload::keys::KeyNamer;
 use kvbench_workload::WorkloadSpec;
 use std::sync::atomic::AtomicBool;

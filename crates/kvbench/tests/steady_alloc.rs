@@ -8,7 +8,7 @@
 
 use kvbench_engine::{run_phase, Io, PhaseConfig, PhaseKind, Silent, Window};
 use kvbench_model::SystemKind;
-use kvbench_target::{Server, ServerSpec};
+use kvbench_servers::{Server, ServerSpec};
 use kvbench_workload::keys::KeyNamer;
 use kvbench_workload::spec::DataModel;
 use kvbench_workload::WorkloadSpec;

@@ -1,6 +1,6 @@
 //! kvbench's integration tests, built into one binary. Every test that needs
 //! a server starts a real redis-server or memcached on a free loopback port
-//! (through kvbench itself or `kvbench-target`), and the guards stop them,
+//! (through kvbench itself or `kvbench-servers`), and the guards stop them,
 //! also when an assertion fails.
 
 mod fake_server;
@@ -12,4 +12,5 @@ mod engine_timing;
 mod lifecycle;
 mod load;
 mod run_phase;
+mod systems;
 mod ycsb;

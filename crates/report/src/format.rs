@@ -38,6 +38,22 @@ pub fn secs(s: f64) -> String {
     format!("{s:.2}")
 }
 
+/// The server a run measured, as `system version (allocator)`; when the
+/// binary said it was something else than the system it ran as (a Valkey
+/// binary run as `redis`), its own name comes first: `valkey 9.1.2 as redis`.
+pub fn server_label(system: kvbench_model::SystemKind, env: &kvbench_model::Environment) -> String {
+    let allocator = env
+        .server_allocator
+        .as_ref()
+        .map_or(String::new(), |a| format!(" ({a})"));
+    match env.server_name.as_deref() {
+        Some(name) if name != system.as_str() => {
+            format!("{name} {}{allocator} as {system}", env.server_version)
+        }
+        _ => format!("{system} {}{allocator}", env.server_version),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,17 +29,7 @@ pub fn comparison_report(records: &[RunRecord], planned: usize) -> String {
         let mut servers: Vec<String> = records
             .iter()
             .filter(|r| !r.environment.server_version.is_empty())
-            .map(|r| {
-                format!(
-                    "{} {}{}",
-                    r.config.system,
-                    r.environment.server_version,
-                    r.environment
-                        .server_allocator
-                        .as_ref()
-                        .map_or(String::new(), |a| format!(" ({a})"))
-                )
-            })
+            .map(|r| crate::format::server_label(r.config.system, &r.environment))
             .collect();
         servers.sort();
         servers.dedup();

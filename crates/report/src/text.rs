@@ -135,10 +135,8 @@ pub fn run_summary(rec: &RunRecord) -> String {
     let mut s = String::new();
     let id = rec.id.map_or(String::new(), |i| format!(" #{i}"));
     s.push_str(&format!(
-        "run{id}: {} {}{} | {} | {} records x {} fields x {} B | {} clients x pipeline {} | seed {}\n",
-        c.system,
-        e.server_version,
-        e.server_allocator.as_ref().map_or(String::new(), |a| format!(" ({a})")),
+        "run{id}: {} | {} | {} records x {} fields x {} B | {} clients x pipeline {} | seed {}\n",
+        crate::format::server_label(c.system, e),
         c.workload,
         count(c.records),
         c.field_count,

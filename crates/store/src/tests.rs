@@ -109,6 +109,7 @@ fn full_record() -> RunRecord {
             cpu_model: "AMD EPYC 7763 64-Core Processor".into(),
             cores: 2,
             memory_bytes: 8_234_567_890,
+            server_name: Some("memcached".into()),
             server_version: "1.6.29".into(),
             server_allocator: Some("libc".into()),
             kvbench_version: "0.1.0".into(),

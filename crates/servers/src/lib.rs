@@ -1,4 +1,5 @@
-//! Starts, stops and probes the servers under test (Redis, Memcached).
+//! Starts, stops and probes the systems under test (Redis, Valkey,
+//! Memcached, and any server speaking their protocols).
 //!
 //! A [`Server`] is a guard around a private server process: started in the
 //! foreground on a free loopback port, in a fresh temporary directory, with
@@ -24,20 +25,20 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 pub use env::{machine_environment, process_cpu_seconds};
-pub use kvbench_model::{Environment, Probe, Setting, SystemKind};
+pub use kvbench_model::{Environment, Probe, Protocol, Setting, SystemKind};
 pub use remote::RemoteServer;
 pub use server::{Server, ServerSpec, ServerVersion};
 
 /// Everything that can go wrong while starting, stopping or probing a server.
 #[derive(Debug, thiserror::Error)]
-pub enum TargetError {
+pub enum ServerError {
     /// The server binary was not found (or is not an executable file).
-    #[error("{}", binary_not_found(binary, package))]
+    #[error("{}", binary_not_found(binary, hint))]
     BinaryNotFound {
         /// The name searched on `PATH`, or the explicit path given.
         binary: String,
-        /// The Debian/Ubuntu package that provides it.
-        package: String,
+        /// How to get it (the package to install, or the script that does).
+        hint: String,
     },
     /// A caller-supplied extra argument would break the private-server
     /// guarantees (port, bind address, foreground mode).
@@ -104,39 +105,31 @@ pub enum TargetError {
     },
 }
 
-fn binary_not_found(binary: &str, package: &str) -> String {
+fn binary_not_found(binary: &str, hint: &str) -> String {
     let what = if binary.contains('/') {
         format!("{binary} does not exist or is not an executable file")
     } else {
         format!("{binary} not found on PATH")
     };
-    format!("{what}: install it with `apt-get install {package}` or pass --server-binary")
-}
-
-/// The executable name and the apt package that provides it.
-fn binary_and_package(system: SystemKind) -> (&'static str, &'static str) {
-    match system {
-        SystemKind::Redis => ("redis-server", "redis-server"),
-        SystemKind::Memcached => ("memcached", "memcached"),
-    }
+    format!("{what}: {hint}, or pass --server-bin PATH")
 }
 
 /// Finds the server binary: `explicit` when given (a bare name is searched on
 /// `PATH`, like a shell would), else the system's usual name on `PATH`.
 ///
-/// Fails with [`TargetError::BinaryNotFound`], whose message names the apt
-/// package to install.
-pub fn find_binary(system: SystemKind, explicit: Option<&Path>) -> Result<PathBuf, TargetError> {
-    let (default_name, package) = binary_and_package(system);
-    let wanted = explicit.unwrap_or(Path::new(default_name));
+/// Fails with [`ServerError::BinaryNotFound`], whose message says how to
+/// get the binary.
+pub fn find_binary(system: SystemKind, explicit: Option<&Path>) -> Result<PathBuf, ServerError> {
+    let sys = system::of(system);
+    let wanted = explicit.unwrap_or(Path::new(sys.binary()));
     let found = if wanted.components().count() > 1 || wanted.is_absolute() {
         is_executable_file(wanted).then(|| wanted.to_path_buf())
     } else {
         search_path(wanted)
     };
-    found.ok_or_else(|| TargetError::BinaryNotFound {
+    found.ok_or_else(|| ServerError::BinaryNotFound {
         binary: wanted.display().to_string(),
-        package: package.to_string(),
+        hint: sys.install_hint().to_string(),
     })
 }
 
@@ -173,7 +166,10 @@ mod tests {
         )
         .unwrap_err();
         let msg = err.to_string();
-        assert!(msg.contains("apt-get install redis-server"), "{msg}");
+        assert!(
+            msg.contains("/nonexistent/redis-server does not exist"),
+            "{msg}"
+        );
         assert!(!msg.contains('\n'), "{msg}");
         let err = find_binary(
             SystemKind::Memcached,
@@ -184,8 +180,13 @@ mod tests {
         assert!(msg.contains("not found on PATH"), "{msg}");
         assert!(msg.contains("apt-get install memcached"), "{msg}");
         assert!(
-            matches!(err, TargetError::BinaryNotFound { ref package, .. } if package == "memcached")
+            matches!(err, ServerError::BinaryNotFound { ref hint, .. } if hint.contains("apt-get install memcached"))
         );
+        let msg = find_binary(SystemKind::Valkey, None)
+            .map(|_| String::new())
+            .unwrap_or_else(|e| e.to_string());
+        // Found on PATH when scripts/setup put it there; else the hint.
+        assert!(msg.is_empty() || msg.contains("scripts/setup"), "{msg}");
     }
 
     #[test]

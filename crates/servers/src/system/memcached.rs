@@ -3,11 +3,99 @@
 //! It must not decide whether the answering process is the server under test
 //! (it only reads `pid`), and must not decode the text protocol itself.
 
-use super::{exchange, lookup, parse_u64, Launch, Snapshot};
+use super::{exchange, lookup, parse_u64, Counts, Launch, Snapshot, System};
+use crate::ServerError;
 use kvbench_model::Setting;
 use kvbench_proto::memcache_text;
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::time::Duration;
+
+/// Memcached (or any server speaking its text protocol and `stats`).
+pub(crate) struct Memcached;
+
+pub(crate) static MEMCACHED: Memcached = Memcached;
+
+impl System for Memcached {
+    fn binary(&self) -> &'static str {
+        "memcached"
+    }
+
+    fn install_hint(&self) -> &'static str {
+        "install it with `apt-get install memcached`"
+    }
+
+    fn launch(
+        &self,
+        port: u16,
+        _dir: &Path,
+        memory_limit_mb: Option<u64>,
+        as_root: bool,
+    ) -> Result<Launch, ServerError> {
+        Ok(launch(port, memory_limit_mb, as_root))
+    }
+
+    fn forbidden(&self, arg: &str) -> Option<&'static str> {
+        forbidden(arg)
+    }
+
+    /// The short flag where one exists, and a value attached to it
+    /// (`--memory-limit=64`, `-m64`).
+    fn split_option(&self, arg: &str) -> (String, Option<String>) {
+        if let Some(long) = arg.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            let name = short_name(name).map_or_else(|| format!("--{name}"), str::to_string);
+            (name, value)
+        } else {
+            let mut chars = arg.char_indices().skip(1);
+            match (chars.next(), chars.next()) {
+                (Some((_, flag)), Some((rest, _))) => {
+                    (format!("-{flag}"), Some(arg[rest..].to_string()))
+                }
+                _ => (arg.to_string(), None),
+            }
+        }
+    }
+
+    fn identify(&self, addr: SocketAddr, timeout: Duration) -> Result<Option<u32>, String> {
+        Ok(snapshot(&stats(addr, None, timeout)?).pid)
+    }
+
+    fn snapshot(&self, addr: SocketAddr, timeout: Duration) -> Result<Snapshot, String> {
+        Ok(snapshot(&stats(addr, None, timeout)?))
+    }
+
+    /// `stats` plus `stats settings`, the latter under a `settings.` prefix
+    /// (some names occur in both).
+    fn info(
+        &self,
+        addr: SocketAddr,
+        timeout: Duration,
+    ) -> Result<BTreeMap<String, String>, String> {
+        let mut map: BTreeMap<String, String> = stats(addr, None, timeout)?.into_iter().collect();
+        for (k, v) in stats(addr, Some("settings"), timeout)? {
+            map.insert(format!("settings.{k}"), v);
+        }
+        Ok(map)
+    }
+
+    fn pid_key(&self) -> &'static str {
+        "pid"
+    }
+
+    fn command_stats(
+        &self,
+        addr: SocketAddr,
+        timeout: Duration,
+    ) -> Result<(Option<u32>, Counts), String> {
+        let stats = stats(addr, None, timeout)?;
+        Ok((snapshot(&stats).pid, command_counts(&stats)))
+    }
+}
 
 /// Memcached's own default for `-m`, in MB.
 pub(crate) const DEFAULT_MEMORY_MB: u64 = 64;
@@ -17,7 +105,7 @@ pub(crate) const DEFAULT_MEMORY_MB: u64 = 64;
 const TAKES_VALUE: &str = "pUsalumcPfnDtRbBIYeo";
 
 /// `-p P -l 127.0.0.1 -U 0 -m <MB>`, plus `-u root` when running as root.
-pub(crate) fn launch(port: u16, memory_limit_mb: Option<u64>, as_root: bool) -> Launch {
+fn launch(port: u16, memory_limit_mb: Option<u64>, as_root: bool) -> Launch {
     let mb = memory_limit_mb.unwrap_or(DEFAULT_MEMORY_MB);
     let mut args: Vec<String> = [
         "-p",
@@ -64,7 +152,7 @@ pub(crate) fn launch(port: u16, memory_limit_mb: Option<u64>, as_root: bool) -> 
 }
 
 /// The short flag for a long option, where memcached has one.
-pub(crate) fn short_name(long: &str) -> Option<&'static str> {
+fn short_name(long: &str) -> Option<&'static str> {
     Some(match long {
         "port" => "-p",
         "udp-port" => "-U",
@@ -104,7 +192,7 @@ pub(crate) fn short_name(long: &str) -> Option<&'static str> {
 
 /// Why kvbench must own this option (`None`: the caller may set it). Short
 /// clusters are read the way getopt reads them, so `-vd` is caught.
-pub(crate) fn forbidden(arg: &str) -> Option<&'static str> {
+fn forbidden(arg: &str) -> Option<&'static str> {
     if let Some(long) = arg.strip_prefix("--") {
         let name = long.split('=').next().unwrap_or(long);
         return forbidden_flag(short_name(name)?.chars().nth(1)?);
@@ -131,7 +219,7 @@ fn forbidden_flag(flag: char) -> Option<&'static str> {
 }
 
 /// `stats` or `stats <group>` as `(name, value)` pairs.
-pub(crate) fn stats(
+fn stats(
     addr: SocketAddr,
     group: Option<&str>,
     timeout: Duration,
@@ -141,12 +229,13 @@ pub(crate) fn stats(
     exchange(addr, timeout, &request, memcache_text::parse_stats)
 }
 
-pub(crate) fn snapshot(stats: &[(String, String)]) -> Snapshot {
+fn snapshot(stats: &[(String, String)]) -> Snapshot {
     Snapshot {
         pid: parse_u64(lookup(stats, "pid")).and_then(|p| u32::try_from(p).ok()),
         memory_bytes: parse_u64(lookup(stats, "bytes")),
         items: parse_u64(lookup(stats, "curr_items")),
         evictions: parse_u64(lookup(stats, "evictions")),
+        name: Some("memcached".to_string()),
         version: lookup(stats, "version").cloned(),
         // Memcached manages item memory in its own slabs and does not name
         // the malloc underneath.
@@ -156,7 +245,7 @@ pub(crate) fn snapshot(stats: &[(String, String)]) -> Snapshot {
 
 /// The counters the engine cross-checks: `cmd_get`, `cmd_set`, `get_hits`,
 /// `get_misses` (those the server reports, in that order).
-pub(crate) fn command_counts(stats: &[(String, String)]) -> Vec<(String, u64)> {
+fn command_counts(stats: &[(String, String)]) -> Vec<(String, u64)> {
     ["cmd_get", "cmd_set", "get_hits", "get_misses"]
         .iter()
         .filter_map(|name| Some((name.to_string(), parse_u64(lookup(stats, name))?)))

@@ -6,7 +6,7 @@
 //! process on a recycled port can never be measured by mistake.
 
 use crate::process::{log_tail, Ending, ProcessGuard};
-use crate::{find_binary, ports, probe, system, TargetError};
+use crate::{find_binary, ports, probe, system, ServerError};
 use kvbench_model::{Probe, Setting, SystemKind};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -60,10 +60,27 @@ impl ServerSpec {
 /// The server's own account of what it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerVersion {
-    /// `redis_version` / Memcached `version`.
+    /// What it calls itself: `redis`, `valkey` (INFO `server_name`, or a
+    /// `valkey_version` field), `memcached`.
+    pub name: Option<String>,
+    /// `valkey_version` or `redis_version` / Memcached `version`.
     pub version: String,
     /// Redis `mem_allocator` (`jemalloc-5.3.0`, `libc`); `None` for Memcached.
     pub allocator: Option<String>,
+}
+
+impl ServerVersion {
+    pub(crate) fn from_snapshot(snap: system::Snapshot) -> Result<ServerVersion, String> {
+        let version = snap
+            .version
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| "the server did not report its version".to_string())?;
+        Ok(ServerVersion {
+            name: snap.name,
+            version,
+            allocator: snap.allocator,
+        })
+    }
 }
 
 /// A running private server. Dropping it stops the process (SIGTERM, then
@@ -83,8 +100,8 @@ pub struct Server {
 
 enum Attempt {
     /// Lost the race for the port: try again with another.
-    PortTaken(TargetError),
-    Failed(TargetError),
+    PortTaken(ServerError),
+    Failed(ServerError),
 }
 
 impl Server {
@@ -92,7 +109,7 @@ impl Server {
     ///
     /// On failure nothing is left behind: the process is stopped, the
     /// temporary directory removed, and the error quotes the server's log.
-    pub fn start(spec: &ServerSpec) -> Result<Server, TargetError> {
+    pub fn start(spec: &ServerSpec) -> Result<Server, ServerError> {
         let binary = find_binary(spec.system, spec.binary.as_deref())?;
         // Refuse bad extra arguments before spawning anything.
         system::user_settings(spec.system, &spec.extra_args)?;
@@ -104,7 +121,7 @@ impl Server {
                 Err(Attempt::Failed(e)) => return Err(e),
             }
         }
-        Err(last.unwrap_or_else(|| TargetError::StartFailed {
+        Err(last.unwrap_or_else(|| ServerError::StartFailed {
             system: spec.system,
             reason: "no start attempt was made".to_string(),
             log_tail: String::new(),
@@ -113,7 +130,7 @@ impl Server {
 
     fn start_once(spec: &ServerSpec, binary: &Path) -> Result<Server, Attempt> {
         let io = |what: String| {
-            move |source: std::io::Error| Attempt::Failed(TargetError::Io { what, source })
+            move |source: std::io::Error| Attempt::Failed(ServerError::Io { what, source })
         };
         let port = ports::free_loopback_port().map_err(io("pick a free loopback port".into()))?;
         let dir = tempfile::Builder::new()
@@ -152,7 +169,7 @@ impl Server {
                 let port_taken = log_tail
                     .to_ascii_lowercase()
                     .contains("address already in use");
-                let err = TargetError::StartFailed {
+                let err = ServerError::StartFailed {
                     system: self.system,
                     reason: format!("it exited during start-up ({status})"),
                     log_tail,
@@ -172,7 +189,7 @@ impl Server {
                 Err(e) => last = e,
             }
             if Instant::now() >= deadline {
-                return Err(Attempt::Failed(TargetError::StartFailed {
+                return Err(Attempt::Failed(ServerError::StartFailed {
                     system: self.system,
                     reason: format!(
                         "no answer on {} within {} s (last attempt: {last})",
@@ -241,11 +258,12 @@ impl Server {
     /// `evicted_keys`; Memcached `stats`: `bytes`, `curr_items`, `evictions`).
     /// A field that cannot be read is `None`; a server that does not answer,
     /// or is not our child, is an error.
-    pub fn probe(&self, stage: &str) -> Result<Probe, TargetError> {
+    pub fn probe(&self, stage: &str) -> Result<Probe, ServerError> {
         self.ensure_running()?;
         let rss_bytes = probe::rss_bytes(self.pid()).ok();
         let cpu_seconds = probe::cpu_seconds(self.pid()).ok();
-        let snap = system::snapshot(self.system, self.addr, QUERY_TIMEOUT)
+        let snap = system::of(self.system)
+            .snapshot(self.addr, QUERY_TIMEOUT)
             .map_err(|m| self.query_failed(m))?;
         self.check_pid(snap.pid)?;
         Ok(Probe {
@@ -258,26 +276,23 @@ impl Server {
         })
     }
 
-    /// The server's version and (Redis) memory allocator.
-    pub fn version(&self) -> Result<ServerVersion, TargetError> {
-        let snap = system::snapshot(self.system, self.addr, QUERY_TIMEOUT)
+    /// What the server says it is: name, version and (Redis family) memory
+    /// allocator.
+    pub fn version(&self) -> Result<ServerVersion, ServerError> {
+        let snap = system::of(self.system)
+            .snapshot(self.addr, QUERY_TIMEOUT)
             .map_err(|m| self.query_failed(m))?;
         self.check_pid(snap.pid)?;
-        let version = snap.version.filter(|v| !v.is_empty()).ok_or_else(|| {
-            self.query_failed("the server did not report its version".to_string())
-        })?;
-        Ok(ServerVersion {
-            version,
-            allocator: snap.allocator,
-        })
+        ServerVersion::from_snapshot(snap).map_err(|m| self.query_failed(m))
     }
 
     /// Per-command counters from the server, to cross-check the client's
     /// counts. Redis: `calls` of every command in `INFO commandstats`
     /// (`("hgetall", 3)`; the probes' own `info` calls are included).
     /// Memcached: `cmd_get`, `cmd_set`, `get_hits`, `get_misses` from `stats`.
-    pub fn command_stats(&self) -> Result<Vec<(String, u64)>, TargetError> {
-        let (pid, stats) = system::command_stats(self.system, self.addr, QUERY_TIMEOUT)
+    pub fn command_stats(&self) -> Result<Vec<(String, u64)>, ServerError> {
+        let (pid, stats) = system::of(self.system)
+            .command_stats(self.addr, QUERY_TIMEOUT)
             .map_err(|m| self.query_failed(m))?;
         self.check_pid(pid)?;
         Ok(stats)
@@ -286,14 +301,12 @@ impl Server {
     /// Everything the server reports about itself, as key/value pairs: Redis
     /// `INFO all`; Memcached `stats` plus `stats settings` (keys prefixed
     /// `settings.`, e.g. `settings.maxbytes`).
-    pub fn info(&self) -> Result<BTreeMap<String, String>, TargetError> {
-        let map = system::info(self.system, self.addr, QUERY_TIMEOUT)
+    pub fn info(&self) -> Result<BTreeMap<String, String>, ServerError> {
+        let sys = system::of(self.system);
+        let map = sys
+            .info(self.addr, QUERY_TIMEOUT)
             .map_err(|m| self.query_failed(m))?;
-        let pid_key = match self.system {
-            SystemKind::Redis => "process_id",
-            SystemKind::Memcached => "pid",
-        };
-        self.check_pid(map.get(pid_key).and_then(|p| p.parse().ok()))?;
+        self.check_pid(map.get(sys.pid_key()).and_then(|p| p.parse().ok()))?;
         Ok(map)
     }
 
@@ -301,7 +314,7 @@ impl Server {
     /// it had already exited (so later measurements are suspect), it needed
     /// SIGKILL, it exited with a failure status, or the directory could not be
     /// removed. The process is stopped and reaped in every case.
-    pub fn stop(mut self) -> Result<(), TargetError> {
+    pub fn stop(mut self) -> Result<(), ServerError> {
         let ending = self.process.shutdown();
         // Read before the directory (which holds the log) goes away.
         let tail = match ending {
@@ -309,7 +322,7 @@ impl Server {
             _ => self.log_tail(),
         };
         let removed = self.dir.take().map_or(Ok(()), TempDir::close);
-        let stop_err = |message: String| TargetError::Stop {
+        let stop_err = |message: String| ServerError::Stop {
             system: self.system,
             pid: self.pid(),
             message: format!("{message}\n--- last lines of the server log ---\n{tail}"),
@@ -336,21 +349,21 @@ impl Server {
                 ))
             }
         }
-        removed.map_err(|source| TargetError::Io {
+        removed.map_err(|source| ServerError::Io {
             what: format!("remove temporary directory {}", self.dir_path.display()),
             source,
         })
     }
 
-    fn ensure_running(&self) -> Result<(), TargetError> {
+    fn ensure_running(&self) -> Result<(), ServerError> {
         match self.process.exit_status() {
             Some(status) => Err(self.exited(status.to_string())),
             None => Ok(()),
         }
     }
 
-    fn exited(&self, status: String) -> TargetError {
-        TargetError::Exited {
+    fn exited(&self, status: String) -> ServerError {
+        ServerError::Exited {
             system: self.system,
             pid: self.pid(),
             status,
@@ -359,10 +372,10 @@ impl Server {
     }
 
     /// A failed query, explained by the process's death when that is the cause.
-    fn query_failed(&self, message: String) -> TargetError {
+    fn query_failed(&self, message: String) -> ServerError {
         match self.process.exit_status() {
             Some(status) => self.exited(status.to_string()),
-            None => TargetError::Query {
+            None => ServerError::Query {
                 system: self.system,
                 addr: self.addr,
                 message,
@@ -370,7 +383,7 @@ impl Server {
         }
     }
 
-    fn check_pid(&self, reported: Option<u32>) -> Result<(), TargetError> {
+    fn check_pid(&self, reported: Option<u32>) -> Result<(), ServerError> {
         match reported {
             Some(pid) if pid == self.pid() => Ok(()),
             Some(pid) => Err(self.query_failed(format!(

@@ -6,7 +6,7 @@
 //! its protocol. kvbench writes its records there and deletes nothing.
 
 use crate::server::ServerVersion;
-use crate::{system, TargetError};
+use crate::{system, ServerError};
 use kvbench_model::{Probe, SystemKind};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -24,15 +24,15 @@ impl RemoteServer {
     /// Checks that `addr` answers as `system`.
     ///
     /// # Errors
-    /// [`TargetError::Query`] when nothing answers in that protocol.
-    pub fn connect(system: SystemKind, addr: SocketAddr) -> Result<RemoteServer, TargetError> {
+    /// [`ServerError::Query`] when nothing answers in that protocol.
+    pub fn connect(system: SystemKind, addr: SocketAddr) -> Result<RemoteServer, ServerError> {
         let server = RemoteServer { system, addr };
         system::identify(system, addr, QUERY_TIMEOUT).map_err(|m| server.failed(m))?;
         Ok(server)
     }
 
-    fn failed(&self, message: String) -> TargetError {
-        TargetError::Query {
+    fn failed(&self, message: String) -> ServerError {
+        ServerError::Query {
             system: self.system,
             addr: self.addr,
             message,
@@ -52,10 +52,11 @@ impl RemoteServer {
     /// The server's own figures; RSS and CPU time are unknown (`None`).
     ///
     /// # Errors
-    /// [`TargetError::Query`] when the server does not answer.
-    pub fn probe(&self, stage: &str) -> Result<Probe, TargetError> {
-        let snap =
-            system::snapshot(self.system, self.addr, QUERY_TIMEOUT).map_err(|m| self.failed(m))?;
+    /// [`ServerError::Query`] when the server does not answer.
+    pub fn probe(&self, stage: &str) -> Result<Probe, ServerError> {
+        let snap = system::of(self.system)
+            .snapshot(self.addr, QUERY_TIMEOUT)
+            .map_err(|m| self.failed(m))?;
         Ok(Probe {
             stage: stage.to_string(),
             rss_bytes: None,
@@ -69,26 +70,21 @@ impl RemoteServer {
     /// The server's version and (Redis) allocator.
     ///
     /// # Errors
-    /// [`TargetError::Query`] when the server does not answer or reports no version.
-    pub fn version(&self) -> Result<ServerVersion, TargetError> {
-        let snap =
-            system::snapshot(self.system, self.addr, QUERY_TIMEOUT).map_err(|m| self.failed(m))?;
-        let version = snap
-            .version
-            .filter(|v| !v.is_empty())
-            .ok_or_else(|| self.failed("the server did not report its version".into()))?;
-        Ok(ServerVersion {
-            version,
-            allocator: snap.allocator,
-        })
+    /// [`ServerError::Query`] when the server does not answer or reports no version.
+    pub fn version(&self) -> Result<ServerVersion, ServerError> {
+        let snap = system::of(self.system)
+            .snapshot(self.addr, QUERY_TIMEOUT)
+            .map_err(|m| self.failed(m))?;
+        ServerVersion::from_snapshot(snap).map_err(|m| self.failed(m))
     }
 
     /// The server's command counters (see [`crate::Server::command_stats`]).
     ///
     /// # Errors
-    /// [`TargetError::Query`] when the server does not answer.
-    pub fn command_stats(&self) -> Result<Vec<(String, u64)>, TargetError> {
-        system::command_stats(self.system, self.addr, QUERY_TIMEOUT)
+    /// [`ServerError::Query`] when the server does not answer.
+    pub fn command_stats(&self) -> Result<Vec<(String, u64)>, ServerError> {
+        system::of(self.system)
+            .command_stats(self.addr, QUERY_TIMEOUT)
             .map(|(_, stats)| stats)
             .map_err(|m| self.failed(m))
     }

@@ -3,7 +3,7 @@
 //! guard, so a failing assertion still stops it.
 
 use kvbench_proto::{memcache_text, resp};
-use kvbench_target::{Server, ServerSpec, SystemKind, TargetError};
+use kvbench_servers::{Server, ServerError, ServerSpec, SystemKind};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -261,7 +261,7 @@ fn a_server_killed_from_outside_is_reported_not_measured() {
         let err = server
             .probe("after_run")
             .expect_err("probe of a dead server");
-        assert!(matches!(err, TargetError::Exited { .. }), "{err}");
+        assert!(matches!(err, ServerError::Exited { .. }), "{err}");
         assert_eq!(server.cpu_seconds(), None);
         assert!(server.version().is_err());
         assert!(server.command_stats().is_err());
@@ -294,7 +294,7 @@ fn missing_binary_names_the_package() {
             ..ServerSpec::new(system)
         };
         match Server::start(&spec) {
-            Err(e @ TargetError::BinaryNotFound { .. }) => {
+            Err(e @ ServerError::BinaryNotFound { .. }) => {
                 let msg = e.to_string();
                 assert!(msg.contains(&format!("apt-get install {package}")), "{msg}");
                 assert!(msg.contains("/nonexistent/kvbench-server"), "{msg}");
@@ -360,7 +360,7 @@ fn extra_args_that_break_isolation_are_refused() {
     };
     let err = Server::start(&spec).expect_err("refused");
     assert!(
-        matches!(err, TargetError::ForbiddenArgument { .. }),
+        matches!(err, ServerError::ForbiddenArgument { .. }),
         "{err}"
     );
     let spec = ServerSpec {
@@ -369,7 +369,7 @@ fn extra_args_that_break_isolation_are_refused() {
     };
     assert!(matches!(
         Server::start(&spec),
-        Err(TargetError::ForbiddenArgument { .. })
+        Err(ServerError::ForbiddenArgument { .. })
     ));
 }
 
@@ -381,7 +381,7 @@ fn start_failure_quotes_the_log() {
     };
     let err = Server::start(&spec).expect_err("redis refuses unknown directives");
     let msg = err.to_string();
-    assert!(matches!(err, TargetError::StartFailed { .. }), "{msg}");
+    assert!(matches!(err, ServerError::StartFailed { .. }), "{msg}");
     assert!(msg.contains("no-such-directive"), "{msg}");
 }
 
@@ -455,5 +455,5 @@ fn server_dies_with_kvbench() {
 fn server_can_be_shared_across_threads() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<Server>();
-    send_sync::<TargetError>();
+    send_sync::<ServerError>();
 }

@@ -8,8 +8,9 @@
 
 pub(crate) mod memcached;
 pub(crate) mod redis;
+pub(crate) mod valkey;
 
-use crate::{ServerSpec, TargetError};
+use crate::{ServerError, ServerSpec};
 use kvbench_model::{Setting, SystemKind};
 use kvbench_proto::DecodeError;
 use std::collections::BTreeMap;
@@ -36,8 +37,62 @@ pub(crate) struct Snapshot {
     pub memory_bytes: Option<u64>,
     pub items: Option<u64>,
     pub evictions: Option<u64>,
+    /// What the server calls itself (`redis`, `valkey`, `memcached`).
+    pub name: Option<String>,
     pub version: Option<String>,
     pub allocator: Option<String>,
+}
+
+/// Per-command call counts, by command (or counter) name.
+pub(crate) type Counts = Vec<(String, u64)>;
+
+/// Everything kvbench knows about one kind of server: how to find and start
+/// it, which of its options kvbench must own, and what its cold-path
+/// queries say. One implementation per module; [`of`] is the only place
+/// that maps a [`SystemKind`] to one, so a new system is a new module and
+/// one line there.
+pub(crate) trait System: Sync {
+    /// The executable searched on `PATH` when no binary is given.
+    fn binary(&self) -> &'static str;
+    /// How to get the binary, for the "not found" message.
+    fn install_hint(&self) -> &'static str;
+    /// The command line for a private server on `port` in `dir`, before
+    /// the caller's extra arguments.
+    fn launch(
+        &self,
+        port: u16,
+        dir: &Path,
+        memory_limit_mb: Option<u64>,
+        as_root: bool,
+    ) -> Result<Launch, ServerError>;
+    /// Why kvbench must own this option (`None`: the caller may set it).
+    fn forbidden(&self, arg: &str) -> Option<&'static str>;
+    /// The option's name as kvbench records it, and any value attached to it.
+    fn split_option(&self, arg: &str) -> (String, Option<String>);
+    /// The pid the server reports, from the cheapest query that has it.
+    fn identify(&self, addr: SocketAddr, timeout: Duration) -> Result<Option<u32>, String>;
+    /// Memory, items, evictions, identity and pid in one query.
+    fn snapshot(&self, addr: SocketAddr, timeout: Duration) -> Result<Snapshot, String>;
+    /// Everything the server says about itself, as key/value pairs.
+    fn info(&self, addr: SocketAddr, timeout: Duration)
+        -> Result<BTreeMap<String, String>, String>;
+    /// The key of [`System::info`] that holds the server's pid.
+    fn pid_key(&self) -> &'static str;
+    /// Per-command call counts and the pid that reported them.
+    fn command_stats(
+        &self,
+        addr: SocketAddr,
+        timeout: Duration,
+    ) -> Result<(Option<u32>, Counts), String>;
+}
+
+/// The implementation for `kind`.
+pub(crate) fn of(kind: SystemKind) -> &'static dyn System {
+    match kind {
+        SystemKind::Redis => &redis::REDIS,
+        SystemKind::Valkey => &valkey::VALKEY,
+        SystemKind::Memcached => &memcached::MEMCACHED,
+    }
 }
 
 /// The command line for a private server on `port` in `dir`, kvbench's own
@@ -49,11 +104,8 @@ pub(crate) fn launch(
     port: u16,
     dir: &Path,
     as_root: bool,
-) -> Result<Launch, TargetError> {
-    let mut launch = match spec.system {
-        SystemKind::Redis => redis::launch(port, dir, spec.memory_limit_mb)?,
-        SystemKind::Memcached => memcached::launch(port, spec.memory_limit_mb, as_root),
-    };
+) -> Result<Launch, ServerError> {
+    let mut launch = of(spec.system).launch(port, dir, spec.memory_limit_mb, as_root)?;
     let user = user_settings(spec.system, &spec.extra_args)?;
     launch
         .settings
@@ -69,18 +121,19 @@ pub(crate) fn launch(
 pub(crate) fn user_settings(
     system: SystemKind,
     extra: &[String],
-) -> Result<Vec<Setting>, TargetError> {
+) -> Result<Vec<Setting>, ServerError> {
+    let sys = of(system);
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
     for arg in extra {
         if is_option(arg) {
-            if let Some(reason) = forbidden(system, arg) {
-                return Err(TargetError::ForbiddenArgument {
+            if let Some(reason) = sys.forbidden(arg) {
+                return Err(ServerError::ForbiddenArgument {
                     system,
                     arg: arg.clone(),
                     reason,
                 });
             }
-            let (name, inline) = split_option(system, arg);
+            let (name, inline) = sys.split_option(arg);
             groups.push((name, inline.into_iter().collect()));
         } else if let Some((_, values)) = groups.last_mut() {
             values.push(arg.clone());
@@ -103,41 +156,6 @@ fn is_option(arg: &str) -> bool {
     arg.len() > 1 && arg.starts_with('-') && arg.parse::<f64>().is_err()
 }
 
-/// The option's name as kvbench records it (Redis: the config name without
-/// `--`; Memcached: the short flag where one exists) and any value attached
-/// to it (`--memory-limit=64`, `-m64`).
-fn split_option(system: SystemKind, arg: &str) -> (String, Option<String>) {
-    match system {
-        SystemKind::Redis => (arg.trim_start_matches('-').to_ascii_lowercase(), None),
-        SystemKind::Memcached => {
-            if let Some(long) = arg.strip_prefix("--") {
-                let (name, value) = match long.split_once('=') {
-                    Some((n, v)) => (n, Some(v.to_string())),
-                    None => (long, None),
-                };
-                let name =
-                    memcached::short_name(name).map_or_else(|| format!("--{name}"), str::to_string);
-                (name, value)
-            } else {
-                let mut chars = arg.char_indices().skip(1);
-                match (chars.next(), chars.next()) {
-                    (Some((_, flag)), Some((rest, _))) => {
-                        (format!("-{flag}"), Some(arg[rest..].to_string()))
-                    }
-                    _ => (arg.to_string(), None),
-                }
-            }
-        }
-    }
-}
-
-fn forbidden(system: SystemKind, arg: &str) -> Option<&'static str> {
-    match system {
-        SystemKind::Redis => redis::forbidden(&arg.trim_start_matches('-').to_ascii_lowercase()),
-        SystemKind::Memcached => memcached::forbidden(arg),
-    }
-}
-
 /// The pid the server at `addr` reports for itself; the cheapest query that
 /// proves both "it answers" and "it is our child".
 pub(crate) fn identify(
@@ -145,68 +163,9 @@ pub(crate) fn identify(
     addr: SocketAddr,
     timeout: Duration,
 ) -> Result<u32, String> {
-    let pid = match system {
-        SystemKind::Redis => redis::snapshot(&redis::info(addr, &["server"], timeout)?).pid,
-        SystemKind::Memcached => memcached::snapshot(&memcached::stats(addr, None, timeout)?).pid,
-    };
-    pid.ok_or_else(|| "the server did not report its pid".to_string())
-}
-
-/// Memory, items, evictions, version and pid in one query.
-pub(crate) fn snapshot(
-    system: SystemKind,
-    addr: SocketAddr,
-    timeout: Duration,
-) -> Result<Snapshot, String> {
-    Ok(match system {
-        SystemKind::Redis => redis::snapshot(&redis::info(addr, &["all"], timeout)?),
-        SystemKind::Memcached => memcached::snapshot(&memcached::stats(addr, None, timeout)?),
-    })
-}
-
-/// Everything the server says about itself: Redis `INFO all`; Memcached
-/// `stats` plus `stats settings` (the latter under a `settings.` prefix, since
-/// some names occur in both).
-pub(crate) fn info(
-    system: SystemKind,
-    addr: SocketAddr,
-    timeout: Duration,
-) -> Result<BTreeMap<String, String>, String> {
-    match system {
-        SystemKind::Redis => Ok(redis::info(addr, &["all"], timeout)?.into_iter().collect()),
-        SystemKind::Memcached => {
-            let mut map: BTreeMap<String, String> =
-                memcached::stats(addr, None, timeout)?.into_iter().collect();
-            for (k, v) in memcached::stats(addr, Some("settings"), timeout)? {
-                map.insert(format!("settings.{k}"), v);
-            }
-            Ok(map)
-        }
-    }
-}
-
-/// Per-command call counts, by command (or counter) name.
-pub(crate) type Counts = Vec<(String, u64)>;
-
-/// Per-command call counts and the pid that reported them.
-pub(crate) fn command_stats(
-    system: SystemKind,
-    addr: SocketAddr,
-    timeout: Duration,
-) -> Result<(Option<u32>, Counts), String> {
-    match system {
-        SystemKind::Redis => {
-            let info = redis::info(addr, &["server", "commandstats"], timeout)?;
-            Ok((redis::snapshot(&info).pid, redis::command_calls(&info)))
-        }
-        SystemKind::Memcached => {
-            let stats = memcached::stats(addr, None, timeout)?;
-            Ok((
-                memcached::snapshot(&stats).pid,
-                memcached::command_counts(&stats),
-            ))
-        }
-    }
+    of(system)
+        .identify(addr, timeout)?
+        .ok_or_else(|| "the server did not report its pid".to_string())
 }
 
 /// One request, one complete reply, on a fresh connection. Errors are plain
@@ -338,7 +297,7 @@ mod tests {
         ] {
             let err = user_settings(system, &[arg.to_string()]).expect_err(arg);
             assert!(
-                matches!(err, TargetError::ForbiddenArgument { .. }),
+                matches!(err, ServerError::ForbiddenArgument { .. }),
                 "{arg}: {err}"
             );
         }

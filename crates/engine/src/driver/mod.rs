@@ -41,13 +41,16 @@
 //!
 //! [`Driver::next_step`] says which step follows which.
 
-use kvbench_model::{OpKind, SystemKind};
-use kvbench_proto::{memcache_text as mc, resp, DecodeError};
+use kvbench_model::{OpKind, Protocol, SystemKind};
+use kvbench_proto::DecodeError;
 use kvbench_workload::dist::FieldLengthGenerator;
 use kvbench_workload::keys::KeyNamer;
-use kvbench_workload::values::{fill_deterministic_value, java_string_hash, ValuePool};
+use kvbench_workload::values::{fill_deterministic_value, ValuePool};
 use kvbench_workload::{Layout, MemcachedUpdate, Op, Rng, WorkloadSpec};
 use rand_core::{RngCore, SeedableRng};
+
+mod memcached;
+mod redis;
 
 /// What a reply means for the measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +87,9 @@ const VALUE_POOL_SEED: u64 = 0x6b76_6265_6e63_6800;
 /// Encodes operations and classifies replies for one system and workload.
 #[derive(Debug, Clone)]
 pub struct Driver {
+    /// For messages only: what is encoded follows `protocol`.
     system: SystemKind,
+    protocol: Protocol,
     keys: KeyNamer,
     /// Memcached only: what goes before the key on the wire (`usertable-`).
     memcached_prefix: Vec<u8>,
@@ -132,6 +137,7 @@ impl Driver {
         };
         Driver {
             system,
+            protocol: system.protocol(),
             keys,
             memcached_prefix,
             layout: spec.data_model.layout,
@@ -161,19 +167,20 @@ impl Driver {
         if kind != OpKind::Scan {
             return Ok(());
         }
-        match (self.system, self.layout) {
-            (SystemKind::Memcached, _) => {
-                Err("memcached has no range scan; scanproportion must be 0 for memcached".into())
-            }
-            (SystemKind::Redis, Layout::Plain) => Err(
+        match (self.protocol, self.layout) {
+            (Protocol::Memcache, _) => Err(format!(
+                "{} has no range scan; scanproportion must be 0 for {}",
+                self.system, self.system
+            )),
+            (Protocol::Resp, Layout::Plain) => Err(
                 "the plain data model has no index to scan; scanproportion must be 0 with \
                  kvbench.datamodel=plain"
                     .into(),
             ),
-            (SystemKind::Redis, Layout::Hash) if !self.redis_index => {
+            (Protocol::Resp, Layout::Hash) if !self.redis_index => {
                 Err("scans find keys through YCSB's index; set kvbench.redis.index=ycsb".into())
             }
-            (SystemKind::Redis, Layout::Hash) => Ok(()),
+            (Protocol::Resp, Layout::Hash) => Ok(()),
         }
     }
 
@@ -188,7 +195,7 @@ impl Driver {
                 self.supports(*kind)?;
             }
         }
-        if self.system == SystemKind::Memcached && self.keys.max_len() > 250 {
+        if self.protocol == Protocol::Memcache && self.keys.max_len() > 250 {
             return Err(format!(
                 "memcached keys are at most 250 bytes; zeropadding={} makes keys up to {} bytes",
                 self.keys.zero_padding(),
@@ -215,13 +222,13 @@ impl Driver {
     pub fn next_step(&self, op: &Op, step: Step) -> Option<Step> {
         match (op.kind, step) {
             (OpKind::ReadModifyWrite, Step::First) => Some(Step::RmwWrite),
-            (OpKind::Scan, Step::First) if self.system == SystemKind::Redis => Some(Step::ScanRead),
+            (OpKind::Scan, Step::First) if self.protocol == Protocol::Resp => Some(Step::ScanRead),
             _ => None,
         }
     }
 
     fn indexes(&self) -> bool {
-        self.system == SystemKind::Redis && self.layout == Layout::Hash && self.redis_index
+        self.protocol == Protocol::Resp && self.layout == Layout::Hash && self.redis_index
     }
 
     /// Appends the first request(s) of `op` to `buf` (see [`Step::First`]).
@@ -247,14 +254,14 @@ impl Driver {
             OpKind::Insert => {
                 self.encode_write(key, None, rng, buf, false);
                 if self.indexes() {
-                    encode_zadd(key, buf);
+                    redis::encode_zadd(key, buf);
                 }
             }
             OpKind::Scan => {
                 if let Err(e) = self.supports(OpKind::Scan) {
                     panic!("Driver::encode: {e}");
                 }
-                encode_zrangebyscore(key, op.scan_length, buf);
+                redis::encode_zrangebyscore(key, op.scan_length, buf);
             }
         }
     }
@@ -288,7 +295,7 @@ impl Driver {
         reply: &[u8],
         buf: &mut Vec<u8>,
     ) -> Result<usize, DecodeError> {
-        for_each_bulk(reply, |key| self.encode_read(key, op.field, false, buf))
+        redis::for_each_bulk(reply, |key| self.encode_read(key, op.field, false, buf))
     }
 
     /// The keys a complete `ZRANGEBYSCORE` reply lists (tests read the key
@@ -296,38 +303,14 @@ impl Driver {
     #[cfg(test)]
     fn scan_keys(reply: &[u8]) -> Result<Vec<Vec<u8>>, DecodeError> {
         let mut keys = Vec::new();
-        for_each_bulk(reply, |k| keys.push(k.to_vec()))?;
+        redis::for_each_bulk(reply, |k| keys.push(k.to_vec()))?;
         Ok(keys)
     }
 
     fn encode_read(&self, key: &[u8], field: Option<u32>, all_listed: bool, buf: &mut Vec<u8>) {
-        match (self.system, self.layout) {
-            (SystemKind::Redis, Layout::Plain) => {
-                buf.extend_from_slice(resp::GET_PREFIX);
-                resp::write_bulk(buf, key);
-            }
-            (SystemKind::Redis, Layout::Hash) => match field {
-                Some(f) => {
-                    resp::write_array_header(buf, 3);
-                    resp::write_bulk(buf, b"HMGET");
-                    resp::write_bulk(buf, key);
-                    resp::write_bulk(buf, &self.field_names[f as usize]);
-                }
-                None if all_listed => {
-                    resp::write_array_header(buf, 2 + self.field_names.len());
-                    resp::write_bulk(buf, b"HMGET");
-                    resp::write_bulk(buf, key);
-                    for name in &self.field_names {
-                        resp::write_bulk(buf, name);
-                    }
-                }
-                None => {
-                    resp::write_array_header(buf, 2);
-                    resp::write_bulk(buf, b"HGETALL");
-                    resp::write_bulk(buf, key);
-                }
-            },
-            (SystemKind::Memcached, _) => self.with_wire_key(key, |k| mc::encode_get(buf, k)),
+        match self.protocol {
+            Protocol::Resp => redis::encode_read(self, key, field, all_listed, buf),
+            Protocol::Memcache => memcached::encode_read(self, key, buf),
         }
     }
 
@@ -344,117 +327,10 @@ impl Driver {
             Some(f) => std::slice::from_ref(&self.field_names[f as usize]),
             None => &self.field_names,
         };
-        match (self.system, self.layout) {
-            (SystemKind::Redis, Layout::Plain) => {
-                buf.extend_from_slice(resp::SET_PREFIX);
-                resp::write_bulk(buf, key);
-                let len = self.lengths.sample(rng);
-                resp::write_bulk_with(buf, len, |v| self.fill(rng, key, &self.field_names[0], v));
-            }
-            (SystemKind::Redis, Layout::Hash) => {
-                resp::write_array_header(buf, 2 + 2 * names.len());
-                resp::write_bulk(buf, b"HMSET");
-                resp::write_bulk(buf, key);
-                for name in names {
-                    resp::write_bulk(buf, name);
-                    let len = self.lengths.sample(rng);
-                    resp::write_bulk_with(buf, len, |v| self.fill(rng, key, name, v));
-                }
-            }
-            (SystemKind::Memcached, Layout::Plain) => {
-                let len = self.lengths.sample(rng);
-                self.with_wire_key(key, |k| {
-                    mc::encode_set_with(buf, k, 0, 0, len, |v| {
-                        self.fill(rng, key, &self.field_names[0], v)
-                    })
-                });
-            }
-            (SystemKind::Memcached, Layout::Hash) => {
-                let replace = update && self.memcached_update == MemcachedUpdate::Ycsb;
-                // Full mode rewrites every field, whatever the update chose.
-                let names = if replace {
-                    names
-                } else {
-                    &self.field_names[..]
-                };
-                self.encode_json_record(key, names, replace, rng, buf);
-            }
+        match self.protocol {
+            Protocol::Resp => redis::encode_write(self, key, names, rng, buf),
+            Protocol::Memcache => memcached::encode_write(self, key, names, rng, buf, update),
         }
-    }
-
-    /// A Memcached `set` (or `replace`) of a JSON object of `names`.
-    ///
-    /// The length header precedes the data, so with variable lengths each
-    /// value's length is drawn twice from the same sub-generator (seeded
-    /// from one draw of `rng`): once to total the length, once to write.
-    fn encode_json_record(
-        &self,
-        key: &[u8],
-        names: &[Vec<u8>],
-        replace: bool,
-        rng: &mut impl RngCore,
-        buf: &mut Vec<u8>,
-    ) {
-        let whole = names.len() == self.field_names.len();
-        let (total, seed) = match self.json_len {
-            Some(n) if whole => (n, 0),
-            Some(_) => {
-                let len = self.lengths.max() as usize;
-                (json_len(names.iter().map(|n| (n.len(), len))), 0)
-            }
-            None => {
-                let seed = rng.next_u64();
-                let mut lengths = Rng::seed_from_u64(seed);
-                let total = json_len(
-                    names
-                        .iter()
-                        .map(|n| (n.len(), self.lengths.sample(&mut lengths))),
-                );
-                (total, seed)
-            }
-        };
-        let fill = |out: &mut [u8]| {
-            let mut lengths = Rng::seed_from_u64(seed);
-            let mut at = 0;
-            put(out, &mut at, b"{");
-            for (i, name) in names.iter().enumerate() {
-                if i > 0 {
-                    put(out, &mut at, b",");
-                }
-                put(out, &mut at, b"\"");
-                put(out, &mut at, name);
-                put(out, &mut at, b"\":\"");
-                let len = self.lengths.sample(&mut lengths);
-                self.fill(rng, key, name, &mut out[at..at + len]);
-                at += len;
-                put(out, &mut at, b"\"");
-            }
-            put(out, &mut at, b"}");
-            debug_assert_eq!(at, out.len());
-        };
-        self.with_wire_key(key, |k| {
-            if replace {
-                mc::encode_replace_with(buf, k, 0, 0, total, fill);
-            } else {
-                mc::encode_set_with(buf, k, 0, 0, total, fill);
-            }
-        });
-    }
-
-    /// Calls `f` with the key as Memcached sees it: the prefix and `key`,
-    /// joined on the stack (a Memcached key is at most 250 bytes), so the
-    /// hot path does not allocate.
-    #[inline]
-    fn with_wire_key<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> R {
-        if self.memcached_prefix.is_empty() {
-            return f(key);
-        }
-        let mut joined = [0u8; 256];
-        let (p, k) = (self.memcached_prefix.len(), key.len());
-        let n = (p + k).min(joined.len());
-        joined[..p.min(n)].copy_from_slice(&self.memcached_prefix[..p.min(n)]);
-        joined[p.min(n)..n].copy_from_slice(&key[..n - p.min(n)]);
-        f(&joined[..n])
     }
 
     /// A field value: YCSB's deterministic value with `dataintegrity`,
@@ -516,13 +392,9 @@ impl Driver {
             }
             _ => Shape::Write,
         };
-        match self.system {
-            SystemKind::Redis => {
-                Ok(resp::parse_reply(buf)?.map(|r| (redis_outcome(shape, &r), r.consumed)))
-            }
-            SystemKind::Memcached => {
-                Ok(mc::parse_reply(buf)?.map(|r| (memcached_outcome(shape, &r), r.consumed)))
-            }
+        match self.protocol {
+            Protocol::Resp => redis::classify(shape, buf),
+            Protocol::Memcache => memcached::classify(shape, buf),
         }
     }
 
@@ -539,46 +411,9 @@ impl Driver {
             Some(f) => vec![&self.field_names[f as usize]],
             None => self.field_names.iter().map(Vec::as_slice).collect(),
         };
-        let cells: Vec<(Vec<u8>, Option<Vec<u8>>)> = match (self.system, self.layout) {
-            (SystemKind::Redis, Layout::Plain) => {
-                let value = redis_value(reply)?;
-                vec![(
-                    self.field_names[0].clone(),
-                    value.as_bytes().map(<[u8]>::to_vec),
-                )]
-            }
-            (SystemKind::Redis, Layout::Hash) => {
-                let hmget =
-                    op.fields_read().is_some() || (op.kind == OpKind::Read && self.read_all_fields);
-                match redis_value(reply)? {
-                    resp::Value::Array(items) if hmget => requested
-                        .iter()
-                        .zip(items)
-                        .map(|(name, v)| (name.to_vec(), v.as_bytes().map(<[u8]>::to_vec)))
-                        .collect(),
-                    resp::Value::Array(items) => pairs(items.into_iter())?,
-                    resp::Value::Map(items) => pairs(items.into_iter().flat_map(|(k, v)| [k, v]))?,
-                    other => return Err(format!("{key_text}: unexpected reply {other:?}")),
-                }
-            }
-            (SystemKind::Memcached, layout) => {
-                let (items, _) = mc::parse_values(reply)
-                    .map_err(|e| format!("{key_text}: {e}"))?
-                    .ok_or_else(|| format!("{key_text}: incomplete reply"))?;
-                let Some((_, _, data)) = items.into_iter().next() else {
-                    return Err(format!("{key_text}: no value"));
-                };
-                match layout {
-                    Layout::Plain => vec![(self.field_names[0].clone(), Some(data))],
-                    // The binding keeps only the fields asked for.
-                    Layout::Hash => parse_json_object(&data)
-                        .map_err(|e| format!("{key_text}: {e}"))?
-                        .into_iter()
-                        .filter(|(name, _)| requested.contains(&name.as_slice()))
-                        .map(|(n, v)| (n, Some(v)))
-                        .collect(),
-                }
-            }
+        let cells = match self.protocol {
+            Protocol::Resp => redis::returned_fields(self, op, reply, &requested, &key_text)?,
+            Protocol::Memcache => memcached::returned_fields(self, reply, &requested, &key_text)?,
         };
         if cells.is_empty() {
             return Err(format!("{key_text}: no field returned"));
@@ -615,34 +450,6 @@ enum Shape {
     KeyList,
 }
 
-fn redis_outcome(shape: Shape, r: &resp::Reply) -> Outcome {
-    use resp::ReplyKind as K;
-    match (shape, r.kind) {
-        (_, K::Error) => Outcome::Error,
-        // HGETALL answers an empty array (RESP2) or map (RESP3) for a missing
-        // key, HMGET an array of nils (no payload at all: names are never empty).
-        (Shape::Read, K::Array | K::Map) if r.elements == 0 || r.payload_bytes == 0 => {
-            Outcome::Miss
-        }
-        (Shape::Read, K::Array | K::Map | K::Bulk) => Outcome::Ok,
-        (Shape::Read, K::Nil) => Outcome::Miss,
-        (Shape::Write, K::Status | K::Integer) => Outcome::Ok,
-        (Shape::KeyList, K::Array | K::Set) => Outcome::Ok,
-        _ => Outcome::Error,
-    }
-}
-
-fn memcached_outcome(shape: Shape, r: &mc::McReply) -> Outcome {
-    use mc::McReplyKind as K;
-    match (shape, r.kind) {
-        (Shape::Read, K::Values) => Outcome::Ok,
-        (Shape::Read, K::Miss) => Outcome::Miss,
-        (Shape::Write, K::Stored) => Outcome::Ok,
-        // Includes NOT_STORED: a `replace` of a record that is not there.
-        _ => Outcome::Error,
-    }
-}
-
 /// `{"name":"value",...}` length for `(name length, value length)` pairs.
 fn json_len(fields: impl Iterator<Item = (usize, usize)>) -> usize {
     let mut n = 0;
@@ -654,211 +461,12 @@ fn json_len(fields: impl Iterator<Item = (usize, usize)>) -> usize {
     total + n.max(1) - 1
 }
 
-#[inline]
-fn put(out: &mut [u8], at: &mut usize, bytes: &[u8]) {
-    out[*at..*at + bytes.len()].copy_from_slice(bytes);
-    *at += bytes.len();
-}
-
-/// `ZADD _indices <hash(key)> <key>`, as YCSB's Redis binding indexes an insert.
-fn encode_zadd(key: &[u8], buf: &mut Vec<u8>) {
-    let mut score = [0u8; 24];
-    let score = java_double_of_int(java_string_hash(key), &mut score);
-    resp::write_array_header(buf, 4);
-    resp::write_bulk(buf, b"ZADD");
-    resp::write_bulk(buf, INDEX_KEY);
-    resp::write_bulk(buf, score);
-    resp::write_bulk(buf, key);
-}
-
-/// `ZRANGEBYSCORE _indices <hash(start)> +inf LIMIT 0 <len>`: YCSB's scan
-/// lookup (Jedis' `zrangeByScore(key, min, +inf, 0, len)`).
-fn encode_zrangebyscore(start: &[u8], len: u32, buf: &mut Vec<u8>) {
-    let mut score = [0u8; 24];
-    let score = java_double_of_int(java_string_hash(start), &mut score);
-    let mut count = itoa::Buffer::new();
-    resp::write_array_header(buf, 7);
-    resp::write_bulk(buf, b"ZRANGEBYSCORE");
-    resp::write_bulk(buf, INDEX_KEY);
-    resp::write_bulk(buf, score);
-    resp::write_bulk(buf, b"+inf");
-    resp::write_bulk(buf, b"LIMIT");
-    resp::write_bulk(buf, b"0");
-    resp::write_bulk(buf, count.format(len).as_bytes());
-}
-
-/// Java's `Double.toString((double) v)` for an `int` `v`: `97.0`,
-/// `-1234567.0`, and from 10^7 on computerized scientific notation with the
-/// shortest digits (`1.11578566E8`, `1.0E7`, `-2.147483648E9`). Every `int`
-/// is exactly a double, so the shortest digits are its own digits without
-/// trailing zeros.
-fn java_double_of_int(v: i32, out: &mut [u8; 24]) -> &[u8] {
-    let mut digits = itoa::Buffer::new();
-    let d = digits.format(v.unsigned_abs()).as_bytes();
-    let mut n = 0;
-    let mut push = |bytes: &[u8], n: &mut usize| {
-        out[*n..*n + bytes.len()].copy_from_slice(bytes);
-        *n += bytes.len();
-    };
-    if v < 0 {
-        push(b"-", &mut n);
-    }
-    if v.unsigned_abs() < 10_000_000 {
-        push(d, &mut n);
-        push(b".0", &mut n);
-    } else {
-        let significant = d.len() - d.iter().rev().take_while(|&&c| c == b'0').count();
-        push(&d[..1], &mut n);
-        push(b".", &mut n);
-        if significant > 1 {
-            push(&d[1..significant], &mut n);
-        } else {
-            push(b"0", &mut n);
-        }
-        push(b"E", &mut n);
-        let mut exp = itoa::Buffer::new();
-        push(exp.format(d.len() - 1).as_bytes(), &mut n);
-    }
-    &out[..n]
-}
-
-/// Calls `f` with each bulk string of a complete RESP array (or set) reply
-/// and returns how many there were; an error reply has none.
-fn for_each_bulk(reply: &[u8], mut f: impl FnMut(&[u8])) -> Result<usize, DecodeError> {
-    let summary = resp::parse_reply(reply)?.ok_or(DecodeError::Protocol)?;
-    match summary.kind {
-        resp::ReplyKind::Error => return Ok(0),
-        resp::ReplyKind::Array | resp::ReplyKind::Set => {}
-        _ => return Err(DecodeError::Protocol),
-    }
-    let mut at = 0;
-    let (count, next) = read_header(reply, &mut at, b"*~")?;
-    at = next;
-    for _ in 0..count {
-        let (len, next) = read_header(reply, &mut at, b"$")?;
-        let end = next + len;
-        f(reply.get(next..end).ok_or(DecodeError::Protocol)?);
-        if reply.get(end..end + 2) != Some(b"\r\n") {
-            return Err(DecodeError::Protocol);
-        }
-        at = end + 2;
-    }
-    Ok(count)
-}
-
-/// Reads `<type><decimal>\r\n` at `*at` for one of `types`; returns the
-/// number and the index after the line.
-fn read_header(buf: &[u8], at: &mut usize, types: &[u8]) -> Result<(usize, usize), DecodeError> {
-    let start = *at;
-    if !buf.get(start).is_some_and(|t| types.contains(t)) {
-        return Err(DecodeError::Protocol);
-    }
-    let line_end = buf[start..]
-        .windows(2)
-        .position(|w| w == b"\r\n")
-        .ok_or(DecodeError::Protocol)?
-        + start;
-    let text = std::str::from_utf8(&buf[start + 1..line_end]).map_err(|_| DecodeError::Protocol)?;
-    let n = text.parse().map_err(|_| DecodeError::Protocol)?;
-    Ok((n, line_end + 2))
-}
-
-fn redis_value(reply: &[u8]) -> Result<resp::Value, String> {
-    resp::parse_value(reply)
-        .map_err(|e| e.to_string())?
-        .map(|(v, _)| v)
-        .ok_or_else(|| "incomplete reply".to_owned())
-}
-
-/// HGETALL's flat `name, value, name, value` list as pairs.
-#[allow(clippy::type_complexity)]
-fn pairs(
-    mut items: impl Iterator<Item = resp::Value>,
-) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>, String> {
-    let mut out = Vec::new();
-    while let Some(name) = items.next() {
-        let value = items
-            .next()
-            .ok_or("odd number of elements in a hash reply")?;
-        let name = name
-            .as_bytes()
-            .ok_or("a field name that is not a string")?
-            .to_vec();
-        out.push((name, value.as_bytes().map(<[u8]>::to_vec)));
-    }
-    Ok(out)
-}
-
-/// Parses a flat JSON object of string values (what kvbench and YCSB's
-/// Memcached binding store): `{"name":"value",...}`, with `\"`, `\\` and
-/// `\/` escapes.
-#[allow(clippy::type_complexity)]
-fn parse_json_object(data: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, String> {
-    fn ws(d: &[u8], i: &mut usize) {
-        while d.get(*i).is_some_and(|c| c.is_ascii_whitespace()) {
-            *i += 1;
-        }
-    }
-    fn expect(d: &[u8], i: &mut usize, c: u8) -> Result<(), String> {
-        ws(d, i);
-        if d.get(*i) == Some(&c) {
-            *i += 1;
-            Ok(())
-        } else {
-            Err(format!(
-                "malformed JSON record: expected '{}' at byte {}",
-                c as char, *i
-            ))
-        }
-    }
-    fn string(d: &[u8], i: &mut usize) -> Result<Vec<u8>, String> {
-        expect(d, i, b'"')?;
-        let mut out = Vec::new();
-        loop {
-            match d.get(*i) {
-                None => return Err("malformed JSON record: unterminated string".into()),
-                Some(b'"') => {
-                    *i += 1;
-                    return Ok(out);
-                }
-                Some(b'\\') => {
-                    match d.get(*i + 1) {
-                        Some(c @ (b'"' | b'\\' | b'/')) => out.push(*c),
-                        _ => return Err("unsupported escape in JSON record".into()),
-                    }
-                    *i += 2;
-                }
-                Some(c) => {
-                    out.push(*c);
-                    *i += 1;
-                }
-            }
-        }
-    }
-    let mut i = 0;
-    let mut out = Vec::new();
-    expect(data, &mut i, b'{')?;
-    ws(data, &mut i);
-    if data.get(i) == Some(&b'}') {
-        return Ok(out);
-    }
-    loop {
-        let name = string(data, &mut i)?;
-        expect(data, &mut i, b':')?;
-        let value = string(data, &mut i)?;
-        out.push((name, value));
-        ws(data, &mut i);
-        match data.get(i) {
-            Some(b',') => i += 1,
-            Some(b'}') => return Ok(out),
-            _ => return Err(format!("malformed JSON record at byte {i}")),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::memcached::parse_json_object;
+    use super::redis::java_double_of_int;
     use super::*;
+    use kvbench_proto::resp;
     use kvbench_workload::{Properties, WorkloadSpec};
 
     fn spec(extra: &str) -> WorkloadSpec {

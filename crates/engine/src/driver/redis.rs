@@ -1,0 +1,269 @@
+//! The Redis family's data model (Redis, Valkey, any RESP server with the
+//! Redis command set): YCSB's Redis binding's commands, and what each reply
+//! means. See the table in the parent module.
+//!
+//! Like the parent, it must not allocate on the hot path (encoding and
+//! classifying); only [`returned_fields`] (data integrity checks) does.
+
+use super::{Driver, Outcome, Shape, INDEX_KEY};
+use kvbench_model::OpKind;
+use kvbench_proto::{resp, DecodeError};
+use kvbench_workload::values::java_string_hash;
+use kvbench_workload::{Layout, Op};
+use rand_core::RngCore;
+
+/// A field name and the value the server returned for it (`None`: nil).
+pub(super) type Cell = (Vec<u8>, Option<Vec<u8>>);
+
+/// `GET` (plain), or `HMGET` of one field or of every field listed
+/// (`all_listed`), or `HGETALL`.
+#[inline]
+pub(super) fn encode_read(
+    d: &Driver,
+    key: &[u8],
+    field: Option<u32>,
+    all_listed: bool,
+    buf: &mut Vec<u8>,
+) {
+    match d.layout {
+        Layout::Plain => {
+            buf.extend_from_slice(resp::GET_PREFIX);
+            resp::write_bulk(buf, key);
+        }
+        Layout::Hash => match field {
+            Some(f) => {
+                resp::write_array_header(buf, 3);
+                resp::write_bulk(buf, b"HMGET");
+                resp::write_bulk(buf, key);
+                resp::write_bulk(buf, &d.field_names[f as usize]);
+            }
+            None if all_listed => {
+                resp::write_array_header(buf, 2 + d.field_names.len());
+                resp::write_bulk(buf, b"HMGET");
+                resp::write_bulk(buf, key);
+                for name in &d.field_names {
+                    resp::write_bulk(buf, name);
+                }
+            }
+            None => {
+                resp::write_array_header(buf, 2);
+                resp::write_bulk(buf, b"HGETALL");
+                resp::write_bulk(buf, key);
+            }
+        },
+    }
+}
+
+/// `SET` (plain) or `HMSET` of `names`.
+#[inline]
+pub(super) fn encode_write(
+    d: &Driver,
+    key: &[u8],
+    names: &[Vec<u8>],
+    rng: &mut impl RngCore,
+    buf: &mut Vec<u8>,
+) {
+    match d.layout {
+        Layout::Plain => {
+            buf.extend_from_slice(resp::SET_PREFIX);
+            resp::write_bulk(buf, key);
+            let len = d.lengths.sample(rng);
+            resp::write_bulk_with(buf, len, |v| d.fill(rng, key, &d.field_names[0], v));
+        }
+        Layout::Hash => {
+            resp::write_array_header(buf, 2 + 2 * names.len());
+            resp::write_bulk(buf, b"HMSET");
+            resp::write_bulk(buf, key);
+            for name in names {
+                resp::write_bulk(buf, name);
+                let len = d.lengths.sample(rng);
+                resp::write_bulk_with(buf, len, |v| d.fill(rng, key, name, v));
+            }
+        }
+    }
+}
+
+/// Parses one reply from the start of `buf` and says what it means.
+#[inline]
+pub(super) fn classify(shape: Shape, buf: &[u8]) -> Result<Option<(Outcome, usize)>, DecodeError> {
+    Ok(resp::parse_reply(buf)?.map(|r| (redis_outcome(shape, &r), r.consumed)))
+}
+
+/// The fields a complete read reply returned (cold path: allocates).
+pub(super) fn returned_fields(
+    d: &Driver,
+    op: &Op,
+    reply: &[u8],
+    requested: &[&[u8]],
+    key_text: &str,
+) -> Result<Vec<Cell>, String> {
+    Ok(match d.layout {
+        Layout::Plain => {
+            let value = redis_value(reply)?;
+            vec![(
+                d.field_names[0].clone(),
+                value.as_bytes().map(<[u8]>::to_vec),
+            )]
+        }
+        Layout::Hash => {
+            let hmget =
+                op.fields_read().is_some() || (op.kind == OpKind::Read && d.read_all_fields);
+            match redis_value(reply)? {
+                resp::Value::Array(items) if hmget => requested
+                    .iter()
+                    .zip(items)
+                    .map(|(name, v)| (name.to_vec(), v.as_bytes().map(<[u8]>::to_vec)))
+                    .collect(),
+                resp::Value::Array(items) => pairs(items.into_iter())?,
+                resp::Value::Map(items) => pairs(items.into_iter().flat_map(|(k, v)| [k, v]))?,
+                other => return Err(format!("{key_text}: unexpected reply {other:?}")),
+            }
+        }
+    })
+}
+
+fn redis_outcome(shape: Shape, r: &resp::Reply) -> Outcome {
+    use resp::ReplyKind as K;
+    match (shape, r.kind) {
+        (_, K::Error) => Outcome::Error,
+        // HGETALL answers an empty array (RESP2) or map (RESP3) for a missing
+        // key, HMGET an array of nils (no payload at all: names are never empty).
+        (Shape::Read, K::Array | K::Map) if r.elements == 0 || r.payload_bytes == 0 => {
+            Outcome::Miss
+        }
+        (Shape::Read, K::Array | K::Map | K::Bulk) => Outcome::Ok,
+        (Shape::Read, K::Nil) => Outcome::Miss,
+        (Shape::Write, K::Status | K::Integer) => Outcome::Ok,
+        (Shape::KeyList, K::Array | K::Set) => Outcome::Ok,
+        _ => Outcome::Error,
+    }
+}
+
+/// `ZADD _indices <hash(key)> <key>`, as YCSB's Redis binding indexes an insert.
+pub(super) fn encode_zadd(key: &[u8], buf: &mut Vec<u8>) {
+    let mut score = [0u8; 24];
+    let score = java_double_of_int(java_string_hash(key), &mut score);
+    resp::write_array_header(buf, 4);
+    resp::write_bulk(buf, b"ZADD");
+    resp::write_bulk(buf, INDEX_KEY);
+    resp::write_bulk(buf, score);
+    resp::write_bulk(buf, key);
+}
+
+/// `ZRANGEBYSCORE _indices <hash(start)> +inf LIMIT 0 <len>`: YCSB's scan
+/// lookup (Jedis' `zrangeByScore(key, min, +inf, 0, len)`).
+pub(super) fn encode_zrangebyscore(start: &[u8], len: u32, buf: &mut Vec<u8>) {
+    let mut score = [0u8; 24];
+    let score = java_double_of_int(java_string_hash(start), &mut score);
+    let mut count = itoa::Buffer::new();
+    resp::write_array_header(buf, 7);
+    resp::write_bulk(buf, b"ZRANGEBYSCORE");
+    resp::write_bulk(buf, INDEX_KEY);
+    resp::write_bulk(buf, score);
+    resp::write_bulk(buf, b"+inf");
+    resp::write_bulk(buf, b"LIMIT");
+    resp::write_bulk(buf, b"0");
+    resp::write_bulk(buf, count.format(len).as_bytes());
+}
+
+/// Java's `Double.toString((double) v)` for an `int` `v`: `97.0`,
+/// `-1234567.0`, and from 10^7 on computerized scientific notation with the
+/// shortest digits (`1.11578566E8`, `1.0E7`, `-2.147483648E9`). Every `int`
+/// is exactly a double, so the shortest digits are its own digits without
+/// trailing zeros.
+pub(super) fn java_double_of_int(v: i32, out: &mut [u8; 24]) -> &[u8] {
+    let mut digits = itoa::Buffer::new();
+    let d = digits.format(v.unsigned_abs()).as_bytes();
+    let mut n = 0;
+    let mut push = |bytes: &[u8], n: &mut usize| {
+        out[*n..*n + bytes.len()].copy_from_slice(bytes);
+        *n += bytes.len();
+    };
+    if v < 0 {
+        push(b"-", &mut n);
+    }
+    if v.unsigned_abs() < 10_000_000 {
+        push(d, &mut n);
+        push(b".0", &mut n);
+    } else {
+        let significant = d.len() - d.iter().rev().take_while(|&&c| c == b'0').count();
+        push(&d[..1], &mut n);
+        push(b".", &mut n);
+        if significant > 1 {
+            push(&d[1..significant], &mut n);
+        } else {
+            push(b"0", &mut n);
+        }
+        push(b"E", &mut n);
+        let mut exp = itoa::Buffer::new();
+        push(exp.format(d.len() - 1).as_bytes(), &mut n);
+    }
+    &out[..n]
+}
+
+/// Calls `f` with each bulk string of a complete RESP array (or set) reply
+/// and returns how many there were; an error reply has none.
+pub(super) fn for_each_bulk(reply: &[u8], mut f: impl FnMut(&[u8])) -> Result<usize, DecodeError> {
+    let summary = resp::parse_reply(reply)?.ok_or(DecodeError::Protocol)?;
+    match summary.kind {
+        resp::ReplyKind::Error => return Ok(0),
+        resp::ReplyKind::Array | resp::ReplyKind::Set => {}
+        _ => return Err(DecodeError::Protocol),
+    }
+    let mut at = 0;
+    let (count, next) = read_header(reply, &mut at, b"*~")?;
+    at = next;
+    for _ in 0..count {
+        let (len, next) = read_header(reply, &mut at, b"$")?;
+        let end = next + len;
+        f(reply.get(next..end).ok_or(DecodeError::Protocol)?);
+        if reply.get(end..end + 2) != Some(b"\r\n") {
+            return Err(DecodeError::Protocol);
+        }
+        at = end + 2;
+    }
+    Ok(count)
+}
+
+/// Reads `<type><decimal>\r\n` at `*at` for one of `types`; returns the
+/// number and the index after the line.
+fn read_header(buf: &[u8], at: &mut usize, types: &[u8]) -> Result<(usize, usize), DecodeError> {
+    let start = *at;
+    if !buf.get(start).is_some_and(|t| types.contains(t)) {
+        return Err(DecodeError::Protocol);
+    }
+    let line_end = buf[start..]
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .ok_or(DecodeError::Protocol)?
+        + start;
+    let text = std::str::from_utf8(&buf[start + 1..line_end]).map_err(|_| DecodeError::Protocol)?;
+    let n = text.parse().map_err(|_| DecodeError::Protocol)?;
+    Ok((n, line_end + 2))
+}
+
+fn redis_value(reply: &[u8]) -> Result<resp::Value, String> {
+    resp::parse_value(reply)
+        .map_err(|e| e.to_string())?
+        .map(|(v, _)| v)
+        .ok_or_else(|| "incomplete reply".to_owned())
+}
+
+/// HGETALL's flat `name, value, name, value` list as pairs.
+#[allow(clippy::type_complexity)]
+fn pairs(
+    mut items: impl Iterator<Item = resp::Value>,
+) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>, String> {
+    let mut out = Vec::new();
+    while let Some(name) = items.next() {
+        let value = items
+            .next()
+            .ok_or("odd number of elements in a hash reply")?;
+        let name = name
+            .as_bytes()
+            .ok_or("a field name that is not a string")?
+            .to_vec();
+        out.push((name, value.as_bytes().map(<[u8]>::to_vec)));
+    }
+    Ok(out)
+}
