@@ -1,31 +1,59 @@
-//! One connection's protocol logic, without I/O: which requests to send,
-//! which request each reply answers, how long each operation took.
+//! One client's protocol logic, without I/O: which requests to send, on
+//! which of its connections, which request each reply answers, how long
+//! each operation took.
 //!
-//! The I/O loop (`conn.rs`) owns the socket and the clock reads; it asks
-//! [`Client::fill`] for bytes to write, hands every read to
-//! [`Client::on_read`], and writes whatever follow-up requests that produced.
-//! Keeping the logic here makes it testable without sockets and lets another
-//! I/O backend drive the same state.
+//! A client is one closed-loop user (a YCSB thread): at most `pipeline`
+//! operations in flight. It has one connection (a [`Lane`]) per node of
+//! the target: one for a single server, one per master of a cluster. Each
+//! request goes on the lane of the node its key maps to ([`Router`]), so
+//! requests to the same node are pipelined on one connection, and the
+//! client's window is shared by all its lanes: the offered concurrency is
+//! `clients x pipeline` in every topology.
+//!
+//! The I/O loop (`conn.rs`, `uring.rs`) owns the sockets and the clock
+//! reads; it asks [`Client::fill`] for bytes to write, hands every read to
+//! [`Client::on_read`] or [`Client::on_bytes`] with its lane, and writes
+//! whatever any lane then has to send (follow-up steps and redirected
+//! requests may land on any lane).
 //!
 //! Replies come back in request order on a connection, so a FIFO of pending
-//! requests maps replies to operations. Most operations are one request and
-//! one reply; an indexed insert is two commands sent together (two replies);
-//! a read-modify-write and a Redis scan send a second step after the first
-//! step's reply (see `Driver`'s `Step`). An operation is timed from its first
-//! send (closed loop) or its intended send (open loop) to its last reply,
-//! and its outcome is the worst of its replies.
+//! requests per lane maps replies to requests. Every request has its own
+//! pending entry; an operation of several requests (an indexed insert's
+//! `HMSET` and `ZADD`, a scan's record reads, which may go to different
+//! nodes) shares a [`Group`] that completes when its last request does. A
+//! read-modify-write and a scan send a second step after the first step's
+//! reply (see `Driver`'s `Step`). An operation is timed from its first send
+//! (closed loop) or its intended send (open loop) to its last reply, and
+//! its outcome is the worst of its replies.
+//!
+//! A `MOVED` or `ASK` reply is not an outcome: the request is encoded again
+//! for the node named (after `ASKING` for `ASK`), sent there, and counted as
+//! a redirect; the operation's time still runs from its first send.
 
 use crate::driver::{Driver, Outcome, Step};
 use crate::recorder::{ErrorKind, Recorder};
+use crate::route::slots::Redirect;
+use crate::route::Router;
 use crate::schedule::Schedule;
 use kvbench_model::OpKind;
+use kvbench_proto::resp;
 use kvbench_workload::{Op, OpStream, Rng};
+use rand_core::SeedableRng;
 use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 /// Initial read buffer; grows (rarely) for replies larger than this.
 const READ_BUF: usize = 4 * 1024;
+/// A request redirected more often than this fails: the cluster is moving
+/// its slot back and forth faster than the client can follow.
+const MAX_REDIRECTS: u8 = 16;
+/// Marks a pending request that belongs to no group.
+const NO_GROUP: u32 = u32::MAX;
+/// Seeds the generator that re-encodes redirected requests, so the
+/// operation stream's own generator draws exactly what it would without
+/// redirects.
+const REDIRECT_SEED: u64 = 0x6b76_7265_6469_7200;
 
 /// Where a connection's operations come from.
 pub(crate) enum Source {
@@ -86,28 +114,114 @@ pub(crate) enum Limit {
     Until(Instant),
 }
 
-/// A request (or a group of requests sent together) waiting for replies.
+/// Which request of an operation a pending entry is (what to encode again
+/// when it is redirected, and which [`Step`] its reply answers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// The operation's first request ([`Driver::encode_first`]).
+    Main,
+    /// An indexed insert's `ZADD` ([`Driver::encode_index`]).
+    Index,
+    /// A read-modify-write's update.
+    RmwWrite,
+    /// One of a scan's record reads; the key is in `scan_keys[i]`.
+    ScanRead(u32),
+}
+
+impl Part {
+    fn step(self) -> Step {
+        match self {
+            Part::Main | Part::Index => Step::First,
+            Part::RmwWrite => Step::RmwWrite,
+            Part::ScanRead(_) => Step::ScanRead,
+        }
+    }
+}
+
+/// A request waiting for its reply.
 ///
 /// Instants are kept as nanoseconds since the client's `base`: 8 bytes
 /// instead of 16 each, and a latency is one integer subtraction. At
 /// pipeline 16 the entries of 50 connections no longer fit in the L1 cache
 /// between a request's send and its reply, so each entry's size shows in
 /// the client's CPU per operation.
+#[derive(Debug, Clone, Copy)]
 struct Pending {
     op: Op,
     /// Open loop: the schedule's instant; closed loop: the first send.
     intended_ns: u64,
     /// The operation's first send.
     sent_ns: u64,
-    replies_left: u32,
-    step: Step,
+    part: Part,
+    /// The operation's [`Group`] when it has several requests in flight.
+    group: u32,
+    /// Times this request was redirected.
+    redirects: u8,
+    /// An `ASKING` was sent just before it: its `+OK` comes first.
+    asking: bool,
     measured: bool,
+}
+
+/// The requests of one operation that are in flight together.
+#[derive(Debug, Clone, Copy)]
+struct Group {
+    parts_left: u32,
     outcome: Outcome,
 }
 
-/// One connection's state.
+/// One connection's share of a client.
+pub(crate) struct Lane {
+    /// Bytes to write; the I/O loop writes and clears them.
+    pub wbuf: Vec<u8>,
+    rbuf: Vec<u8>,
+    start: usize,
+    end: usize,
+    pending: VecDeque<Pending>,
+}
+
+impl Lane {
+    fn new(pipeline: usize) -> Lane {
+        Lane {
+            wbuf: Vec::new(),
+            rbuf: vec![0; READ_BUF],
+            start: 0,
+            end: 0,
+            pending: VecDeque::with_capacity(pipeline),
+        }
+    }
+
+    /// Free space to read into (compacting or growing the buffer as needed).
+    fn read_space(&mut self) -> &mut [u8] {
+        if self.end == self.rbuf.len() {
+            if self.start > 0 {
+                self.rbuf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            } else {
+                // A single reply larger than the buffer: grow (rare, cold).
+                self.rbuf.resize(self.rbuf.len() * 2, 0);
+            }
+        }
+        &mut self.rbuf[self.end..]
+    }
+
+    /// Copies `bytes` behind what the read buffer holds, making room the
+    /// way a read does.
+    fn append(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let space = self.read_space();
+            let k = space.len().min(bytes.len());
+            space[..k].copy_from_slice(&bytes[..k]);
+            self.end += k;
+            bytes = &bytes[k..];
+        }
+    }
+}
+
+/// One client's state.
 pub(crate) struct Client {
     driver: Rc<Driver>,
+    router: Rc<Router>,
     source: Source,
     pipeline: usize,
     measure_from: Instant,
@@ -118,18 +232,21 @@ pub(crate) struct Client {
     limit: Limit,
     schedule: Option<Schedule>,
     key: Vec<u8>,
-    /// Bytes to write; the I/O loop writes and clears them.
-    pub wbuf: Vec<u8>,
-    rbuf: Vec<u8>,
-    start: usize,
-    end: usize,
-    pending: VecDeque<Pending>,
-    /// Operations in flight (a multi-request operation counts once).
+    lanes: Vec<Lane>,
+    /// Operations in flight (an operation of several requests counts once).
     ops: usize,
     measured_sent: u64,
     sending: bool,
     /// Why the operation being completed failed its integrity check.
     integrity_failure: Option<String>,
+    groups: Vec<Group>,
+    free_groups: Vec<u32>,
+    /// Keys of scan reads in flight (kept to re-encode a redirected one),
+    /// and the slots free for reuse, so steady state does not allocate.
+    scan_keys: Vec<Vec<u8>>,
+    free_scan_keys: Vec<u32>,
+    /// Draws for requests encoded again after a redirect.
+    redirect_rng: Rng,
 }
 
 /// How a read went.
@@ -143,6 +260,7 @@ pub(crate) enum ReadResult {
 impl Client {
     pub(crate) fn new(
         driver: Rc<Driver>,
+        router: Rc<Router>,
         source: Source,
         pipeline: usize,
         measure_from: Instant,
@@ -152,7 +270,9 @@ impl Client {
         let now = Instant::now();
         let base = schedule.as_ref().map_or(now, |s| s.next().min(now));
         Client {
+            lanes: (0..router.nodes()).map(|_| Lane::new(pipeline)).collect(),
             driver,
+            router,
             source,
             pipeline,
             measure_from,
@@ -160,15 +280,15 @@ impl Client {
             limit,
             schedule,
             key: Vec::with_capacity(32),
-            wbuf: Vec::new(),
-            rbuf: vec![0; READ_BUF],
-            start: 0,
-            end: 0,
-            pending: VecDeque::with_capacity(pipeline),
             ops: 0,
             measured_sent: 0,
             sending: true,
             integrity_failure: None,
+            groups: Vec::new(),
+            free_groups: Vec::new(),
+            scan_keys: Vec::new(),
+            free_scan_keys: Vec::new(),
+            redirect_rng: Rng::seed_from_u64(REDIRECT_SEED),
         }
     }
 
@@ -186,13 +306,24 @@ impl Client {
         }
     }
 
+    /// How many connections (lanes) this client has.
+    pub(crate) fn lanes(&self) -> usize {
+        self.lanes.len()
+    }
+
+    /// The bytes `lane` has to write; the I/O loop writes and clears them.
+    #[inline]
+    pub(crate) fn wbuf(&mut self, lane: usize) -> &mut Vec<u8> {
+        &mut self.lanes[lane].wbuf
+    }
+
     /// Stops sending new operations (those in flight still complete).
     pub(crate) fn stop_sending(&mut self) {
         self.sending = false;
     }
 
     /// Encodes every operation that is due at `now` while the pipeline has
-    /// room. Returns how many were added to [`Client::wbuf`].
+    /// room, each into the lane of its node. Returns how many were added.
     pub(crate) fn fill(&mut self, now: Instant) -> usize {
         let mut added = 0;
         let now_ns = self.nanos(now);
@@ -217,22 +348,42 @@ impl Client {
                 self.sending = false;
                 break;
             };
-            self.driver
-                .encode(&op, self.source.rng(), &mut self.key, &mut self.wbuf);
+            let driver = self.driver.clone();
+            driver.write_key(&op, &mut self.key);
+            let lane = self
+                .router
+                .node_of(driver.first_request_key(&op, &self.key));
+            driver.encode_first(
+                &op,
+                self.source.rng(),
+                &self.key,
+                &mut self.lanes[lane].wbuf,
+            );
             let intended_ns = if self.schedule.is_some() {
                 self.nanos(intended)
             } else {
                 now_ns
             };
-            self.pending.push_back(Pending {
+            let mut p = Pending {
                 op,
                 intended_ns,
                 sent_ns: now_ns,
-                replies_left: reply_count(self.driver.replies(&op)),
-                step: Step::First,
+                part: Part::Main,
+                group: NO_GROUP,
+                redirects: 0,
+                asking: false,
                 measured,
-                outcome: Outcome::Ok,
-            });
+            };
+            if driver.indexes_insert(&op) {
+                let index_lane = self.router.node_of(driver.index_key());
+                driver.encode_index(&self.key, &mut self.lanes[index_lane].wbuf);
+                p.group = self.new_group(2);
+                self.lanes[index_lane].pending.push_back(Pending {
+                    part: Part::Index,
+                    ..p
+                });
+            }
+            self.lanes[lane].pending.push_back(p);
             self.ops += 1;
             self.measured_sent += u64::from(measured);
             added += 1;
@@ -241,6 +392,39 @@ impl Client {
             }
         }
         added
+    }
+
+    fn new_group(&mut self, parts: u32) -> u32 {
+        let g = Group {
+            parts_left: parts,
+            outcome: Outcome::Ok,
+        };
+        match self.free_groups.pop() {
+            Some(i) => {
+                self.groups[i as usize] = g;
+                i
+            }
+            None => {
+                self.groups.push(g);
+                (self.groups.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Keeps a scan read's key; returns its slot.
+    fn keep_scan_key(&mut self, key: &[u8]) -> u32 {
+        match self.free_scan_keys.pop() {
+            Some(i) => {
+                let k = &mut self.scan_keys[i as usize];
+                k.clear();
+                k.extend_from_slice(key);
+                i
+            }
+            None => {
+                self.scan_keys.push(key.to_vec());
+                (self.scan_keys.len() - 1) as u32
+            }
+        }
     }
 
     /// Open loop: the next slot, when the pipeline has room for it.
@@ -261,45 +445,50 @@ impl Client {
 
     /// True when nothing is in flight and nothing more will be sent.
     pub(crate) fn is_done(&self) -> bool {
-        !self.sending && self.pending.is_empty()
+        !self.sending && self.ops == 0
     }
 
-    /// True when requests await replies.
-    pub(crate) fn awaiting(&self) -> bool {
-        !self.pending.is_empty()
+    /// True when requests on `lane` await replies.
+    #[inline]
+    pub(crate) fn awaiting(&self, lane: usize) -> bool {
+        !self.lanes[lane].pending.is_empty()
     }
 
-    /// Free space to read into (compacting or growing the buffer as needed).
-    pub(crate) fn read_space(&mut self) -> &mut [u8] {
-        if self.end == self.rbuf.len() {
-            if self.start > 0 {
-                self.rbuf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            } else {
-                // A single reply larger than the buffer: grow (rare, cold).
-                self.rbuf.resize(self.rbuf.len() * 2, 0);
-            }
-        }
-        &mut self.rbuf[self.end..]
+    /// True when any request awaits a reply.
+    pub(crate) fn awaiting_any(&self) -> bool {
+        self.ops > 0
     }
 
-    /// Processes `n` new bytes that arrived at `arrived` in the read buffer
-    /// (after [`Client::read_space`]): classifies every complete reply,
-    /// records completed operations, and encodes any follow-up step into
-    /// [`Client::wbuf`] (its send time is `arrived`: the I/O loop writes it
-    /// straight away).
-    pub(crate) fn on_read(&mut self, n: usize, arrived: Instant, rec: &mut Recorder) -> ReadResult {
-        self.end += n;
+    /// Free space to read `lane`'s bytes into.
+    pub(crate) fn read_space(&mut self, lane: usize) -> &mut [u8] {
+        self.lanes[lane].read_space()
+    }
+
+    /// Processes `n` new bytes that arrived at `arrived` in `lane`'s read
+    /// buffer (after [`Client::read_space`]): classifies every complete
+    /// reply, records completed operations, and encodes any follow-up step
+    /// or redirected request into the lanes' write buffers (its send time
+    /// is `arrived`: the I/O loop writes it straight away).
+    pub(crate) fn on_read(
+        &mut self,
+        lane: usize,
+        n: usize,
+        arrived: Instant,
+        rec: &mut Recorder,
+    ) -> ReadResult {
+        let l = &mut self.lanes[lane];
+        l.end += n;
         // The buffer is lent out while replies are processed (a move of
         // three words), so they can be parsed where they lie.
-        let rbuf = std::mem::take(&mut self.rbuf);
-        let (result, used) = self.process(&rbuf[self.start..self.end], arrived, rec);
-        self.rbuf = rbuf;
-        self.start += used;
-        if self.start == self.end {
-            self.start = 0;
-            self.end = 0;
+        let rbuf = std::mem::take(&mut l.rbuf);
+        let (start, end) = (l.start, l.end);
+        let (result, used) = self.process(lane, &rbuf[start..end], arrived, rec);
+        let l = &mut self.lanes[lane];
+        l.rbuf = rbuf;
+        l.start += used;
+        if l.start == l.end {
+            l.start = 0;
+            l.end = 0;
         }
         result
     }
@@ -310,44 +499,63 @@ impl Client {
     /// rest.
     pub(crate) fn on_bytes(
         &mut self,
+        lane: usize,
         bytes: &[u8],
         arrived: Instant,
         rec: &mut Recorder,
     ) -> ReadResult {
-        if self.start < self.end {
+        let l = &mut self.lanes[lane];
+        if l.start < l.end {
             // A reply is already partly here: append to it.
-            self.append(bytes);
-            return self.on_read(0, arrived, rec);
+            l.append(bytes);
+            return self.on_read(lane, 0, arrived, rec);
         }
-        let (result, used) = self.process(bytes, arrived, rec);
+        let (result, used) = self.process(lane, bytes, arrived, rec);
         if matches!(result, ReadResult::Progress(_)) {
-            self.append(&bytes[used..]);
+            self.lanes[lane].append(&bytes[used..]);
         }
         result
     }
 
-    /// Copies `bytes` behind what the read buffer holds, making room the
-    /// way a read does ([`Client::read_space`]: compact, or grow).
-    fn append(&mut self, mut bytes: &[u8]) {
-        while !bytes.is_empty() {
-            let space = self.read_space();
-            let k = space.len().min(bytes.len());
-            space[..k].copy_from_slice(&bytes[..k]);
-            self.end += k;
-            bytes = &bytes[k..];
-        }
-    }
-
-    /// Processes the replies at the start of `buf`; returns how it went and
-    /// how many bytes the complete replies took.
-    fn process(&mut self, buf: &[u8], arrived: Instant, rec: &mut Recorder) -> (ReadResult, usize) {
+    /// Processes the replies at the start of `buf`, received on `lane`;
+    /// returns how it went and how many bytes the complete replies took.
+    fn process(
+        &mut self,
+        lane: usize,
+        buf: &[u8],
+        arrived: Instant,
+        rec: &mut Recorder,
+    ) -> (ReadResult, usize) {
         let mut pos = 0;
-        let deadline = self.deadline();
         let arrived_ns = self.nanos(arrived);
         let mut done = 0u64;
-        while let Some(head) = self.pending.front() {
-            let (op, step) = (head.op, head.step);
-            let (outcome, used) = match self.driver.classify_step(&op, step, &buf[pos..]) {
+        let driver = self.driver.clone();
+        while let Some(head) = self.lanes[lane].pending.front_mut() {
+            if head.asking {
+                // The `+OK` of the `ASKING` sent before this request.
+                match resp::parse_reply(&buf[pos..]) {
+                    Ok(Some(r)) => {
+                        pos += r.consumed;
+                        head.asking = false;
+                        if r.kind != resp::ReplyKind::Status {
+                            let p = *head;
+                            self.lanes[lane].pending.pop_front();
+                            rec.note_error("ASKING was refused after an ASK redirect");
+                            done += self.complete_part(p, Outcome::Error, arrived, arrived_ns, rec);
+                        }
+                        continue;
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        return (
+                            ReadResult::Failed(ErrorKind::Protocol, format!("protocol error: {e}")),
+                            pos,
+                        )
+                    }
+                }
+            }
+            let (op, step) = (head.op, head.part.step());
+            let (outcome, used) = match driver.classify_step(&op, step, &buf[pos..]) {
                 Ok(Some(r)) => r,
                 Ok(None) => break,
                 Err(e) => {
@@ -359,109 +567,221 @@ impl Client {
             };
             let reply = pos..pos + used;
             pos += used;
+            let Some(p) = self.lanes[lane].pending.pop_front() else {
+                break;
+            };
+            if outcome == Outcome::Error && self.router.redirects() {
+                if let Some(r) = Redirect::parse(&buf[reply.clone()]) {
+                    if let Some(failed) = self.redirect(p, r, rec) {
+                        done +=
+                            self.complete_part(failed, Outcome::Error, arrived, arrived_ns, rec);
+                    }
+                    continue;
+                }
+            }
             // An error on a reply whose values are checked: tell an integrity
             // failure (with the key and field that differ) from an error reply.
-            if outcome == Outcome::Error && self.driver.verifies(&op, step) {
-                if let Err(why) = self.driver.verify(&op, &buf[reply.clone()]) {
+            if outcome == Outcome::Error && driver.verifies(&op, step) {
+                if let Err(why) = driver.verify(&op, &buf[reply.clone()]) {
                     self.integrity_failure = Some(why);
                 }
             }
-            let Some(head) = self.pending.front_mut() else {
-                break;
-            };
-            head.replies_left -= 1;
-            head.outcome = worst(head.outcome, outcome);
-            if head.replies_left > 0 {
-                continue;
-            }
-            let Some(p) = self.pending.pop_front() else {
-                break;
-            };
             // A follow-up step only after a successful first step.
-            let next = match (p.outcome, self.driver.next_step(&p.op, p.step)) {
-                (Outcome::Ok, Some(next)) => Some(next),
+            let next = match (outcome, driver.next_step(&op, step)) {
+                (Outcome::Ok, Some(next)) if p.group == NO_GROUP => Some(next),
                 _ => None,
             };
-            if let Some(next) = next {
-                let replies = match next {
-                    Step::RmwWrite => {
-                        self.driver.encode_rmw_write(
-                            &p.op,
-                            self.source.rng(),
-                            &mut self.key,
-                            &mut self.wbuf,
-                        );
-                        1
-                    }
-                    Step::ScanRead => {
-                        match self
-                            .driver
-                            .encode_scan_reads(&p.op, &buf[reply], &mut self.wbuf)
-                        {
-                            Ok(n) => n,
-                            Err(e) => {
-                                return (
-                                    ReadResult::Failed(
-                                        ErrorKind::Protocol,
-                                        format!("protocol error in a scan's key list: {e}"),
-                                    ),
-                                    pos,
-                                )
-                            }
-                        }
-                    }
-                    Step::First => 0,
-                };
-                if replies > 0 {
-                    self.pending.push_back(Pending {
-                        step: next,
-                        replies_left: reply_count(replies),
+            match next {
+                Some(Step::RmwWrite) => {
+                    driver.write_key(&op, &mut self.key);
+                    let to = self.router.node_of(&self.key);
+                    driver.encode_rmw_write(
+                        &op,
+                        self.source.rng(),
+                        &mut self.key,
+                        &mut self.lanes[to].wbuf,
+                    );
+                    self.lanes[to].pending.push_back(Pending {
+                        part: Part::RmwWrite,
                         ..p
                     });
                     continue;
                 }
+                Some(Step::ScanRead) => match self.send_scan_reads(p, &buf[reply]) {
+                    Ok(0) => {}
+                    Ok(_) => continue,
+                    Err(e) => {
+                        return (
+                            ReadResult::Failed(
+                                ErrorKind::Protocol,
+                                format!("protocol error in a scan's key list: {e}"),
+                            ),
+                            pos,
+                        )
+                    }
+                },
+                _ => {}
             }
-            // The operation is complete.
-            self.ops -= 1;
-            // YCSB acknowledges an insert whatever its outcome (in a
-            // `finally`): an unacknowledged one would hide every later
-            // insert from reads.
-            if p.op.kind == OpKind::Insert {
-                self.source.acknowledge_insert(p.op.keynum);
-            }
-            let integrity = self.integrity_failure.take();
-            if p.measured && deadline.is_none_or(|d| arrived <= d) {
-                if let Some(why) = integrity {
-                    rec.record_integrity_failure(p.op.kind, &format!("integrity: {why}"), arrived);
-                    continue;
-                }
-                let since = |from_ns: u64| arrived_ns.saturating_sub(from_ns);
-                if self.schedule.is_some() {
-                    let lag = p.sent_ns.saturating_sub(p.intended_ns);
-                    rec.record_scheduled(
-                        p.op.kind,
-                        p.outcome,
-                        self.base + Duration::from_nanos(p.intended_ns),
-                        since(p.intended_ns),
-                        since(p.sent_ns),
-                        lag,
-                        arrived,
-                    );
-                } else {
-                    rec.record(p.op.kind, p.outcome, since(p.sent_ns), arrived);
-                }
-                done += u64::from(p.outcome == Outcome::Ok);
-            }
+            done += self.complete_part(p, outcome, arrived, arrived_ns, rec);
         }
         (ReadResult::Progress(done), pos)
+    }
+
+    /// Sends one read per key in a scan's key list, each on its node's
+    /// lane, as one group; returns how many (0: the scan is complete).
+    fn send_scan_reads(
+        &mut self,
+        p: Pending,
+        reply: &[u8],
+    ) -> Result<usize, kvbench_proto::DecodeError> {
+        let driver = self.driver.clone();
+        let n = driver.for_each_scan_key(reply, |_| {})?;
+        if n == 0 {
+            return Ok(0);
+        }
+        let group = self.new_group(n as u32);
+        driver.for_each_scan_key(reply, |key| {
+            let slot = self.keep_scan_key(key);
+            let to = self.router.node_of(key);
+            driver.encode_scan_read(&p.op, key, &mut self.lanes[to].wbuf);
+            self.lanes[to].pending.push_back(Pending {
+                part: Part::ScanRead(slot),
+                group,
+                ..p
+            });
+        })?;
+        Ok(n)
+    }
+
+    /// Sends a redirected request again, to the node the redirect names.
+    /// Returns the request when it cannot be (an unknown node, or too many
+    /// redirects), for the caller to fail.
+    fn redirect(&mut self, mut p: Pending, r: Redirect, rec: &mut Recorder) -> Option<Pending> {
+        let Router::Cluster(table) = &*self.router else {
+            return Some(p);
+        };
+        let (to, addr) = match r {
+            Redirect::Moved { slot, addr } => (table.moved(slot, addr), addr),
+            Redirect::Ask { addr, .. } => (table.node_index(addr), addr),
+        };
+        if p.measured {
+            rec.count_redirect(matches!(r, Redirect::Ask { .. }));
+        }
+        p.redirects = p.redirects.saturating_add(1);
+        let Some(to) = to else {
+            rec.note_error(&format!(
+                "redirected to {addr}, a node that was not in the cluster when the phase started"
+            ));
+            return Some(p);
+        };
+        if p.redirects > MAX_REDIRECTS {
+            rec.note_error(&format!(
+                "a request was redirected more than {MAX_REDIRECTS} times"
+            ));
+            return Some(p);
+        }
+        let driver = self.driver.clone();
+        let wbuf = &mut self.lanes[to].wbuf;
+        p.asking = matches!(r, Redirect::Ask { .. });
+        if p.asking {
+            resp::encode_command(wbuf, &[b"ASKING"]);
+        }
+        match p.part {
+            Part::Main => {
+                driver.write_key(&p.op, &mut self.key);
+                driver.encode_first(&p.op, &mut self.redirect_rng, &self.key, wbuf);
+            }
+            Part::Index => {
+                driver.write_key(&p.op, &mut self.key);
+                driver.encode_index(&self.key, wbuf);
+            }
+            Part::RmwWrite => {
+                driver.encode_rmw_write(&p.op, &mut self.redirect_rng, &mut self.key, wbuf);
+            }
+            Part::ScanRead(i) => driver.encode_scan_read(&p.op, &self.scan_keys[i as usize], wbuf),
+        }
+        self.lanes[to].pending.push_back(p);
+        None
+    }
+
+    /// One request of an operation is answered with `outcome`: completes the
+    /// operation when it was its last request. Returns 1 when a measured
+    /// operation completed successfully.
+    fn complete_part(
+        &mut self,
+        p: Pending,
+        outcome: Outcome,
+        arrived: Instant,
+        arrived_ns: u64,
+        rec: &mut Recorder,
+    ) -> u64 {
+        if let Part::ScanRead(i) = p.part {
+            self.free_scan_keys.push(i);
+        }
+        let outcome = if p.group == NO_GROUP {
+            outcome
+        } else {
+            let g = &mut self.groups[p.group as usize];
+            g.outcome = worst(g.outcome, outcome);
+            g.parts_left -= 1;
+            if g.parts_left > 0 {
+                return 0;
+            }
+            self.free_groups.push(p.group);
+            g.outcome
+        };
+        // The operation is complete.
+        self.ops -= 1;
+        // YCSB acknowledges an insert whatever its outcome (in a
+        // `finally`): an unacknowledged one would hide every later
+        // insert from reads.
+        if p.op.kind == OpKind::Insert {
+            self.source.acknowledge_insert(p.op.keynum);
+        }
+        let integrity = self.integrity_failure.take();
+        if !(p.measured && self.deadline().is_none_or(|d| arrived <= d)) {
+            return 0;
+        }
+        if let Some(why) = integrity {
+            rec.record_integrity_failure(p.op.kind, &format!("integrity: {why}"), arrived);
+            return 0;
+        }
+        let since = |from_ns: u64| arrived_ns.saturating_sub(from_ns);
+        if self.schedule.is_some() {
+            let lag = p.sent_ns.saturating_sub(p.intended_ns);
+            rec.record_scheduled(
+                p.op.kind,
+                outcome,
+                self.base + Duration::from_nanos(p.intended_ns),
+                since(p.intended_ns),
+                since(p.sent_ns),
+                lag,
+                arrived,
+            );
+        } else {
+            rec.record(p.op.kind, outcome, since(p.sent_ns), arrived);
+        }
+        u64::from(outcome == Outcome::Ok)
     }
 
     /// Counts every measured operation still in flight as failed with `kind`
     /// (warm-up failures are noted but not counted) and stops the client.
     pub(crate) fn fail_all(&mut self, kind: ErrorKind, message: &str, rec: &mut Recorder) {
         let now = Instant::now();
-        let pending: Vec<Pending> = self.pending.drain(..).collect();
+        let pending: Vec<Pending> = self
+            .lanes
+            .iter_mut()
+            .flat_map(|l| l.pending.drain(..))
+            .collect();
         for p in pending {
+            if p.group != NO_GROUP {
+                // One count per operation: its first request found here.
+                let g = &mut self.groups[p.group as usize];
+                if g.parts_left == 0 {
+                    continue;
+                }
+                g.parts_left = 0;
+            }
             if p.op.kind == OpKind::Insert {
                 self.source.acknowledge_insert(p.op.keynum);
             }
@@ -474,11 +794,6 @@ impl Client {
         rec.note_error(message);
         rec.failed_connections += 1;
     }
-}
-
-/// A reply count as [`Pending`] keeps it (no operation expects 4 billion replies).
-fn reply_count(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// The outcome of an operation of several replies: any error wins, then any miss.

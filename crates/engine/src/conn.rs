@@ -1,10 +1,11 @@
-//! The tokio I/O loop of one connection: writes what [`Client`] encodes,
-//! reads replies into it, and reads the clock once before each write and
-//! once after each read. Every request in a write shares that write's send
-//! time (it is when they left); every reply in a read shares that read's
-//! arrival time (it is when kvbench saw them).
+//! The tokio I/O loop of one client: writes what [`Client`] encodes on each
+//! of its connections (one per node), reads replies into it, and reads the
+//! clock once before each round of writes and once after each read. Every
+//! request in a write shares that write's send time (it is when they left);
+//! every reply in a read shares that read's arrival time (it is when kvbench
+//! saw them).
 //!
-//! Open loop: a connection with room in its pipeline also wakes at its next
+//! Open loop: a client with room in its pipeline also wakes at its next
 //! slot, on a microsecond-precise [`Timer`].
 
 use crate::client::{Client, ReadResult};
@@ -14,8 +15,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 /// What a connection task shares with its worker.
@@ -27,32 +29,32 @@ pub(crate) struct Shared {
     pub stop: Arc<AtomicBool>,
 }
 
-/// Runs the connection until the client is done, the stop flag is set or the
-/// connection fails. Failures are recorded as errors of the operations in
-/// flight; they never end the phase for other connections.
-pub(crate) async fn run(mut sock: TcpStream, mut client: Client, shared: Shared) {
+/// Runs the client until it is done, the stop flag is set or a connection
+/// fails. Failures are recorded as errors of the operations in flight; they
+/// never end the phase for other clients.
+pub(crate) async fn run(mut socks: Vec<TcpStream>, mut client: Client, shared: Shared) {
     let mut timer = client.schedule_next().map(|_| Timer::new());
     loop {
         if shared.stop.load(Ordering::Relaxed) {
             client.stop_sending();
         }
         client.fill(Instant::now());
-        if !client.wbuf.is_empty() {
-            if let Err(e) = sock.write_all(&client.wbuf).await {
-                fail(
-                    &mut client,
-                    &shared,
-                    ErrorKind::Io,
-                    &format!("write failed: {e}"),
-                );
+        for (lane, sock) in socks.iter_mut().enumerate() {
+            let wbuf = client.wbuf(lane);
+            if wbuf.is_empty() {
+                continue;
+            }
+            if let Err(e) = sock.write_all(wbuf).await {
+                let msg = format!("write failed: {e}");
+                fail(&mut client, &shared, ErrorKind::Io, &msg);
                 return;
             }
-            client.wbuf.clear();
+            client.wbuf(lane).clear();
         }
         if client.is_done() {
             return;
         }
-        if !client.awaiting() {
+        if !client.awaiting_any() {
             // Open loop with nothing in flight: wait for the next slot.
             if let (Some(t), Some(timer)) = (client.schedule_next(), timer.as_mut()) {
                 timer.sleep_until(t).await;
@@ -61,36 +63,23 @@ pub(crate) async fn run(mut sock: TcpStream, mut client: Client, shared: Shared)
         }
 
         let next_slot = client.next_slot();
-        let space = client.read_space();
-        let read = tokio::time::timeout(shared.timeout, async {
+        let ready = tokio::time::timeout(shared.timeout, async {
+            let readable = readable(&socks, &client);
             match (next_slot, timer.as_mut()) {
                 (Some(t), Some(timer)) => tokio::select! {
-                    r = sock.read(space) => Some(r),
+                    r = readable => Some(r),
                     _ = timer.sleep_until(t) => None,
                 },
-                _ => Some(sock.read(space).await),
+                _ => Some(readable.await),
             }
         })
         .await;
-        let n = match read {
+        let lane = match ready {
             Ok(None) => continue, // a slot is due: go and send it
-            Ok(Some(Ok(0))) => {
-                fail(
-                    &mut client,
-                    &shared,
-                    ErrorKind::Closed,
-                    "connection closed by server",
-                );
-                return;
-            }
-            Ok(Some(Ok(n))) => n,
+            Ok(Some(Ok(lane))) => lane,
             Ok(Some(Err(e))) => {
-                fail(
-                    &mut client,
-                    &shared,
-                    ErrorKind::Io,
-                    &format!("read failed: {e}"),
-                );
+                let msg = format!("read failed: {e}");
+                fail(&mut client, &shared, ErrorKind::Io, &msg);
                 return;
             }
             Err(_) => {
@@ -99,8 +88,23 @@ pub(crate) async fn run(mut sock: TcpStream, mut client: Client, shared: Shared)
                 return;
             }
         };
+        let n = match socks[lane].try_read(client.read_space(lane)) {
+            Ok(0) => {
+                let msg = "connection closed by server";
+                fail(&mut client, &shared, ErrorKind::Closed, msg);
+                return;
+            }
+            Ok(n) => n,
+            // Readiness was stale: wait again.
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(e) => {
+                let msg = format!("read failed: {e}");
+                fail(&mut client, &shared, ErrorKind::Io, &msg);
+                return;
+            }
+        };
         let arrived = Instant::now();
-        let result = client.on_read(n, arrived, &mut shared.recorder.borrow_mut());
+        let result = client.on_read(lane, n, arrived, &mut shared.recorder.borrow_mut());
         match result {
             ReadResult::Progress(done) if done > 0 => {
                 shared.progress.fetch_add(done, Ordering::Relaxed);
@@ -112,6 +116,23 @@ pub(crate) async fn run(mut sock: TcpStream, mut client: Client, shared: Shared)
             }
         }
     }
+}
+
+/// Waits until one of the lanes that await replies is readable; returns it.
+async fn readable(socks: &[TcpStream], client: &Client) -> std::io::Result<usize> {
+    std::future::poll_fn(|cx| {
+        for (lane, sock) in socks.iter().enumerate() {
+            if client.awaiting(lane) {
+                match sock.poll_read_ready(cx) {
+                    Poll::Ready(Ok(())) => return Poll::Ready(Ok(lane)),
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Pending => {}
+                }
+            }
+        }
+        Poll::Pending
+    })
+    .await
 }
 
 fn fail(client: &mut Client, shared: &Shared, kind: ErrorKind, message: &str) {

@@ -20,6 +20,7 @@ pub mod events;
 pub mod limits;
 pub mod phase;
 pub mod recorder;
+pub mod route;
 pub mod schedule;
 pub mod series;
 pub mod timer;
@@ -27,6 +28,7 @@ pub mod uring;
 
 pub use events::{Observer, Progress, Silent};
 pub use phase::{run_phase, Io, PhaseConfig, PhaseKind, PhaseOutput, Rate, Window};
+pub use route::Topology;
 pub use schedule::Arrival;
 
 use std::net::SocketAddr;

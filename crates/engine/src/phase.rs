@@ -14,6 +14,7 @@ use crate::driver::Driver;
 use crate::events::{Observer, Progress};
 use crate::recorder::LagTrend;
 use crate::recorder::Recorder;
+use crate::route::{slots, Router, Topology};
 use crate::schedule::{Arrival, Schedule};
 use crate::series::SeriesRecorder;
 use crate::uring;
@@ -106,8 +107,8 @@ pub struct Rate {
 /// Everything one phase needs.
 #[derive(Debug, Clone)]
 pub struct PhaseConfig {
-    /// Server address.
-    pub addr: SocketAddr,
+    /// Where the target's nodes are.
+    pub topology: Topology,
     /// Server kind (selects the data model and protocol).
     pub system: SystemKind,
     /// The workload.
@@ -246,11 +247,25 @@ pub fn run_phase(
     });
     let counters: Vec<Arc<AtomicU64>> = (0..threads).map(|_| Arc::new(AtomicU64::new(0))).collect();
     let driver = Driver::new(cfg.system, &cfg.spec, cfg.keys.clone());
+    // The nodes each client connects to, and how keys map onto them.
+    let (nodes, router) = match &cfg.topology {
+        Topology::Single(addr) => (vec![*addr], Router::Single),
+        Topology::Cluster(seeds) => {
+            let table = slots::discover(seeds, cfg.connect_timeout).map_err(|message| {
+                EngineError::Connect {
+                    addr: seeds[0],
+                    message,
+                }
+            })?;
+            (table.nodes().to_vec(), Router::Cluster(table))
+        }
+    };
 
     let mut handles = Vec::with_capacity(threads);
     for (w, sources) in per_worker.into_iter().enumerate() {
         let job = WorkerJob {
-            addr: cfg.addr,
+            nodes: nodes.clone(),
+            router: router.clone(),
             driver: driver.clone(),
             sources,
             pipeline: cfg.pipeline as usize,
@@ -418,7 +433,9 @@ struct ConnSeed {
 }
 
 struct WorkerJob {
-    addr: SocketAddr,
+    nodes: Vec<SocketAddr>,
+    /// This worker's own copy: `MOVED` replies update it in place.
+    router: Router,
     driver: Driver,
     sources: Vec<ConnSeed>,
     pipeline: usize,
@@ -492,6 +509,7 @@ impl WorkerJob {
         };
         recorder.series.set_origin(measure_from);
         let driver = Rc::new(self.driver);
+        let router = Rc::new(self.router);
         let clients = self
             .sources
             .into_iter()
@@ -507,6 +525,7 @@ impl WorkerJob {
                 });
                 Client::new(
                     driver.clone(),
+                    router.clone(),
                     seed.source,
                     self.pipeline,
                     measure_from,
@@ -522,18 +541,22 @@ impl WorkerJob {
         }))
     }
 
-    /// Opens one connection per source with `connect`, stopping at the
-    /// first failure (returned beside the connections opened so far).
+    /// Opens one connection per source and node with `connect`, stopping
+    /// at the first failure (returned beside the connections opened so far).
     fn connect_all<S>(
         &self,
         connect: fn(SocketAddr, Duration) -> Result<S, EngineError>,
-    ) -> (Vec<S>, Option<EngineError>) {
+    ) -> (Vec<Vec<S>>, Option<EngineError>) {
         let mut socks = Vec::with_capacity(self.sources.len());
         for _ in 0..self.sources.len() {
-            match connect(self.addr, self.connect_timeout) {
-                Ok(s) => socks.push(s),
-                Err(e) => return (socks, Some(e)),
+            let mut lanes = Vec::with_capacity(self.nodes.len());
+            for &addr in &self.nodes {
+                match connect(addr, self.connect_timeout) {
+                    Ok(s) => lanes.push(s),
+                    Err(e) => return (socks, Some(e)),
+                }
             }
+            socks.push(lanes);
         }
         (socks, None)
     }

@@ -41,6 +41,12 @@ pub struct Recorder {
     /// Connections that ended early on an error (warm-up included): the load
     /// was lighter than asked from then on, so the run cannot be clean.
     pub failed_connections: u64,
+    /// Measured requests answered `MOVED` and sent again to the slot's
+    /// new node (never counted as completed).
+    pub moved: u64,
+    /// Measured requests answered `ASK` and sent again, after `ASKING`, to
+    /// the node importing the slot.
+    pub asked: u64,
     /// The reply time of the last measured operation (ops-bound windows end there).
     pub last_reply: Option<Instant>,
     error_samples: Vec<String>,
@@ -165,6 +171,8 @@ impl Default for Recorder {
             errors: [0; OpKind::COUNT],
             clamped: 0,
             failed_connections: 0,
+            moved: 0,
+            asked: 0,
             last_reply: None,
             error_samples: Vec::new(),
             error_kinds: [0; ErrorKind::COUNT],
@@ -273,6 +281,15 @@ impl Recorder {
         self.note_error(message);
     }
 
+    /// Counts one redirected request (`ask`: an `ASK`, else a `MOVED`).
+    pub fn count_redirect(&mut self, ask: bool) {
+        if ask {
+            self.asked += 1;
+        } else {
+            self.moved += 1;
+        }
+    }
+
     /// Keeps an error message for the record, deduplicated and bounded.
     pub fn note_error(&mut self, message: &str) {
         if self.error_samples.len() < MAX_ERROR_SAMPLES
@@ -311,6 +328,8 @@ impl Recorder {
         }
         self.clamped += other.clamped;
         self.failed_connections += other.failed_connections;
+        self.moved += other.moved;
+        self.asked += other.asked;
         self.last_reply = match (self.last_reply, other.last_reply) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
@@ -387,6 +406,8 @@ impl Recorder {
                 .collect(),
             series: Vec::new(),
             offered_rate: None,
+            redirects_moved: self.moved,
+            redirects_ask: self.asked,
         }
     }
 }

@@ -81,9 +81,11 @@ fn kernel_at_least(major: u32, minor: u32) -> bool {
     (a, b) >= (major, minor)
 }
 
+/// One connection: lane `lane` of client `client`.
 struct Conn {
     sock: TcpStream,
-    client: Client,
+    client: usize,
+    lane: usize,
     sending: Vec<u8>,
     sent: usize,
     writing: bool,
@@ -119,12 +121,13 @@ enum Files {
 /// # Errors
 /// A message when the ring cannot be set up or the kernel refuses it.
 pub(crate) fn run(
-    conns: Vec<(TcpStream, Client)>,
+    clients: Vec<(Vec<TcpStream>, Client)>,
     env: &Env<'_>,
     rec: &mut Recorder,
 ) -> Result<Option<(Instant, f64)>, String> {
-    let (mut ring, mut bufs) = setup(conns.len())?;
-    let result = drive(&mut ring, &mut bufs, conns, env, rec);
+    let n: usize = clients.iter().map(|(s, _)| s.len()).sum();
+    let (mut ring, mut bufs) = setup(n)?;
+    let result = drive(&mut ring, &mut bufs, clients, env, rec);
     // Every receive has ended (drive returns only then, or on a ring
     // failure, when `bufs` stays registered and is leaked by its Drop).
     if result.is_ok() {
@@ -166,39 +169,48 @@ pub fn setup(n: usize) -> Result<(IoUring, BufRing), String> {
 fn drive(
     ring: &mut IoUring,
     bufs: &mut BufRing,
-    conns: Vec<(TcpStream, Client)>,
+    input: Vec<(Vec<TcpStream>, Client)>,
     env: &Env<'_>,
     rec: &mut Recorder,
 ) -> Result<Option<(Instant, f64)>, String> {
-    let n = conns.len();
-    let fds: Vec<i32> = conns.iter().map(|(s, _)| s.as_raw_fd()).collect();
+    let now = Instant::now();
+    // Each client's lanes are consecutive connections from `first[client]`.
+    let mut first = Vec::with_capacity(input.len());
+    let mut clients = Vec::with_capacity(input.len());
+    let mut conns: Vec<Conn> = Vec::new();
+    for (ci, (socks, client)) in input.into_iter().enumerate() {
+        first.push(conns.len());
+        for (lane, sock) in socks.into_iter().enumerate() {
+            conns.push(Conn {
+                sock,
+                client: ci,
+                lane,
+                sending: Vec::new(),
+                sent: 0,
+                writing: false,
+                reading: false,
+                last_progress: now,
+                failed: false,
+                finished: false,
+            });
+        }
+        clients.push(client);
+    }
+    let fds: Vec<i32> = conns.iter().map(|c| c.sock.as_raw_fd()).collect();
     let files = match ring.submitter().register_files(&fds) {
         Ok(()) => Files::Fixed,
         Err(_) => Files::Raw,
     };
-    let now = Instant::now();
-    let mut conns: Vec<Conn> = conns
-        .into_iter()
-        .map(|(sock, client)| Conn {
-            sock,
-            client,
-            sending: Vec::new(),
-            sent: 0,
-            writing: false,
-            reading: false,
-            last_progress: now,
-            failed: false,
-            finished: false,
-        })
-        .collect();
     let mut in_flight = 0usize;
     // Sends queued since the last submission: their completions arrive at
     // once (a send to a socket with buffer space completes inline), so the
     // wait asks for one completion more, which is what the loop waits for.
     let mut sends_queued = 0usize;
     let mut cpu_start = None;
-    let mut dirty: Vec<usize> = (0..n).collect();
-    let mut completions: Vec<(u64, i32, u32)> = Vec::with_capacity(4 * n + 8);
+    // Clients with something to do: their lanes' sends, receives, ends.
+    let mut dirty: Vec<usize> = (0..clients.len()).collect();
+    let mut was_awaiting: Vec<bool> = Vec::new();
+    let mut completions: Vec<(u64, i32, u32)> = Vec::with_capacity(4 * conns.len() + 8);
     let mut next_sweep = now + TICK;
     let mut stopped = false;
 
@@ -209,59 +221,79 @@ fn drive(
         }
         if !stopped && env.stop.load(Ordering::Relaxed) {
             stopped = true;
-            for (i, c) in conns.iter_mut().enumerate() {
-                c.client.stop_sending();
-                dirty.push(i);
+            for (ci, c) in clients.iter_mut().enumerate() {
+                c.stop_sending();
+                dirty.push(ci);
             }
         }
         if now >= next_sweep {
             next_sweep = now + TICK;
-            for (i, c) in conns.iter_mut().enumerate() {
-                if c.client.awaiting()
-                    && !c.failed
+            for i in 0..conns.len() {
+                let c = &conns[i];
+                if !c.failed
+                    && clients[c.client].awaiting(c.lane)
                     && now.saturating_duration_since(c.last_progress) > env.timeout
                 {
+                    let ci = c.client;
                     let msg = format!("timeout: no reply within {:?}", env.timeout);
-                    fail(c, ErrorKind::Timeout, &msg, rec);
-                    dirty.push(i);
+                    fail(
+                        &mut conns,
+                        first[ci],
+                        &mut clients[ci],
+                        ErrorKind::Timeout,
+                        &msg,
+                        rec,
+                    );
+                    dirty.push(ci);
                 }
             }
         }
-        // Give every connection that changed something to send, a receive
-        // armed while it awaits replies, and a cancel once it is done.
-        for i in dirty.drain(..) {
-            let c = &mut conns[i];
-            if c.finished {
-                continue;
+        // Give every lane of a client that changed something to send, a
+        // receive armed while it awaits replies, and a cancel once the
+        // client is done (a lane may get requests again until then).
+        for ci in dirty.drain(..) {
+            let client = &mut clients[ci];
+            let lanes = first[ci]..first[ci] + client.lanes();
+            if !conns[lanes.start].failed {
+                was_awaiting.clear();
+                was_awaiting.extend((0..client.lanes()).map(|l| client.awaiting(l)));
+                client.fill(now);
             }
-            if !c.failed && !c.writing {
-                let was_awaiting = c.client.awaiting();
-                c.client.fill(now);
-                if !was_awaiting && c.client.awaiting() {
-                    c.last_progress = now;
+            for i in lanes {
+                let c = &mut conns[i];
+                if c.finished {
+                    continue;
                 }
-                if !c.client.wbuf.is_empty() {
-                    std::mem::swap(&mut c.sending, &mut c.client.wbuf);
-                    c.sent = 0;
-                    push(ring, send(c, i, files))?;
-                    c.writing = true;
-                    in_flight += 1;
-                    sends_queued += 1;
+                if !c.failed && !c.writing {
+                    let wbuf = client.wbuf(c.lane);
+                    if !wbuf.is_empty() {
+                        std::mem::swap(&mut c.sending, wbuf);
+                        c.sent = 0;
+                        push(ring, send(c, i, files))?;
+                        c.writing = true;
+                        in_flight += 1;
+                        sends_queued += 1;
+                    }
                 }
-            }
-            if !c.failed && !c.reading && c.client.awaiting() {
-                push(ring, recv(c, i, files))?;
-                c.reading = true;
-                in_flight += 1;
-            }
-            if c.failed || c.client.is_done() {
-                c.finished = true;
-                if c.reading {
-                    let e = opcode::AsyncCancel::new(tag(i, READ))
-                        .build()
-                        .user_data(tag(i, CANCEL));
-                    push(ring, e)?;
-                    in_flight += 1;
+                if !c.failed && client.awaiting(c.lane) {
+                    if !was_awaiting.get(c.lane).copied().unwrap_or(true) {
+                        c.last_progress = now;
+                    }
+                    if !c.reading {
+                        push(ring, recv(c, i, files))?;
+                        c.reading = true;
+                        in_flight += 1;
+                    }
+                }
+                if c.failed || client.is_done() {
+                    c.finished = true;
+                    if c.reading {
+                        let e = opcode::AsyncCancel::new(tag(i, READ))
+                            .build()
+                            .user_data(tag(i, CANCEL));
+                        push(ring, e)?;
+                        in_flight += 1;
+                    }
                 }
             }
         }
@@ -293,11 +325,13 @@ fn drive(
         let mut done = 0u64;
         for &(data, res, flags) in &completions {
             let i = (data >> 2) as usize;
-            let c = &mut conns[i];
-            dirty.push(i);
+            let ci = conns[i].client;
+            dirty.push(ci);
+            let start = first[ci];
             match data & 3 {
                 WRITE => {
                     in_flight -= 1;
+                    let c = &mut conns[i];
                     c.writing = false;
                     if c.failed {
                         continue;
@@ -305,7 +339,14 @@ fn drive(
                     if res < 0 {
                         let msg =
                             format!("write failed: {}", std::io::Error::from_raw_os_error(-res));
-                        fail(c, ErrorKind::Io, &msg, rec);
+                        fail(
+                            &mut conns,
+                            start,
+                            &mut clients[ci],
+                            ErrorKind::Io,
+                            &msg,
+                            rec,
+                        );
                         continue;
                     }
                     c.sent += res as usize;
@@ -319,21 +360,26 @@ fn drive(
                     }
                 }
                 READ => {
+                    let c = &mut conns[i];
                     if !cqueue::more(flags) {
                         in_flight -= 1;
                         c.reading = false;
                     }
                     if res > 0 {
                         let Some(bid) = cqueue::buffer_select(flags) else {
-                            fail(c, ErrorKind::Io, "receive completed without a buffer", rec);
+                            let msg = "receive completed without a buffer";
+                            fail(&mut conns, start, &mut clients[ci], ErrorKind::Io, msg, rec);
                             continue;
                         };
                         if !c.failed {
                             c.last_progress = arrived;
+                            let lane = c.lane;
                             let bytes = bufs.buffer(bid, res as usize);
-                            match c.client.on_bytes(bytes, arrived, rec) {
+                            match clients[ci].on_bytes(lane, bytes, arrived, rec) {
                                 ReadResult::Progress(n) => done += n,
-                                ReadResult::Failed(kind, msg) => fail(c, kind, &msg, rec),
+                                ReadResult::Failed(kind, msg) => {
+                                    fail(&mut conns, start, &mut clients[ci], kind, &msg, rec)
+                                }
                             }
                         }
                         bufs.give_back(bid);
@@ -342,23 +388,22 @@ fn drive(
                     if c.failed {
                         continue;
                     }
-                    match -res {
+                    let why = match -res {
                         // Cancelled at the end, or out of buffers: armed again if still needed.
-                        libc::ECANCELED | libc::ENOBUFS => {}
-                        0 if c.finished => {}
-                        0 => fail(c, ErrorKind::Closed, "connection closed by server", rec),
-                        libc::EINVAL => fail(
-                            c,
+                        libc::ECANCELED | libc::ENOBUFS => continue,
+                        0 if c.finished => continue,
+                        0 => (ErrorKind::Closed, "connection closed by server".to_string()),
+                        libc::EINVAL => (
                             ErrorKind::Io,
-                            "the kernel refused a multishot receive (needs Linux 6.0): use --io tokio",
-                            rec,
+                            "the kernel refused a multishot receive (needs Linux 6.0): use --io tokio"
+                                .to_string(),
                         ),
-                        e => {
-                            let msg =
-                                format!("read failed: {}", std::io::Error::from_raw_os_error(e));
-                            fail(c, ErrorKind::Io, &msg, rec);
-                        }
-                    }
+                        e => (
+                            ErrorKind::Io,
+                            format!("read failed: {}", std::io::Error::from_raw_os_error(e)),
+                        ),
+                    };
+                    fail(&mut conns, start, &mut clients[ci], why.0, &why.1, rec);
                 }
                 _ => in_flight -= 1, // CANCEL: its receive reports for itself.
             }
@@ -421,10 +466,20 @@ fn push(ring: &mut IoUring, e: squeue::Entry) -> Result<(), String> {
     }
 }
 
-/// Fails a connection: its operations in flight become errors, and the
-/// socket is shut down so the kernel completes whatever is still queued on it.
-fn fail(c: &mut Conn, kind: ErrorKind, message: &str, rec: &mut Recorder) {
-    c.client.fail_all(kind, message, rec);
-    c.failed = true;
-    let _ = c.sock.shutdown(std::net::Shutdown::Both);
+/// Fails a client, all its lanes (from connection `first` on): its
+/// operations in flight become errors, and its sockets are shut down so the
+/// kernel completes whatever is still queued on them.
+fn fail(
+    conns: &mut [Conn],
+    first: usize,
+    client: &mut Client,
+    kind: ErrorKind,
+    message: &str,
+    rec: &mut Recorder,
+) {
+    client.fail_all(kind, message, rec);
+    for c in &mut conns[first..first + client.lanes()] {
+        c.failed = true;
+        let _ = c.sock.shutdown(std::net::Shutdown::Both);
+    }
 }

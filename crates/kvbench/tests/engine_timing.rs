@@ -4,6 +4,7 @@
 
 use crate::fake_server::SlowServer;
 use crate::load::{load, spec, start};
+use kvbench_engine::route::Topology;
 use kvbench_engine::{run_phase, Arrival, Observer, PhaseConfig, PhaseKind, Rate, Silent, Window};
 use kvbench_model::{OpKind, SystemKind};
 use kvbench_workload::keys::KeyNamer;
@@ -20,7 +21,7 @@ fn config(
     read: f64,
 ) -> PhaseConfig {
     PhaseConfig {
-        addr,
+        topology: Topology::Single(addr),
         system: SystemKind::Redis,
         spec: spec(1_000, 2, 20, read),
         keys: KeyNamer::default(),

@@ -2,6 +2,7 @@
 //! both systems. The check reads the records back over a plain socket with
 //! the cold-path parsers, independently of the engine's own reply handling.
 
+use kvbench_engine::route::Topology;
 use kvbench_engine::{run_phase, PhaseConfig, PhaseKind, Silent};
 use kvbench_model::SystemKind;
 use kvbench_proto::{memcache_text as mc, resp};
@@ -45,7 +46,7 @@ pub fn start(system: SystemKind, memory_limit_mb: Option<u64>) -> Server {
 
 pub fn load(server: &Server, spec: &WorkloadSpec, seed: u64) -> kvbench_engine::PhaseOutput {
     let cfg = PhaseConfig {
-        addr: server.addr(),
+        topology: Topology::Single(server.addr()),
         system: server.system(),
         spec: spec.clone(),
         keys: KeyNamer::default(),

@@ -3,6 +3,7 @@
 //! counters agree with kvbench's counts.
 
 use crate::load::{load, spec, start};
+use kvbench_engine::route::Topology;
 use kvbench_engine::{run_phase, Io, PhaseConfig, PhaseKind, PhaseOutput, Silent, Window};
 use kvbench_model::{OpKind, SystemKind};
 use kvbench_servers::Server;
@@ -22,7 +23,7 @@ fn run(
     io: Io,
 ) -> PhaseOutput {
     let cfg = PhaseConfig {
-        addr: server.addr(),
+        topology: Topology::Single(server.addr()),
         system: server.system(),
         spec: spec.clone(),
         keys: KeyNamer::default(),

@@ -6,6 +6,7 @@
 //! only per-second bookkeeping (one serialized histogram per second), so
 //! 90,000 more requests may add a few hundred allocations, not ~90,000.
 
+use kvbench_engine::route::Topology;
 use kvbench_engine::{run_phase, Io, PhaseConfig, PhaseKind, Silent, Window};
 use kvbench_model::SystemKind;
 use kvbench_servers::{Server, ServerSpec};
@@ -44,7 +45,7 @@ static GLOBAL: Counting = Counting;
 
 fn config(server: &Server, spec: &WorkloadSpec, kind: PhaseKind, io: Io) -> PhaseConfig {
     PhaseConfig {
-        addr: server.addr(),
+        topology: Topology::Single(server.addr()),
         system: server.system(),
         spec: spec.clone(),
         keys: KeyNamer::default(),

@@ -7,6 +7,7 @@ mod fake_server;
 mod util;
 
 mod bad_input;
+mod cluster;
 mod connections;
 mod engine_timing;
 mod lifecycle;

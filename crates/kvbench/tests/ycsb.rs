@@ -6,6 +6,7 @@
 
 use crate::load::start;
 use crate::util::Sandbox;
+use kvbench_engine::route::Topology;
 use kvbench_engine::{run_phase, PhaseConfig, PhaseKind, PhaseOutput, Silent, Window};
 use kvbench_model::{OpKind, SystemKind};
 use kvbench_proto::resp;
@@ -114,7 +115,7 @@ fn spec_from(text: &str) -> WorkloadSpec {
 
 fn phase(server: &Server, spec: &WorkloadSpec, kind: PhaseKind) -> PhaseOutput {
     let cfg = PhaseConfig {
-        addr: server.addr(),
+        topology: Topology::Single(server.addr()),
         system: server.system(),
         spec: spec.clone(),
         keys: spec.key_namer(),

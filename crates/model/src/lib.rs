@@ -219,6 +219,21 @@ pub struct RunConfig {
     /// The I/O loop of the run phase (`uring` or `tokio`).
     #[serde(default)]
     pub io: Option<String>,
+    /// How the system was deployed (records from before topologies: single).
+    #[serde(default)]
+    pub topology: TopologyKind,
+    /// Cluster: masters (hash slots are split evenly between them); 1 for a
+    /// single server.
+    #[serde(default = "one")]
+    pub nodes: u32,
+    /// Cluster: replicas per master (they serve no requests; they cost the
+    /// masters replication traffic, as in a production cluster).
+    #[serde(default)]
+    pub replicas: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// Facts about the machine and software a run used.
@@ -350,6 +365,15 @@ pub struct PhaseResult {
     /// Open loop: the rate the schedule offered, operations per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offered_rate: Option<f64>,
+    /// Cluster: requests answered `MOVED` (the slot had moved) and sent again
+    /// to its new node. A redirect is never a completed operation; the
+    /// operation's latency runs from its first send to its final reply.
+    #[serde(default)]
+    pub redirects_moved: u64,
+    /// Cluster: requests answered `ASK` (the slot was migrating) and sent
+    /// again, after `ASKING`, to the importing node.
+    #[serde(default)]
+    pub redirects_ask: u64,
 }
 
 /// A snapshot of the server's resource use at one stage of a run.
@@ -367,6 +391,87 @@ pub struct Probe {
     pub items: Option<u64>,
     /// Evictions so far (Memcached `evictions`, Redis `evicted_keys`).
     pub evictions: Option<u64>,
+    /// A multi-node target: each node's own figures; the fields above are
+    /// their sums (a field is `None` when any node's is unknown).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeProbe>,
+}
+
+/// One node's figures within a [`Probe`] of a multi-node target.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeProbe {
+    /// The node's address.
+    pub addr: String,
+    /// `master` or `replica` (cluster), `node` (pool).
+    pub role: String,
+    /// Resident set size of the node's process.
+    pub rss_bytes: Option<u64>,
+    /// The node's own memory figure.
+    pub server_memory_bytes: Option<u64>,
+    /// The node's CPU time so far, in seconds.
+    pub cpu_seconds: Option<f64>,
+    /// Items the node holds.
+    pub items: Option<u64>,
+    /// Evictions on the node so far.
+    pub evictions: Option<u64>,
+}
+
+impl Probe {
+    /// The probe of a multi-node target: `nodes` and their sums.
+    pub fn summed(stage: &str, nodes: Vec<NodeProbe>) -> Probe {
+        fn sum<T: std::iter::Sum<T> + Copy>(v: impl Iterator<Item = Option<T>>) -> Option<T> {
+            v.collect::<Option<Vec<T>>>().map(|x| x.into_iter().sum())
+        }
+        Probe {
+            stage: stage.to_string(),
+            rss_bytes: sum(nodes.iter().map(|n| n.rss_bytes)),
+            server_memory_bytes: sum(nodes.iter().map(|n| n.server_memory_bytes)),
+            cpu_seconds: sum(nodes.iter().map(|n| n.cpu_seconds)),
+            items: sum(nodes.iter().map(|n| n.items)),
+            evictions: sum(nodes.iter().map(|n| n.evictions)),
+            nodes,
+        }
+    }
+}
+
+/// How the system under test is deployed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TopologyKind {
+    /// One server.
+    #[default]
+    Single,
+    /// A Redis Cluster (Redis, Valkey): N masters, hash slots routed by the client.
+    Cluster,
+}
+
+impl TopologyKind {
+    /// The name used on the command line and in the store.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TopologyKind::Single => "single",
+            TopologyKind::Cluster => "cluster",
+        }
+    }
+}
+
+impl fmt::Display for TopologyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for TopologyKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "single" => Ok(TopologyKind::Single),
+            "cluster" => Ok(TopologyKind::Cluster),
+            other => Err(format!(
+                "unknown topology '{other}' (expected one of: single, cluster)"
+            )),
+        }
+    }
 }
 
 /// Final state of a run.

@@ -54,6 +54,23 @@ pub fn server_label(system: kvbench_model::SystemKind, env: &kvbench_model::Envi
     }
 }
 
+/// ` | cluster of 3 masters x 1 replica` for a multi-node run, empty for one server.
+pub fn topology_label(c: &kvbench_model::RunConfig) -> String {
+    match c.topology {
+        kvbench_model::TopologyKind::Single => String::new(),
+        kvbench_model::TopologyKind::Cluster => {
+            let plural =
+                |n: u32, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+            let replicas = if c.replicas > 0 {
+                format!(" x {}", plural(c.replicas, "replica"))
+            } else {
+                String::new()
+            };
+            format!(" | cluster of {}{replicas}", plural(c.nodes, "master"))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

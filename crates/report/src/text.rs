@@ -135,8 +135,9 @@ pub fn run_summary(rec: &RunRecord) -> String {
     let mut s = String::new();
     let id = rec.id.map_or(String::new(), |i| format!(" #{i}"));
     s.push_str(&format!(
-        "run{id}: {} | {} | {} records x {} fields x {} B | {} clients x pipeline {} | seed {}\n",
+        "run{id}: {}{} | {} | {} records x {} fields x {} B | {} clients x pipeline {} | seed {}\n",
         crate::format::server_label(c.system, e),
+        crate::format::topology_label(c),
         c.workload,
         count(c.records),
         c.field_count,
@@ -181,6 +182,13 @@ pub fn run_summary(rec: &RunRecord) -> String {
             ));
             s.push_str(&open_loop_table(run));
         }
+        if c.topology != kvbench_model::TopologyKind::Single {
+            s.push_str(&format!(
+                "redirects (sent again, never counted as completed): {} MOVED, {} ASK\n",
+                count(run.redirects_moved),
+                count(run.redirects_ask)
+            ));
+        }
         if !run.errors_by_kind.is_empty() {
             let kinds: Vec<String> = run
                 .errors_by_kind
@@ -203,14 +211,30 @@ pub fn run_summary(rec: &RunRecord) -> String {
             ">cpu s",
         ]);
         for p in &rec.probes {
+            let stage = p.stage.replace('_', " ");
+            let total = if p.nodes.is_empty() {
+                stage
+            } else {
+                format!("{stage} (sum)")
+            };
             t.row(vec![
-                p.stage.replace('_', " "),
+                total,
                 opt(p.rss_bytes, mib),
                 opt(p.server_memory_bytes, mib),
                 opt(p.items, count),
                 opt(p.evictions, count),
                 opt(p.cpu_seconds, secs),
             ]);
+            for n in &p.nodes {
+                t.row(vec![
+                    format!("  {} {}", n.role, n.addr),
+                    opt(n.rss_bytes, mib),
+                    opt(n.server_memory_bytes, mib),
+                    opt(n.items, count),
+                    opt(n.evictions, count),
+                    opt(n.cpu_seconds, secs),
+                ]);
+            }
         }
         s.push('\n');
         s.push_str(&t.to_text());

@@ -13,6 +13,8 @@
 //! number it could not read (such fields stay `None`).
 #![deny(missing_docs)]
 
+mod cluster;
+mod deployment;
 mod env;
 mod ports;
 mod probe;
@@ -24,8 +26,10 @@ mod system;
 use std::io;
 use std::path::{Path, PathBuf};
 
+pub use cluster::Cluster;
+pub use deployment::Deployment;
 pub use env::{machine_environment, process_cpu_seconds};
-pub use kvbench_model::{Environment, Probe, Protocol, Setting, SystemKind};
+pub use kvbench_model::{Environment, Probe, Protocol, Setting, SystemKind, TopologyKind};
 pub use remote::RemoteServer;
 pub use server::{Server, ServerSpec, ServerVersion};
 
@@ -39,6 +43,20 @@ pub enum ServerError {
         binary: String,
         /// How to get it (the package to install, or the script that does).
         hint: String,
+    },
+    /// A server-side cluster of a system that has none.
+    #[error("{system} has no server-side cluster (a Memcached pool is hashed by the client)")]
+    NoCluster {
+        /// The server kind.
+        system: SystemKind,
+    },
+    /// The cluster's nodes were started but did not form a working cluster.
+    #[error("the {system} cluster did not form: {reason}")]
+    ClusterFailed {
+        /// The server kind.
+        system: SystemKind,
+        /// What went wrong, naming the node.
+        reason: String,
     },
     /// A caller-supplied extra argument would break the private-server
     /// guarantees (port, bind address, foreground mode).

@@ -64,6 +64,7 @@ impl RemoteServer {
             cpu_seconds: None,
             items: snap.items,
             evictions: snap.evictions,
+            nodes: Vec::new(),
         })
     }
 

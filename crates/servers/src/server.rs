@@ -6,6 +6,7 @@
 //! process on a recycled port can never be measured by mistake.
 
 use crate::process::{log_tail, Ending, ProcessGuard};
+use crate::system::Role;
 use crate::{find_binary, ports, probe, system, ServerError};
 use kvbench_model::{Probe, Setting, SystemKind};
 use std::collections::BTreeMap;
@@ -110,12 +111,17 @@ impl Server {
     /// On failure nothing is left behind: the process is stopped, the
     /// temporary directory removed, and the error quotes the server's log.
     pub fn start(spec: &ServerSpec) -> Result<Server, ServerError> {
+        Self::start_as(spec, Role::Single)
+    }
+
+    /// [`Server::start`] for a server with a `role`.
+    pub(crate) fn start_as(spec: &ServerSpec, role: Role) -> Result<Server, ServerError> {
         let binary = find_binary(spec.system, spec.binary.as_deref())?;
         // Refuse bad extra arguments before spawning anything.
         system::user_settings(spec.system, &spec.extra_args)?;
         let mut last = None;
         for _ in 0..START_ATTEMPTS {
-            match Self::start_once(spec, &binary) {
+            match Self::start_once(spec, role, &binary) {
                 Ok(server) => return Ok(server),
                 Err(Attempt::PortTaken(e)) => last = Some(e),
                 Err(Attempt::Failed(e)) => return Err(e),
@@ -128,7 +134,7 @@ impl Server {
         }))
     }
 
-    fn start_once(spec: &ServerSpec, binary: &Path) -> Result<Server, Attempt> {
+    fn start_once(spec: &ServerSpec, role: Role, binary: &Path) -> Result<Server, Attempt> {
         let io = |what: String| {
             move |source: std::io::Error| Attempt::Failed(ServerError::Io { what, source })
         };
@@ -139,7 +145,8 @@ impl Server {
             .map_err(io("create a temporary directory".into()))?;
         // SAFETY: geteuid has no preconditions and cannot fail.
         let as_root = unsafe { libc::geteuid() } == 0;
-        let launch = system::launch(spec, port, dir.path(), as_root).map_err(Attempt::Failed)?;
+        let launch =
+            system::launch(spec, role, port, dir.path(), as_root).map_err(Attempt::Failed)?;
         let log_path = dir.path().join("server.log");
         let process = ProcessGuard::spawn(binary, &launch.args, dir.path(), &log_path)
             .map_err(io(format!("start {}", binary.display())))?;
@@ -273,6 +280,7 @@ impl Server {
             cpu_seconds,
             items: snap.items,
             evictions: snap.evictions,
+            nodes: Vec::new(),
         })
     }
 

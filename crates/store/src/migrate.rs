@@ -11,7 +11,11 @@ use std::path::Path;
 /// Migration `i` takes a database from version `i` to `i + 1`. Entries are
 /// only ever appended: a released migration is never edited, because
 /// databases in the field already ran it.
-const MIGRATIONS: &[&str] = &[include_str!("schema.sql"), include_str!("migrate_2.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("schema.sql"),
+    include_str!("migrate_2.sql"),
+    include_str!("migrate_3.sql"),
+];
 
 /// The schema version this build writes and the newest it can read.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -211,21 +211,32 @@ fn decode_phase(
 
 fn load_probes(conn: &Connection, id: i64) -> Result<Vec<Probe>, Fault> {
     let mut stmt = conn.prepare_cached(
-        "SELECT stage, rss_bytes, server_memory_bytes, cpu_seconds, items, evictions
+        "SELECT stage, rss_bytes, server_memory_bytes, cpu_seconds, items, evictions, nodes_json
          FROM probes WHERE run_id = ?1 ORDER BY seq",
     )?;
-    let probes = stmt
+    let rows = stmt
         .query_map([id], |r| {
-            Ok(Probe {
-                stage: r.get(0)?,
-                rss_bytes: r.get(1)?,
-                server_memory_bytes: r.get(2)?,
-                cpu_seconds: r.get(3)?,
-                items: r.get(4)?,
-                evictions: r.get(5)?,
-            })
+            Ok((
+                Probe {
+                    stage: r.get(0)?,
+                    rss_bytes: r.get(1)?,
+                    server_memory_bytes: r.get(2)?,
+                    cpu_seconds: r.get(3)?,
+                    items: r.get(4)?,
+                    evictions: r.get(5)?,
+                    nodes: Vec::new(),
+                },
+                r.get::<_, Option<String>>(6)?,
+            ))
         })?
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut probes = Vec::with_capacity(rows.len());
+    for (mut p, nodes) in rows {
+        if let Some(json) = nodes {
+            p.nodes = from_json(&json, "probes", id)?;
+        }
+        probes.push(p);
+    }
     Ok(probes)
 }
 

@@ -174,10 +174,15 @@ fn insert_phase(
 fn insert_probes(tx: &Transaction<'_>, id: i64, probes: &[Probe]) -> Result<(), Fault> {
     let mut stmt = tx.prepare_cached(
         "INSERT INTO probes (run_id, seq, stage, rss_bytes, server_memory_bytes, cpu_seconds,
-                             items, evictions)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                             items, evictions, nodes_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
     for (seq, p) in probes.iter().enumerate() {
+        let nodes = if p.nodes.is_empty() {
+            None
+        } else {
+            Some(to_json(&p.nodes, "probes")?)
+        };
         stmt.execute(params![
             id,
             seq,
@@ -187,6 +192,7 @@ fn insert_probes(tx: &Transaction<'_>, id: i64, probes: &[Probe]) -> Result<(), 
             p.cpu_seconds,
             p.items,
             p.evictions,
+            nodes,
         ])?;
     }
     Ok(())

@@ -5,8 +5,8 @@
 
 use super::*;
 use kvbench_model::{
-    CpuCost, Environment, LatencySummary, OpKind, OpResult, PhaseResult, Probe, RunConfig,
-    RunStatus, SeriesPoint, Setting, SystemKind,
+    CpuCost, Environment, LatencySummary, NodeProbe, OpKind, OpResult, PhaseResult, Probe,
+    RunConfig, RunStatus, SeriesPoint, Setting, SystemKind, TopologyKind,
 };
 use std::time::Duration;
 
@@ -97,6 +97,9 @@ fn full_record() -> RunRecord {
             arrival: Some("poisson".into()),
             allow_errors: true,
             skip_load: false,
+            topology: TopologyKind::Cluster,
+            nodes: 5,
+            replicas: 1,
             workload_properties: vec![
                 ("recordcount".into(), "123457".into()),
                 ("requestdistribution".into(), "zipfian".into()),
@@ -125,6 +128,8 @@ fn full_record() -> RunRecord {
             errors_by_kind: vec![("error_reply".into(), 2)],
             series: Vec::new(),
             offered_rate: None,
+            redirects_moved: 0,
+            redirects_ask: 0,
         }),
         run: Some(PhaseResult {
             duration_s: 31.25,
@@ -159,6 +164,8 @@ fn full_record() -> RunRecord {
                 },
             ],
             offered_rate: Some(320_000.0),
+            redirects_moved: 0,
+            redirects_ask: 0,
         }),
         probes: vec![
             Probe {
@@ -168,6 +175,7 @@ fn full_record() -> RunRecord {
                 cpu_seconds: Some(0.015),
                 items: Some(0),
                 evictions: Some(0),
+                nodes: Vec::new(),
             },
             Probe {
                 stage: "after_load".into(),
@@ -176,6 +184,26 @@ fn full_record() -> RunRecord {
                 cpu_seconds: None,
                 items: Some(123_457),
                 evictions: None,
+                nodes: vec![
+                    NodeProbe {
+                        addr: "127.0.0.1:7000".into(),
+                        role: "master".into(),
+                        rss_bytes: None,
+                        server_memory_bytes: Some(70_000_000),
+                        cpu_seconds: Some(1.5),
+                        items: Some(61_000),
+                        evictions: None,
+                    },
+                    NodeProbe {
+                        addr: "127.0.0.1:7001".into(),
+                        role: "replica".into(),
+                        rss_bytes: Some(1),
+                        server_memory_bytes: Some(70_123_456),
+                        cpu_seconds: None,
+                        items: Some(62_457),
+                        evictions: Some(0),
+                    },
+                ],
             },
             Probe {
                 stage: "after_run".into(),
@@ -184,6 +212,7 @@ fn full_record() -> RunRecord {
                 cpu_seconds: Some(62.437_5),
                 items: Some(123_460),
                 evictions: Some(42),
+                nodes: Vec::new(),
             },
         ],
         cpu: Some(CpuCost {

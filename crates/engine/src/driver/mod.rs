@@ -231,7 +231,9 @@ impl Driver {
         self.protocol == Protocol::Resp && self.layout == Layout::Hash && self.redis_index
     }
 
-    /// Appends the first request(s) of `op` to `buf` (see [`Step::First`]).
+    /// Appends the first request(s) of `op` to `buf` (see [`Step::First`]):
+    /// [`write_key`](Self::write_key), [`encode_first`](Self::encode_first)
+    /// and, for an indexed insert, [`encode_index`](Self::encode_index).
     /// `key` is scratch space reused across calls so that steady-state
     /// encoding allocates nothing. Random values and lengths are drawn from
     /// `rng` (the stream's generator, so a run repeats exactly).
@@ -241,8 +243,39 @@ impl Driver {
     /// [`check`](Self::check) first.
     #[inline]
     pub fn encode(&self, op: &Op, rng: &mut impl RngCore, key: &mut Vec<u8>, buf: &mut Vec<u8>) {
+        self.write_key(op, key);
+        self.encode_first(op, rng, key, buf);
+        if self.indexes_insert(op) {
+            self.encode_index(key, buf);
+        }
+    }
+
+    /// Writes `op`'s record key into `key` (cleared first).
+    #[inline]
+    pub fn write_key(&self, op: &Op, key: &mut Vec<u8>) {
         key.clear();
         self.keys.write_key(op.keynum, key);
+    }
+
+    /// The key that decides where `op`'s first request goes on a
+    /// multi-node target: the record's `key`, or for a scan the index it
+    /// looks keys up in.
+    #[inline]
+    pub fn first_request_key<'a>(&self, op: &Op, key: &'a [u8]) -> &'a [u8] {
+        if op.kind == OpKind::Scan {
+            INDEX_KEY
+        } else {
+            key
+        }
+    }
+
+    /// Appends `op`'s first request for record `key`: everything
+    /// [`encode`](Self::encode) writes but an indexed insert's `ZADD`.
+    ///
+    /// # Panics
+    /// For a scan where [`supports`](Self::supports) refuses it.
+    #[inline]
+    pub fn encode_first(&self, op: &Op, rng: &mut impl RngCore, key: &[u8], buf: &mut Vec<u8>) {
         match op.kind {
             OpKind::Read => {
                 // YCSB passes every field name (so HMGET) when it verifies a read.
@@ -251,12 +284,7 @@ impl Driver {
             }
             OpKind::ReadModifyWrite => self.encode_read(key, op.read_field, false, buf),
             OpKind::Update => self.encode_write(key, op.field, rng, buf, true),
-            OpKind::Insert => {
-                self.encode_write(key, None, rng, buf, false);
-                if self.indexes() {
-                    redis::encode_zadd(key, buf);
-                }
-            }
+            OpKind::Insert => self.encode_write(key, None, rng, buf, false),
             OpKind::Scan => {
                 if let Err(e) = self.supports(OpKind::Scan) {
                     panic!("Driver::encode: {e}");
@@ -264,6 +292,25 @@ impl Driver {
                 redis::encode_zrangebyscore(key, op.scan_length, buf);
             }
         }
+    }
+
+    /// True when `op` is an insert that YCSB's Redis binding also indexes
+    /// (`ZADD _indices`, see [`encode_index`](Self::encode_index)).
+    #[inline]
+    pub fn indexes_insert(&self, op: &Op) -> bool {
+        op.kind == OpKind::Insert && self.indexes()
+    }
+
+    /// The key of the index an indexed insert adds to (`_indices`).
+    pub fn index_key(&self) -> &'static [u8] {
+        INDEX_KEY
+    }
+
+    /// Appends the `ZADD _indices <hash(key)> <key>` of an indexed insert
+    /// of record `key`.
+    #[inline]
+    pub fn encode_index(&self, key: &[u8], buf: &mut Vec<u8>) {
+        redis::encode_zadd(key, buf);
     }
 
     /// Appends the update half of read-modify-write `op` ([`Step::RmwWrite`]),
@@ -277,8 +324,7 @@ impl Driver {
         key: &mut Vec<u8>,
         buf: &mut Vec<u8>,
     ) {
-        key.clear();
-        self.keys.write_key(op.keynum, key);
+        self.write_key(op, key);
         self.encode_write(key, op.field, rng, buf, true);
     }
 
@@ -295,7 +341,27 @@ impl Driver {
         reply: &[u8],
         buf: &mut Vec<u8>,
     ) -> Result<usize, DecodeError> {
-        redis::for_each_bulk(reply, |key| self.encode_read(key, op.field, false, buf))
+        redis::for_each_bulk(reply, |key| self.encode_scan_read(op, key, buf))
+    }
+
+    /// Calls `f` with each key a complete `ZRANGEBYSCORE` reply lists, and
+    /// returns how many (0 for an error reply).
+    ///
+    /// # Errors
+    /// [`DecodeError`] when `reply` is not a complete array of bulk strings.
+    pub fn for_each_scan_key(
+        &self,
+        reply: &[u8],
+        f: impl FnMut(&[u8]),
+    ) -> Result<usize, DecodeError> {
+        redis::for_each_bulk(reply, f)
+    }
+
+    /// Appends one of scan `op`'s record reads: record `key`, `op.field`
+    /// or every field, as YCSB's scan reads them.
+    #[inline]
+    pub fn encode_scan_read(&self, op: &Op, key: &[u8], buf: &mut Vec<u8>) {
+        self.encode_read(key, op.field, false, buf);
     }
 
     /// The keys a complete `ZRANGEBYSCORE` reply lists (tests read the key

@@ -84,6 +84,20 @@ pub(crate) trait System: Sync {
         addr: SocketAddr,
         timeout: Duration,
     ) -> Result<(Option<u32>, Counts), String>;
+    /// What a node of a server-side cluster adds to its command line;
+    /// `None` when the system has no such cluster.
+    fn cluster_node(&self) -> Option<Launch> {
+        None
+    }
+}
+
+/// What a started server is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// A server on its own.
+    Single,
+    /// A node of a server-side cluster.
+    ClusterNode,
 }
 
 /// The implementation for `kind`.
@@ -101,11 +115,20 @@ pub(crate) fn of(kind: SystemKind) -> &'static dyn System {
 /// override is dropped from the list so the record says what really ran.
 pub(crate) fn launch(
     spec: &ServerSpec,
+    role: Role,
     port: u16,
     dir: &Path,
     as_root: bool,
 ) -> Result<Launch, ServerError> {
-    let mut launch = of(spec.system).launch(port, dir, spec.memory_limit_mb, as_root)?;
+    let sys = of(spec.system);
+    let mut launch = sys.launch(port, dir, spec.memory_limit_mb, as_root)?;
+    if role == Role::ClusterNode {
+        let node = sys.cluster_node().ok_or(ServerError::NoCluster {
+            system: spec.system,
+        })?;
+        launch.args.extend(node.args);
+        launch.settings.extend(node.settings);
+    }
     let user = user_settings(spec.system, &spec.extra_args)?;
     launch
         .settings
@@ -313,7 +336,7 @@ mod tests {
             memory_limit_mb: Some(128),
             extra_args: vec!["-m".into(), "256".into()],
         };
-        let l = launch(&spec, 1234, Path::new("/tmp"), false).expect("launch");
+        let l = launch(&spec, Role::Single, 1234, Path::new("/tmp"), false).expect("launch");
         let m: Vec<_> = l.settings.iter().filter(|s| s.name == "-m").collect();
         assert_eq!(m.len(), 1);
         assert_eq!((m[0].value.as_str(), m[0].reason.as_str()), ("256", "user"));

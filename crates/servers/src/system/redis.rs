@@ -82,6 +82,30 @@ impl System for Resp {
         let info = info(addr, &["server", "commandstats"], timeout)?;
         Ok((snapshot(&info).pid, command_calls(&info)))
     }
+
+    /// Cluster mode with its state file in the node's private directory.
+    fn cluster_node(&self) -> Option<Launch> {
+        let reason = "cluster topology: this server is a node of a cluster kvbench started";
+        let pairs = [
+            ("cluster-enabled", "yes"),
+            // Relative to --dir, the node's private directory.
+            ("cluster-config-file", "nodes.conf"),
+        ];
+        Some(Launch {
+            args: pairs
+                .iter()
+                .flat_map(|(k, v)| [format!("--{k}"), v.to_string()])
+                .collect(),
+            settings: pairs
+                .iter()
+                .map(|(k, v)| Setting {
+                    name: k.to_string(),
+                    value: v.to_string(),
+                    reason: reason.to_string(),
+                })
+                .collect(),
+        })
+    }
 }
 
 /// Redis's config name for an option: `--Save` → `save`.
@@ -183,8 +207,20 @@ fn info(
     }
 }
 
+/// One command and its reply, on a fresh connection (an error reply is an
+/// `Ok(Value::Error)`: the caller decides what it means).
+pub(crate) fn command(
+    addr: SocketAddr,
+    args: &[&[u8]],
+    timeout: Duration,
+) -> Result<Value, String> {
+    let mut request = Vec::new();
+    resp::encode_command(&mut request, args);
+    exchange(addr, timeout, &request, resp::parse_value)
+}
+
 /// `key:value` lines; `# Section` headers and blank lines skipped.
-fn parse_info(text: &str) -> Vec<(String, String)> {
+pub(crate) fn parse_info(text: &str) -> Vec<(String, String)> {
     text.lines()
         .map(str::trim)
         .filter(|line| !line.is_empty() && !line.starts_with('#'))

@@ -1,0 +1,298 @@
+//! Redis Cluster, started by kvbench: the client routes every request to
+//! its key's slot (hash tags included), follows `MOVED` and `ASK` while
+//! slots migrate, and counts redirects apart from completed operations.
+//! The servers' own per-node counters cross-check kvbench's counts.
+
+use crate::load::spec;
+use kvbench_engine::route::slots::slot_of;
+use kvbench_engine::route::Topology;
+use kvbench_engine::{run_phase, Io, PhaseConfig, PhaseKind, PhaseOutput, Silent, Window};
+use kvbench_model::{OpKind, SystemKind};
+use kvbench_proto::resp::{self, Value};
+use kvbench_servers::{Cluster, ServerSpec};
+use kvbench_workload::keys::KeyNamer;
+use kvbench_workload::WorkloadSpec;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn start(masters: usize) -> Cluster {
+    Cluster::start(&ServerSpec::new(SystemKind::Redis), masters, 0).expect("cluster forms")
+}
+
+/// One command, one reply.
+fn cmd(addr: SocketAddr, args: &[&[u8]]) -> Value {
+    let mut req = Vec::new();
+    resp::encode_command(&mut req, args);
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    s.write_all(&req).expect("send");
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 65536];
+    loop {
+        if let Some((v, _)) = resp::parse_value(&buf).expect("RESP") {
+            return v;
+        }
+        let n = s.read(&mut chunk).expect("receive");
+        assert!(n > 0, "closed");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+fn text(v: Value) -> String {
+    match v {
+        Value::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+        Value::Status(s) => s,
+        other => panic!("unexpected reply {other:?}"),
+    }
+}
+
+fn phase(
+    c: &Cluster,
+    spec: &WorkloadSpec,
+    keys: &KeyNamer,
+    kind: PhaseKind,
+    clients: u32,
+    pipeline: u32,
+    io: Io,
+) -> PhaseOutput {
+    let cfg = PhaseConfig {
+        topology: Topology::Cluster(c.seeds()),
+        system: SystemKind::Redis,
+        spec: spec.clone(),
+        keys: keys.clone(),
+        kind,
+        clients,
+        pipeline,
+        threads: 2,
+        seed: 11,
+        timeout: Duration::from_secs(10),
+        connect_timeout: Duration::from_secs(5),
+        io,
+    };
+    run_phase(&cfg, &Silent, &Arc::new(AtomicBool::new(false))).expect("phase runs")
+}
+
+fn ops(n: u64) -> PhaseKind {
+    PhaseKind::Run {
+        warmup: Duration::ZERO,
+        window: Window::Operations(n),
+        rate: None,
+    }
+}
+
+fn calls(stats: &[(String, u64)], name: &str) -> u64 {
+    stats.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| *v)
+}
+
+fn completed(out: &PhaseOutput, kind: OpKind) -> u64 {
+    out.result
+        .ops
+        .iter()
+        .find(|o| o.op == kind)
+        .map_or(0, |o| o.completed)
+}
+
+#[test]
+fn a_three_node_cluster_loads_and_runs_with_zero_errors_and_the_nodes_agree() {
+    for io in [Io::Uring, Io::Tokio] {
+        if io == Io::Uring && !kvbench_engine::uring::available() {
+            continue;
+        }
+        let c = start(3);
+        let spec = spec(3000, 4, 50, 0.5);
+        let keys = KeyNamer::default();
+        let load = phase(&c, &spec, &keys, PhaseKind::Load, 4, 32, io);
+        assert_eq!((load.result.completed, load.result.errors), (3000, 0));
+        let run = phase(&c, &spec, &keys, ops(8000), 6, 4, io);
+        let r = &run.result;
+        assert_eq!(
+            (r.completed, r.errors),
+            (8000, 0),
+            "{io:?}: {:?}",
+            r.error_samples
+        );
+        // A fresh cluster's slot map is what CLUSTER SLOTS said: no redirects.
+        assert_eq!((r.redirects_moved, r.redirects_ask), (0, 0));
+
+        // Every node holds a share of the records, and together all of them.
+        let probe = c.probe("after_run").expect("probe");
+        assert_eq!(probe.nodes.len(), 3);
+        assert_eq!(probe.items, Some(3000));
+        for n in &probe.nodes {
+            let items = n.items.expect("items");
+            assert!((700..1300).contains(&items), "{}: {items} of 3000", n.addr);
+        }
+        // The servers' own counters, summed over the nodes, are kvbench's.
+        let stats = c.command_stats().expect("stats");
+        let sum = |name: &str| stats.iter().map(|(_, s)| calls(s, name)).sum::<u64>();
+        assert_eq!(
+            sum("hmset"),
+            3000 + completed(&run, OpKind::Update),
+            "{io:?}"
+        );
+        assert_eq!(sum("hgetall"), completed(&run, OpKind::Read), "{io:?}");
+        for (addr, s) in &stats {
+            assert!(calls(s, "hgetall") > 0, "{addr} served no reads");
+        }
+        c.stop().expect("clean stop");
+    }
+}
+
+#[test]
+fn hash_tags_put_every_key_on_its_tags_slot() {
+    let c = start(3);
+    // The client's slot function is the server's, tags and edge cases included.
+    let probes = [
+        "user1",
+        "{user}1",
+        "a{b}c",
+        "{}x",
+        "x{}{y}",
+        "{{a}}",
+        "}{",
+        "{a",
+        "user{1000}.f",
+    ];
+    let node = c.seeds()[0];
+    for key in probes
+        .iter()
+        .map(|k| k.to_string())
+        .chain((0..300).map(|i| format!("user{}", i * 7919)))
+    {
+        let server = cmd(node, &[b"CLUSTER", b"KEYSLOT", key.as_bytes()]);
+        assert_eq!(
+            Value::Integer(i64::from(slot_of(key.as_bytes()))),
+            server,
+            "{key}"
+        );
+    }
+    // A workload whose keys share a tag lives on the tag's node alone.
+    let keys = KeyNamer::default().with_prefix("{user}");
+    let spec = spec(1000, 2, 20, 0.5);
+    let load = phase(&c, &spec, &keys, PhaseKind::Load, 2, 16, Io::auto());
+    assert_eq!((load.result.completed, load.result.errors), (1000, 0));
+    let run = phase(&c, &spec, &keys, ops(2000), 4, 2, Io::auto());
+    assert_eq!((run.result.completed, run.result.errors), (2000, 0));
+    let tag_slot = slot_of(b"user").to_string();
+    let in_tag_slot: i64 = c
+        .seeds()
+        .iter()
+        .map(
+            |&m| match cmd(m, &[b"CLUSTER", b"COUNTKEYSINSLOT", tag_slot.as_bytes()]) {
+                Value::Integer(n) => n,
+                other => panic!("{other:?}"),
+            },
+        )
+        .sum();
+    assert_eq!(in_tag_slot, 1000);
+    let probe = c.probe("after").expect("probe");
+    let holding: Vec<(String, u64)> = probe
+        .nodes
+        .iter()
+        .map(|n| (n.addr.clone(), n.items.unwrap_or(0)))
+        .filter(|(_, items)| *items > 0)
+        .collect();
+    assert_eq!(holding.len(), 1, "{holding:?}");
+    assert_eq!(holding[0].1, 1000);
+    c.stop().expect("clean stop");
+}
+
+#[test]
+fn slots_migrated_during_a_run_give_zero_failed_operations() {
+    let c = start(3);
+    let spec = spec(3000, 4, 50, 0.5);
+    let keys = KeyNamer::default();
+    let load = phase(&c, &spec, &keys, PhaseKind::Load, 4, 32, Io::auto());
+    assert_eq!(load.result.errors, 0);
+    let masters = c.seeds();
+    let (src, dst) = (masters[0], masters[1]);
+    let id = |a: SocketAddr| text(cmd(a, &[b"CLUSTER", b"MYID"]));
+    let (src_id, dst_id) = (id(src), id(dst));
+    // The first master serves slots 0..=5460; move the first 1,500 to the
+    // second, the way `redis-cli --cluster reshard` does, while a run goes on.
+    let moving: Vec<String> = (0..1500).map(|s: u32| s.to_string()).collect();
+    let dst_port = dst.port().to_string();
+    let run = std::thread::scope(|scope| {
+        let running = scope.spawn(|| {
+            let kind = PhaseKind::Run {
+                warmup: Duration::ZERO,
+                window: Window::Duration(Duration::from_secs(6)),
+                rate: None,
+            };
+            phase(&c, &spec, &keys, kind, 6, 2, Io::auto())
+        });
+        std::thread::sleep(Duration::from_millis(500));
+        for slot in &moving {
+            let s = slot.as_bytes();
+            let ok = Value::Status("OK".into());
+            assert_eq!(
+                cmd(
+                    dst,
+                    &[b"CLUSTER", b"SETSLOT", s, b"IMPORTING", src_id.as_bytes()]
+                ),
+                ok
+            );
+            assert_eq!(
+                cmd(
+                    src,
+                    &[b"CLUSTER", b"SETSLOT", s, b"MIGRATING", dst_id.as_bytes()]
+                ),
+                ok
+            );
+            let Value::Array(found) = cmd(src, &[b"CLUSTER", b"GETKEYSINSLOT", s, b"1000"]) else {
+                panic!("GETKEYSINSLOT");
+            };
+            if found.is_empty() {
+                continue;
+            }
+            let names: Vec<Vec<u8>> = found
+                .iter()
+                .filter_map(|k| k.as_bytes().map(<[u8]>::to_vec))
+                .collect();
+            let mut args: Vec<&[u8]> = vec![
+                b"MIGRATE",
+                b"127.0.0.1",
+                dst_port.as_bytes(),
+                b"",
+                b"0",
+                b"5000",
+                b"KEYS",
+            ];
+            args.extend(names.iter().map(Vec::as_slice));
+            assert_eq!(cmd(src, &args), ok, "MIGRATE of slot {slot}");
+        }
+        // Keys moved, slots still migrating: requests for them get ASK.
+        std::thread::sleep(Duration::from_millis(800));
+        for slot in &moving {
+            for m in &masters {
+                let r = cmd(
+                    *m,
+                    &[
+                        b"CLUSTER",
+                        b"SETSLOT",
+                        slot.as_bytes(),
+                        b"NODE",
+                        dst_id.as_bytes(),
+                    ],
+                );
+                assert_eq!(r, Value::Status("OK".into()), "SETSLOT NODE on {m}");
+            }
+        }
+        running.join().expect("run thread")
+    });
+    let r = &run.result;
+    assert!(r.completed > 1000, "{r:?}");
+    assert_eq!(r.errors, 0, "{:?}", r.error_samples);
+    assert!(r.redirects_ask > 0, "no ASK counted: {r:?}");
+    assert!(r.redirects_moved > 0, "no MOVED counted: {r:?}");
+    // Redirects are not completions: every completion is one operation.
+    let by_op: u64 = r.ops.iter().map(|o| o.completed).sum();
+    assert_eq!(by_op, r.completed);
+    let probe = c.probe("after").expect("probe");
+    assert_eq!(probe.items, Some(3000));
+    c.stop().expect("clean stop");
+}

@@ -1,0 +1,111 @@
+//! The system under test as a run sees it, however it is deployed: one
+//! private server, a private cluster, or a server kvbench did not start.
+//! The per-cell sequence (start, probe, load, run, probe, stop) talks only
+//! to this trait, so a new topology is one more implementation here, not a
+//! `match` in the orchestration.
+
+use crate::{Cluster, RemoteServer, Server, ServerError, ServerVersion};
+use kvbench_model::{Probe, Setting, TopologyKind};
+use std::net::SocketAddr;
+
+/// A deployed system under test.
+pub trait Deployment {
+    /// How clients reach it: a single server's address, or a cluster's
+    /// seed nodes (the client discovers the rest).
+    fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>);
+    /// The binary that was started (empty for a server kvbench did not start).
+    fn binary(&self) -> String;
+    /// Every setting that differs from the server's defaults.
+    fn settings(&self) -> Vec<Setting>;
+    /// What the server says it is.
+    ///
+    /// # Errors
+    /// When it does not answer or does not say.
+    fn version(&self) -> Result<ServerVersion, ServerError>;
+    /// Resource use now (per node and summed, for several nodes).
+    ///
+    /// # Errors
+    /// When a node does not answer, or is not the process kvbench started.
+    fn probe(&self, stage: &str) -> Result<Probe, ServerError>;
+    /// CPU seconds of every process kvbench started for it, `None` when
+    /// unknown (a server kvbench did not start) or a process has exited.
+    fn cpu_seconds(&self) -> Option<f64>;
+    /// Stops what kvbench started; leaves anything else alone.
+    ///
+    /// # Errors
+    /// When a process did not stop cleanly (it is stopped either way).
+    fn stop(self: Box<Self>) -> Result<(), ServerError>;
+}
+
+impl Deployment for Server {
+    fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
+        (TopologyKind::Single, vec![self.addr()])
+    }
+    fn binary(&self) -> String {
+        Server::binary(self).display().to_string()
+    }
+    fn settings(&self) -> Vec<Setting> {
+        Server::settings(self).to_vec()
+    }
+    fn version(&self) -> Result<ServerVersion, ServerError> {
+        Server::version(self)
+    }
+    fn probe(&self, stage: &str) -> Result<Probe, ServerError> {
+        Server::probe(self, stage)
+    }
+    fn cpu_seconds(&self) -> Option<f64> {
+        Server::cpu_seconds(self)
+    }
+    fn stop(self: Box<Self>) -> Result<(), ServerError> {
+        Server::stop(*self)
+    }
+}
+
+impl Deployment for Cluster {
+    fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
+        (TopologyKind::Cluster, self.seeds())
+    }
+    fn binary(&self) -> String {
+        Cluster::binary(self).display().to_string()
+    }
+    fn settings(&self) -> Vec<Setting> {
+        Cluster::settings(self).to_vec()
+    }
+    fn version(&self) -> Result<ServerVersion, ServerError> {
+        Cluster::version(self)
+    }
+    fn probe(&self, stage: &str) -> Result<Probe, ServerError> {
+        Cluster::probe(self, stage)
+    }
+    fn cpu_seconds(&self) -> Option<f64> {
+        Cluster::cpu_seconds(self)
+    }
+    fn stop(self: Box<Self>) -> Result<(), ServerError> {
+        Cluster::stop(*self)
+    }
+}
+
+impl Deployment for RemoteServer {
+    fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
+        (TopologyKind::Single, vec![self.addr()])
+    }
+    fn binary(&self) -> String {
+        String::new()
+    }
+    fn settings(&self) -> Vec<Setting> {
+        Vec::new()
+    }
+    fn version(&self) -> Result<ServerVersion, ServerError> {
+        RemoteServer::version(self)
+    }
+    fn probe(&self, stage: &str) -> Result<Probe, ServerError> {
+        RemoteServer::probe(self, stage)
+    }
+    /// Not our process: its CPU time is not ours to read.
+    fn cpu_seconds(&self) -> Option<f64> {
+        None
+    }
+    fn stop(self: Box<Self>) -> Result<(), ServerError> {
+        Ok(())
+    }
+}
