@@ -20,6 +20,7 @@ pub mod events;
 pub mod limits;
 pub mod phase;
 pub mod recorder;
+pub mod route;
 pub mod schedule;
 pub mod series;
 pub mod timer;
