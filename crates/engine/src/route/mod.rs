@@ -1,10 +1,13 @@
-//! Which node of a multi-node target a request goes to: Redis Cluster's hash
-//! slots (`slots`). A single server is the one-node case of the same
-//! interface, so the connection code has one path.
+//! Which node of a multi-node target a request goes to, computed exactly as
+//! the servers (Redis Cluster's hash slots, `slots`) or the usual client
+//! libraries (a Memcached pool's ketama ring, `ketama`) do it. A single
+//! server is the one-node case of the same interface, so the connection
+//! code has one path.
 //!
 //! Nothing here does I/O on the hot path; [`slots::discover`] (a blocking
 //! `CLUSTER SLOTS` before the phase starts) is the only network call.
 
+pub mod ketama;
 pub mod slots;
 
 use slots::SlotTable;
