@@ -50,6 +50,8 @@ const READ_BUF: usize = 4 * 1024;
 const MAX_REDIRECTS: u8 = 16;
 /// Marks a pending request that belongs to no group.
 const NO_GROUP: u32 = u32::MAX;
+/// Why an operation for a node whose connection failed was not sent.
+const NODE_DOWN: &str = "not sent: the connection to its node had failed";
 /// Seeds the generator that re-encodes redirected requests, so the
 /// operation stream's own generator draws exactly what it would without
 /// redirects.
@@ -177,6 +179,9 @@ pub(crate) struct Lane {
     start: usize,
     end: usize,
     pending: VecDeque<Pending>,
+    /// Its connection failed: nothing more is sent on it, and operations
+    /// for its node fail at once (as a client library reports a dead server).
+    dead: bool,
 }
 
 impl Lane {
@@ -187,6 +192,7 @@ impl Lane {
             start: 0,
             end: 0,
             pending: VecDeque::with_capacity(pipeline),
+            dead: false,
         }
     }
 
@@ -247,6 +253,16 @@ pub(crate) struct Client {
     free_scan_keys: Vec<u32>,
     /// Draws for requests encoded again after a redirect.
     redirect_rng: Rng,
+}
+
+/// What became of a scan's record reads.
+enum ScanReads {
+    /// The key list was empty: the scan is complete.
+    None,
+    /// Sent (some keys may have been left out, their nodes down).
+    Sent,
+    /// Every key's node is down: nothing was sent.
+    AllDown,
 }
 
 /// How a read went.
@@ -323,8 +339,10 @@ impl Client {
     }
 
     /// Encodes every operation that is due at `now` while the pipeline has
-    /// room, each into the lane of its node. Returns how many were added.
-    pub(crate) fn fill(&mut self, now: Instant) -> usize {
+    /// room, each into the lane of its node, and fails at once (in `rec`)
+    /// each one whose node's connection has failed. Returns how many were
+    /// sent.
+    pub(crate) fn fill(&mut self, now: Instant, rec: &mut Recorder) -> usize {
         let mut added = 0;
         let now_ns = self.nanos(now);
         while self.sending && self.ops < self.pipeline {
@@ -353,6 +371,27 @@ impl Client {
             let lane = self
                 .router
                 .node_of(driver.first_request_key(&op, &self.key));
+            let index_lane = driver
+                .indexes_insert(&op)
+                .then(|| self.router.node_of(driver.index_key()));
+            if let Some(dead) = [Some(lane), index_lane]
+                .into_iter()
+                .flatten()
+                .find(|&l| self.lanes[l].dead)
+            {
+                self.measured_sent += u64::from(measured);
+                if op.kind == OpKind::Insert {
+                    self.source.acknowledge_insert(op.keynum);
+                }
+                if measured {
+                    rec.count_node_error(dead);
+                    rec.record_failure(op.kind, 1, ErrorKind::Closed, NODE_DOWN, now);
+                }
+                if let Some(s) = self.schedule.as_mut() {
+                    s.advance();
+                }
+                continue;
+            }
             driver.encode_first(
                 &op,
                 self.source.rng(),
@@ -374,8 +413,7 @@ impl Client {
                 asking: false,
                 measured,
             };
-            if driver.indexes_insert(&op) {
-                let index_lane = self.router.node_of(driver.index_key());
+            if let Some(index_lane) = index_lane {
                 driver.encode_index(&self.key, &mut self.lanes[index_lane].wbuf);
                 p.group = self.new_group(2);
                 self.lanes[index_lane].pending.push_back(Pending {
@@ -579,6 +617,9 @@ impl Client {
                     continue;
                 }
             }
+            if p.measured {
+                rec.count_node_reply(lane, outcome == Outcome::Error);
+            }
             // An error on a reply whose values are checked: tell an integrity
             // failure (with the key and field that differ) from an error reply.
             if outcome == Outcome::Error && driver.verifies(&op, step) {
@@ -595,6 +636,10 @@ impl Client {
                 Some(Step::RmwWrite) => {
                     driver.write_key(&op, &mut self.key);
                     let to = self.router.node_of(&self.key);
+                    if self.lanes[to].dead {
+                        done += self.complete_part(p, Outcome::Error, arrived, arrived_ns, rec);
+                        continue;
+                    }
                     driver.encode_rmw_write(
                         &op,
                         self.source.rng(),
@@ -608,8 +653,12 @@ impl Client {
                     continue;
                 }
                 Some(Step::ScanRead) => match self.send_scan_reads(p, &buf[reply]) {
-                    Ok(0) => {}
-                    Ok(_) => continue,
+                    Ok(ScanReads::None) => {}
+                    Ok(ScanReads::Sent) => continue,
+                    Ok(ScanReads::AllDown) => {
+                        done += self.complete_part(p, Outcome::Error, arrived, arrived_ns, rec);
+                        continue;
+                    }
                     Err(e) => {
                         return (
                             ReadResult::Failed(
@@ -628,21 +677,37 @@ impl Client {
     }
 
     /// Sends one read per key in a scan's key list, each on its node's
-    /// lane, as one group; returns how many (0: the scan is complete).
+    /// lane, as one group. A key whose node is down is not read, and fails
+    /// the scan.
     fn send_scan_reads(
         &mut self,
         p: Pending,
         reply: &[u8],
-    ) -> Result<usize, kvbench_proto::DecodeError> {
+    ) -> Result<ScanReads, kvbench_proto::DecodeError> {
         let driver = self.driver.clone();
-        let n = driver.for_each_scan_key(reply, |_| {})?;
-        if n == 0 {
-            return Ok(0);
-        }
-        let group = self.new_group(n as u32);
+        let (mut live, mut down) = (0u32, 0u32);
         driver.for_each_scan_key(reply, |key| {
-            let slot = self.keep_scan_key(key);
+            if self.lanes[self.router.node_of(key)].dead {
+                down += 1;
+            } else {
+                live += 1;
+            }
+        })?;
+        match (live, down) {
+            (0, 0) => return Ok(ScanReads::None),
+            (0, _) => return Ok(ScanReads::AllDown),
+            _ => {}
+        }
+        let group = self.new_group(live);
+        if down > 0 {
+            self.groups[group as usize].outcome = Outcome::Error;
+        }
+        driver.for_each_scan_key(reply, |key| {
             let to = self.router.node_of(key);
+            if self.lanes[to].dead {
+                return;
+            }
+            let slot = self.keep_scan_key(key);
             driver.encode_scan_read(&p.op, key, &mut self.lanes[to].wbuf);
             self.lanes[to].pending.push_back(Pending {
                 part: Part::ScanRead(slot),
@@ -650,7 +715,7 @@ impl Client {
                 ..p
             });
         })?;
-        Ok(n)
+        Ok(ScanReads::Sent)
     }
 
     /// Sends a redirected request again, to the node the redirect names.
@@ -674,6 +739,12 @@ impl Client {
             ));
             return Some(p);
         };
+        if self.lanes[to].dead {
+            rec.note_error(&format!(
+                "redirected to {addr}, whose connection had failed"
+            ));
+            return Some(p);
+        }
         if p.redirects > MAX_REDIRECTS {
             rec.note_error(&format!(
                 "a request was redirected more than {MAX_REDIRECTS} times"
@@ -764,24 +835,38 @@ impl Client {
         u64::from(outcome == Outcome::Ok)
     }
 
-    /// Counts every measured operation still in flight as failed with `kind`
-    /// (warm-up failures are noted but not counted) and stops the client.
-    pub(crate) fn fail_all(&mut self, kind: ErrorKind, message: &str, rec: &mut Recorder) {
+    /// `lane`'s connection failed: every measured operation with a request
+    /// in flight on it fails with `kind` (warm-up failures are noted but not
+    /// counted), and from now on operations for its node fail without being
+    /// sent. The client stops when no lane is left.
+    pub(crate) fn fail_lane(
+        &mut self,
+        lane: usize,
+        kind: ErrorKind,
+        message: &str,
+        rec: &mut Recorder,
+    ) {
         let now = Instant::now();
-        let pending: Vec<Pending> = self
-            .lanes
-            .iter_mut()
-            .flat_map(|l| l.pending.drain(..))
-            .collect();
+        let l = &mut self.lanes[lane];
+        l.dead = true;
+        l.wbuf.clear();
+        let pending: Vec<Pending> = l.pending.drain(..).collect();
         for p in pending {
+            if p.measured {
+                rec.count_node_error(lane);
+            }
             if p.group != NO_GROUP {
-                // One count per operation: its first request found here.
                 let g = &mut self.groups[p.group as usize];
-                if g.parts_left == 0 {
+                g.outcome = Outcome::Error;
+                g.parts_left -= 1;
+                if g.parts_left > 0 {
+                    // The operation's other requests (on live lanes)
+                    // complete it, as an error.
                     continue;
                 }
-                g.parts_left = 0;
+                self.free_groups.push(p.group);
             }
+            self.ops -= 1;
             if p.op.kind == OpKind::Insert {
                 self.source.acknowledge_insert(p.op.keynum);
             }
@@ -789,10 +874,16 @@ impl Client {
                 rec.record_failure(p.op.kind, 1, kind, message, now);
             }
         }
-        self.ops = 0;
-        self.sending = false;
+        if self.lanes.iter().all(|l| l.dead) {
+            self.sending = false;
+        }
         rec.note_error(message);
         rec.failed_connections += 1;
+    }
+
+    /// True once `lane`'s connection has failed.
+    pub(crate) fn lane_dead(&self, lane: usize) -> bool {
+        self.lanes[lane].dead
     }
 }
 

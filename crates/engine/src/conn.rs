@@ -29,25 +29,25 @@ pub(crate) struct Shared {
     pub stop: Arc<AtomicBool>,
 }
 
-/// Runs the client until it is done, the stop flag is set or a connection
-/// fails. Failures are recorded as errors of the operations in flight; they
-/// never end the phase for other clients.
+/// Runs the client until it is done or the stop flag is set. A connection
+/// that fails fails the requests in flight on it (as errors, never as
+/// latencies) and its node's later operations; the client goes on with its
+/// other nodes, and never ends the phase for other clients.
 pub(crate) async fn run(mut socks: Vec<TcpStream>, mut client: Client, shared: Shared) {
     let mut timer = client.schedule_next().map(|_| Timer::new());
     loop {
         if shared.stop.load(Ordering::Relaxed) {
             client.stop_sending();
         }
-        client.fill(Instant::now());
+        client.fill(Instant::now(), &mut shared.recorder.borrow_mut());
         for (lane, sock) in socks.iter_mut().enumerate() {
-            let wbuf = client.wbuf(lane);
-            if wbuf.is_empty() {
+            if client.lane_dead(lane) || client.wbuf(lane).is_empty() {
                 continue;
             }
-            if let Err(e) = sock.write_all(wbuf).await {
+            if let Err(e) = sock.write_all(client.wbuf(lane)).await {
                 let msg = format!("write failed: {e}");
-                fail(&mut client, &shared, ErrorKind::Io, &msg);
-                return;
+                fail(&mut client, lane, &shared, ErrorKind::Io, &msg);
+                continue;
             }
             client.wbuf(lane).clear();
         }
@@ -77,30 +77,34 @@ pub(crate) async fn run(mut socks: Vec<TcpStream>, mut client: Client, shared: S
         let lane = match ready {
             Ok(None) => continue, // a slot is due: go and send it
             Ok(Some(Ok(lane))) => lane,
-            Ok(Some(Err(e))) => {
+            Ok(Some(Err((lane, e)))) => {
                 let msg = format!("read failed: {e}");
-                fail(&mut client, &shared, ErrorKind::Io, &msg);
-                return;
+                fail(&mut client, lane, &shared, ErrorKind::Io, &msg);
+                continue;
             }
             Err(_) => {
                 let msg = format!("timeout: no reply within {:?}", shared.timeout);
-                fail(&mut client, &shared, ErrorKind::Timeout, &msg);
-                return;
+                for lane in 0..socks.len() {
+                    if client.awaiting(lane) {
+                        fail(&mut client, lane, &shared, ErrorKind::Timeout, &msg);
+                    }
+                }
+                continue;
             }
         };
         let n = match socks[lane].try_read(client.read_space(lane)) {
             Ok(0) => {
                 let msg = "connection closed by server";
-                fail(&mut client, &shared, ErrorKind::Closed, msg);
-                return;
+                fail(&mut client, lane, &shared, ErrorKind::Closed, msg);
+                continue;
             }
             Ok(n) => n,
             // Readiness was stale: wait again.
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
             Err(e) => {
                 let msg = format!("read failed: {e}");
-                fail(&mut client, &shared, ErrorKind::Io, &msg);
-                return;
+                fail(&mut client, lane, &shared, ErrorKind::Io, &msg);
+                continue;
             }
         };
         let arrived = Instant::now();
@@ -110,22 +114,20 @@ pub(crate) async fn run(mut socks: Vec<TcpStream>, mut client: Client, shared: S
                 shared.progress.fetch_add(done, Ordering::Relaxed);
             }
             ReadResult::Progress(_) => {}
-            ReadResult::Failed(kind, msg) => {
-                fail(&mut client, &shared, kind, &msg);
-                return;
-            }
+            ReadResult::Failed(kind, msg) => fail(&mut client, lane, &shared, kind, &msg),
         }
     }
 }
 
-/// Waits until one of the lanes that await replies is readable; returns it.
-async fn readable(socks: &[TcpStream], client: &Client) -> std::io::Result<usize> {
+/// Waits until one of the lanes that await replies is readable; returns it
+/// (or the lane whose readiness failed, with the error).
+async fn readable(socks: &[TcpStream], client: &Client) -> Result<usize, (usize, std::io::Error)> {
     std::future::poll_fn(|cx| {
         for (lane, sock) in socks.iter().enumerate() {
             if client.awaiting(lane) {
                 match sock.poll_read_ready(cx) {
                     Poll::Ready(Ok(())) => return Poll::Ready(Ok(lane)),
-                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err((lane, e))),
                     Poll::Pending => {}
                 }
             }
@@ -135,6 +137,6 @@ async fn readable(socks: &[TcpStream], client: &Client) -> std::io::Result<usize
     .await
 }
 
-fn fail(client: &mut Client, shared: &Shared, kind: ErrorKind, message: &str) {
-    client.fail_all(kind, message, &mut shared.recorder.borrow_mut());
+fn fail(client: &mut Client, lane: usize, shared: &Shared, kind: ErrorKind, message: &str) {
+    client.fail_lane(lane, kind, message, &mut shared.recorder.borrow_mut());
 }

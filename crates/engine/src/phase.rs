@@ -259,6 +259,11 @@ pub fn run_phase(
             })?;
             (table.nodes().to_vec(), Router::Cluster(table))
         }
+        Topology::Pool(nodes, variant) => {
+            let ring = crate::route::pool_ring(nodes, *variant).map_err(EngineError::Config)?;
+            let prefix = driver.wire_prefix().to_vec();
+            (nodes.clone(), Router::Pool { ring, prefix })
+        }
     };
 
     let mut handles = Vec::with_capacity(threads);
@@ -391,6 +396,20 @@ pub fn run_phase(
     let mut result = merged.to_phase_result(window_len.as_secs_f64());
     result.series = SeriesRecorder::merge(&mut series);
     result.offered_rate = rate.map(|r| r.ops_per_s);
+    if nodes.len() > 1 {
+        result.nodes = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, addr)| {
+                let [replies, errors] = merged.node_counts.get(i).copied().unwrap_or_default();
+                kvbench_model::NodeCount {
+                    addr: addr.to_string(),
+                    replies,
+                    errors,
+                }
+            })
+            .collect();
+    }
     let overloaded = rate.and_then(|r| overload(r.ops_per_s, &result, &merged));
     Ok(PhaseOutput {
         result,

@@ -41,6 +41,10 @@ pub struct Recorder {
     /// Connections that ended early on an error (warm-up included): the load
     /// was lighter than asked from then on, so the run cannot be clean.
     pub failed_connections: u64,
+    /// Per node (lane index): measured replies and measured errors (error
+    /// replies, and requests failed or not sent because the node's
+    /// connection had failed).
+    pub node_counts: Vec<[u64; 2]>,
     /// Measured requests answered `MOVED` and sent again to the slot's
     /// new node (never counted as completed).
     pub moved: u64,
@@ -171,6 +175,7 @@ impl Default for Recorder {
             errors: [0; OpKind::COUNT],
             clamped: 0,
             failed_connections: 0,
+            node_counts: Vec::new(),
             moved: 0,
             asked: 0,
             last_reply: None,
@@ -281,6 +286,26 @@ impl Recorder {
         self.note_error(message);
     }
 
+    fn node(&mut self, node: usize) -> &mut [u64; 2] {
+        if node >= self.node_counts.len() {
+            self.node_counts.resize(node + 1, [0; 2]);
+        }
+        &mut self.node_counts[node]
+    }
+
+    /// Counts a measured reply from `node` (`error`: an error reply).
+    #[inline]
+    pub fn count_node_reply(&mut self, node: usize, error: bool) {
+        let c = self.node(node);
+        c[0] += 1;
+        c[1] += u64::from(error);
+    }
+
+    /// Counts a measured request for `node` that failed without a reply.
+    pub fn count_node_error(&mut self, node: usize) {
+        self.node(node)[1] += 1;
+    }
+
     /// Counts one redirected request (`ask`: an `ASK`, else a `MOVED`).
     pub fn count_redirect(&mut self, ask: bool) {
         if ask {
@@ -328,6 +353,13 @@ impl Recorder {
         }
         self.clamped += other.clamped;
         self.failed_connections += other.failed_connections;
+        if self.node_counts.len() < other.node_counts.len() {
+            self.node_counts.resize(other.node_counts.len(), [0; 2]);
+        }
+        for (mine, theirs) in self.node_counts.iter_mut().zip(&other.node_counts) {
+            mine[0] += theirs[0];
+            mine[1] += theirs[1];
+        }
         self.moved += other.moved;
         self.asked += other.asked;
         self.last_reply = match (self.last_reply, other.last_reply) {
@@ -408,6 +440,7 @@ impl Recorder {
             offered_rate: None,
             redirects_moved: self.moved,
             redirects_ask: self.asked,
+            nodes: Vec::new(),
         }
     }
 }

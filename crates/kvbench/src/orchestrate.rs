@@ -7,7 +7,7 @@ use crate::progress::PhaseBar;
 use anyhow::{Context, Result};
 use kvbench_engine::{run_phase, EngineError, PhaseConfig, PhaseKind, PhaseOutput, Topology};
 use kvbench_model::{CpuCost, Environment, Protocol, RunConfig, RunRecord, RunStatus};
-use kvbench_servers::{Cluster, Deployment, RemoteServer, Server, ServerSpec, TopologyKind};
+use kvbench_servers::{Cluster, Deployment, Pool, RemoteServer, Server, ServerSpec, TopologyKind};
 use kvbench_store::Store;
 use std::cell::Cell;
 use std::sync::atomic::AtomicBool;
@@ -104,6 +104,8 @@ fn new_record(s: &RunSettings) -> RunRecord {
             topology: s.topology,
             nodes: s.nodes,
             replicas: s.replicas,
+            pool_hash: (s.topology == TopologyKind::Pool)
+                .then(|| hash_name(s.pool_hash).to_string()),
         },
         environment,
         load: None,
@@ -158,9 +160,13 @@ fn execute(
             Cluster::start(&spec, s.nodes as usize, s.replicas as usize)
                 .context("cannot start the cluster")?,
         ),
+        (None, TopologyKind::Pool) => {
+            Box::new(Pool::start(&spec, s.nodes as usize).context("cannot start the pool")?)
+        }
     };
     let topology = match server.endpoints() {
         (TopologyKind::Cluster, seeds) => Topology::Cluster(seeds),
+        (TopologyKind::Pool, nodes) => Topology::Pool(nodes, s.pool_hash),
         (TopologyKind::Single, addrs) => Topology::Single(addrs[0]),
     };
     rec.config.server_binary = server.binary();
@@ -217,6 +223,13 @@ fn execute(
     let run: PhaseOutput = run_phase(&run_cfg, &edges, stop)?;
     bar.finish();
     let completed = run.result.completed;
+    let lost = server.lost_nodes();
+    if !lost.is_empty() {
+        rec.marks.push(format!(
+            "node-down: {} exited during the run; its requests failed from then on",
+            lost.join(", ")
+        ));
+    }
     rec.probes
         .push(server.probe("after_run").context("probe after run")?);
     let server_seconds = match (edges.start.get(), edges.end.get()) {
@@ -351,6 +364,16 @@ fn judge(s: &RunSettings, rec: &mut RunRecord) {
     } else {
         RunStatus::Invalid
     };
+}
+
+/// The name `--hash` takes for `v`, recorded with the run.
+fn hash_name(v: kvbench_engine::route::ketama::Variant) -> &'static str {
+    use kvbench_engine::route::ketama::Variant;
+    match v {
+        Variant::Libmemcached => "libmemcached",
+        Variant::LibmemcachedMd5 => "libmemcached-md5",
+        Variant::Spymemcached => "spymemcached",
+    }
 }
 
 fn now_rfc3339() -> String {

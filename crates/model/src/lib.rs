@@ -222,14 +222,18 @@ pub struct RunConfig {
     /// How the system was deployed (records from before topologies: single).
     #[serde(default)]
     pub topology: TopologyKind,
-    /// Cluster: masters (hash slots are split evenly between them); 1 for a
-    /// single server.
+    /// Cluster: masters (hash slots are split evenly between them); pool:
+    /// servers; 1 for a single server.
     #[serde(default = "one")]
     pub nodes: u32,
     /// Cluster: replicas per master (they serve no requests; they cost the
     /// masters replication traffic, as in a production cluster).
     #[serde(default)]
     pub replicas: u32,
+    /// Pool: whose ketama ring places keys on the servers (`libmemcached`,
+    /// `libmemcached-md5`, `spymemcached`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_hash: Option<String>,
 }
 
 fn one() -> u32 {
@@ -374,6 +378,9 @@ pub struct PhaseResult {
     /// again, after `ASKING`, to the importing node.
     #[serde(default)]
     pub redirects_ask: u64,
+    /// A multi-node target: what each node answered in the window.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeCount>,
 }
 
 /// A snapshot of the server's resource use at one stage of a run.
@@ -395,6 +402,19 @@ pub struct Probe {
     /// their sums (a field is `None` when any node's is unknown).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<NodeProbe>,
+}
+
+/// One node's share of a phase's requests (multi-node targets).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeCount {
+    /// The node's address.
+    pub addr: String,
+    /// Measured requests it answered (redirects not included: a redirected
+    /// request is counted where it was finally answered).
+    pub replies: u64,
+    /// Measured requests for it that failed: error replies, and requests
+    /// lost or never sent because its connection had failed.
+    pub errors: u64,
 }
 
 /// One node's figures within a [`Probe`] of a multi-node target.
@@ -443,6 +463,9 @@ pub enum TopologyKind {
     Single,
     /// A Redis Cluster (Redis, Valkey): N masters, hash slots routed by the client.
     Cluster,
+    /// A Memcached pool: N independent servers, keys hashed to them by the
+    /// client (a ketama ring, as the client libraries build it).
+    Pool,
 }
 
 impl TopologyKind {
@@ -451,6 +474,7 @@ impl TopologyKind {
         match self {
             TopologyKind::Single => "single",
             TopologyKind::Cluster => "cluster",
+            TopologyKind::Pool => "pool",
         }
     }
 }
@@ -467,8 +491,9 @@ impl FromStr for TopologyKind {
         match s {
             "single" => Ok(TopologyKind::Single),
             "cluster" => Ok(TopologyKind::Cluster),
+            "pool" => Ok(TopologyKind::Pool),
             other => Err(format!(
-                "unknown topology '{other}' (expected one of: single, cluster)"
+                "unknown topology '{other}' (expected one of: single, cluster, pool)"
             )),
         }
     }

@@ -54,13 +54,14 @@ pub fn server_label(system: kvbench_model::SystemKind, env: &kvbench_model::Envi
     }
 }
 
-/// ` | cluster of 3 masters x 1 replica` for a multi-node run, empty for one server.
+/// ` | cluster of 3 masters x 1 replica` or ` | pool of 3 (libmemcached
+/// ketama)` for a multi-node run, empty for one server.
 pub fn topology_label(c: &kvbench_model::RunConfig) -> String {
+    use kvbench_model::TopologyKind;
+    let plural = |n: u32, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     match c.topology {
-        kvbench_model::TopologyKind::Single => String::new(),
-        kvbench_model::TopologyKind::Cluster => {
-            let plural =
-                |n: u32, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+        TopologyKind::Single => String::new(),
+        TopologyKind::Cluster => {
             let replicas = if c.replicas > 0 {
                 format!(" x {}", plural(c.replicas, "replica"))
             } else {
@@ -68,6 +69,11 @@ pub fn topology_label(c: &kvbench_model::RunConfig) -> String {
             };
             format!(" | cluster of {}{replicas}", plural(c.nodes, "master"))
         }
+        TopologyKind::Pool => format!(
+            " | pool of {} ({} ketama)",
+            plural(c.nodes, "server"),
+            c.pool_hash.as_deref().unwrap_or("libmemcached")
+        ),
     }
 }
 

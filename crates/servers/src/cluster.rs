@@ -262,22 +262,10 @@ impl Cluster {
     /// # Errors
     /// As [`Server::probe`], for the first node that fails.
     pub fn probe(&self, stage: &str) -> Result<Probe, ServerError> {
-        let mut nodes = Vec::new();
-        for (role, servers) in [("master", &self.masters), ("replica", &self.replicas)] {
-            for s in servers.iter() {
-                let p = s.probe(stage)?;
-                nodes.push(NodeProbe {
-                    addr: s.addr().to_string(),
-                    role: role.to_string(),
-                    rss_bytes: p.rss_bytes,
-                    server_memory_bytes: p.server_memory_bytes,
-                    cpu_seconds: p.cpu_seconds,
-                    items: p.items,
-                    evictions: p.evictions,
-                });
-            }
-        }
-        let mut probe = Probe::summed(stage, nodes);
+        let mut probe = probe_nodes(
+            stage,
+            &[("master", &self.masters), ("replica", &self.replicas)],
+        )?;
         // The records the cluster holds are the masters' keys; a replica's
         // are copies (its memory still counts: the deployment uses it).
         probe.items = probe
@@ -305,16 +293,24 @@ impl Cluster {
             .collect()
     }
 
+    /// Nodes whose process has exited, as `addr (how)`.
+    pub fn lost_nodes(&self) -> Vec<String> {
+        lost(self.nodes())
+    }
+
     /// Stops every node, reporting the first that did not stop cleanly
-    /// (all are stopped either way). Replicas go first: a master asked to
-    /// stop waits for its replicas to catch up (`shutdown-timeout`, 10 s).
+    /// (all are stopped either way); a node that had already exited is
+    /// reported by [`Cluster::lost_nodes`] instead. Replicas go first: a
+    /// master asked to stop waits for its replicas to catch up
+    /// (`shutdown-timeout`, 10 s).
     ///
     /// # Errors
     /// As [`Server::stop`].
     pub fn stop(self) -> Result<(), ServerError> {
         let mut first = Ok(());
         for s in self.replicas.into_iter().chain(self.masters) {
-            let r = s.stop();
+            let gone = s.exited().is_some();
+            let r = s.stop().or_else(|e| if gone { Ok(()) } else { Err(e) });
             if first.is_ok() {
                 first = r;
             }
@@ -328,4 +324,41 @@ fn expect_ok(addr: SocketAddr, reply: Value) -> Result<(), String> {
         Value::Status(_) => Ok(()),
         other => Err(format!("{addr}: {other:?}")),
     }
+}
+
+/// `addr (how it ended)` of every server whose process has exited.
+pub(crate) fn lost<'a>(servers: impl Iterator<Item = &'a Server>) -> Vec<String> {
+    servers
+        .filter_map(|s| s.exited().map(|how| format!("{} ({how})", s.addr())))
+        .collect()
+}
+
+/// Each server's probe, labelled with its role, and their sums; a server
+/// that has exited is listed with no figures.
+pub(crate) fn probe_nodes(stage: &str, groups: &[(&str, &[Server])]) -> Result<Probe, ServerError> {
+    let mut nodes = Vec::new();
+    for (role, servers) in groups {
+        for s in servers.iter() {
+            if let Some(how) = s.exited() {
+                // A node that died says nothing; the sums become unknown.
+                nodes.push(NodeProbe {
+                    addr: s.addr().to_string(),
+                    role: format!("{role}, exited ({how})"),
+                    ..NodeProbe::default()
+                });
+                continue;
+            }
+            let p = s.probe(stage)?;
+            nodes.push(NodeProbe {
+                addr: s.addr().to_string(),
+                role: role.to_string(),
+                rss_bytes: p.rss_bytes,
+                server_memory_bytes: p.server_memory_bytes,
+                cpu_seconds: p.cpu_seconds,
+                items: p.items,
+                evictions: p.evictions,
+            });
+        }
+    }
+    Ok(Probe::summed(stage, nodes))
 }

@@ -1,10 +1,11 @@
 //! The system under test as a run sees it, however it is deployed: one
-//! private server, a private cluster, or a server kvbench did not start.
+//! private server, a private cluster or pool, or a server kvbench did not
+//! start.
 //! The per-cell sequence (start, probe, load, run, probe, stop) talks only
 //! to this trait, so a new topology is one more implementation here, not a
 //! `match` in the orchestration.
 
-use crate::{Cluster, RemoteServer, Server, ServerError, ServerVersion};
+use crate::{Cluster, Pool, RemoteServer, Server, ServerError, ServerVersion};
 use kvbench_model::{Probe, Setting, TopologyKind};
 use std::net::SocketAddr;
 
@@ -30,6 +31,12 @@ pub trait Deployment {
     /// CPU seconds of every process kvbench started for it, `None` when
     /// unknown (a server kvbench did not start) or a process has exited.
     fn cpu_seconds(&self) -> Option<f64>;
+    /// Nodes of a multi-node deployment that have died (`addr (how)`): the
+    /// run goes on without them and is marked. A single server's death is
+    /// an error of its probes instead.
+    fn lost_nodes(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Stops what kvbench started; leaves anything else alone.
     ///
     /// # Errors
@@ -80,8 +87,38 @@ impl Deployment for Cluster {
     fn cpu_seconds(&self) -> Option<f64> {
         Cluster::cpu_seconds(self)
     }
+    fn lost_nodes(&self) -> Vec<String> {
+        Cluster::lost_nodes(self)
+    }
     fn stop(self: Box<Self>) -> Result<(), ServerError> {
         Cluster::stop(*self)
+    }
+}
+
+impl Deployment for Pool {
+    fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
+        (TopologyKind::Pool, self.addrs())
+    }
+    fn binary(&self) -> String {
+        Pool::binary(self).display().to_string()
+    }
+    fn settings(&self) -> Vec<Setting> {
+        Pool::settings(self).to_vec()
+    }
+    fn version(&self) -> Result<ServerVersion, ServerError> {
+        Pool::version(self)
+    }
+    fn probe(&self, stage: &str) -> Result<Probe, ServerError> {
+        Pool::probe(self, stage)
+    }
+    fn cpu_seconds(&self) -> Option<f64> {
+        Pool::cpu_seconds(self)
+    }
+    fn lost_nodes(&self) -> Vec<String> {
+        Pool::lost_nodes(self)
+    }
+    fn stop(self: Box<Self>) -> Result<(), ServerError> {
+        Pool::stop(*self)
     }
 }
 

@@ -16,6 +16,7 @@
 mod cluster;
 mod deployment;
 mod env;
+mod pool;
 mod ports;
 mod probe;
 mod process;
@@ -30,6 +31,7 @@ pub use cluster::Cluster;
 pub use deployment::Deployment;
 pub use env::{machine_environment, process_cpu_seconds};
 pub use kvbench_model::{Environment, Probe, Protocol, Setting, SystemKind, TopologyKind};
+pub use pool::Pool;
 pub use remote::RemoteServer;
 pub use server::{Server, ServerSpec, ServerVersion};
 

@@ -246,6 +246,12 @@ impl Server {
         &self.log_path
     }
 
+    /// How the process ended, when it has (crash, or killed from outside);
+    /// `None` while it runs.
+    pub fn exited(&self) -> Option<String> {
+        self.process.exit_status().map(|s| s.to_string())
+    }
+
     /// The server's CPU seconds so far (user + system, all threads), from one
     /// `/proc` read and no request, for bracketing a measured window. 10 ms
     /// resolution (clock ticks). `None` once the process has exited.
@@ -365,12 +371,12 @@ impl Server {
 
     fn ensure_running(&self) -> Result<(), ServerError> {
         match self.process.exit_status() {
-            Some(status) => Err(self.exited(status.to_string())),
+            Some(status) => Err(self.exited_error(status.to_string())),
             None => Ok(()),
         }
     }
 
-    fn exited(&self, status: String) -> ServerError {
+    fn exited_error(&self, status: String) -> ServerError {
         ServerError::Exited {
             system: self.system,
             pid: self.pid(),
@@ -382,7 +388,7 @@ impl Server {
     /// A failed query, explained by the process's death when that is the cause.
     fn query_failed(&self, message: String) -> ServerError {
         match self.process.exit_status() {
-            Some(status) => self.exited(status.to_string()),
+            Some(status) => self.exited_error(status.to_string()),
             None => ServerError::Query {
                 system: self.system,
                 addr: self.addr,

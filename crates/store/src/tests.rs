@@ -100,6 +100,7 @@ fn full_record() -> RunRecord {
             topology: TopologyKind::Cluster,
             nodes: 5,
             replicas: 1,
+            pool_hash: Some("spymemcached".into()),
             workload_properties: vec![
                 ("recordcount".into(), "123457".into()),
                 ("requestdistribution".into(), "zipfian".into()),
@@ -130,6 +131,7 @@ fn full_record() -> RunRecord {
             offered_rate: None,
             redirects_moved: 0,
             redirects_ask: 0,
+            nodes: Vec::new(),
         }),
         run: Some(PhaseResult {
             duration_s: 31.25,
@@ -166,6 +168,7 @@ fn full_record() -> RunRecord {
             offered_rate: Some(320_000.0),
             redirects_moved: 0,
             redirects_ask: 0,
+            nodes: Vec::new(),
         }),
         probes: vec![
             Probe {

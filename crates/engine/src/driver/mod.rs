@@ -153,6 +153,15 @@ impl Driver {
         }
     }
 
+    /// What goes before a record key on the wire (Memcached's
+    /// `usertable-`; empty for the Redis family): a pool hashes the wire key.
+    pub fn wire_prefix(&self) -> &[u8] {
+        match self.protocol {
+            Protocol::Memcache => &self.memcached_prefix,
+            Protocol::Resp => &[],
+        }
+    }
+
     /// Length in bytes of the largest Memcached value a record can have
     /// (every record's, when field lengths are constant).
     pub fn memcached_value_len(&self) -> usize {

@@ -10,8 +10,13 @@
 pub mod ketama;
 pub mod slots;
 
+use ketama::{Continuum, Variant};
 use slots::SlotTable;
 use std::net::SocketAddr;
+
+/// The longest key a Memcached pool routes (the protocol's limit is 250
+/// bytes; the driver refuses longer keys before a run starts).
+const MAX_POOL_KEY: usize = 256;
 
 /// The nodes of a target and how keys map onto them.
 #[derive(Debug, Clone)]
@@ -20,6 +25,14 @@ pub enum Router {
     Single,
     /// Redis Cluster: CRC16 hash slots, updated by `MOVED` replies.
     Cluster(SlotTable),
+    /// A Memcached pool: a ketama ring over the key as it goes on the wire
+    /// (`prefix` + record key, what the client library hashes).
+    Pool {
+        /// The ring.
+        ring: Continuum,
+        /// What the driver puts before a record key on the wire.
+        prefix: Vec<u8>,
+    },
 }
 
 impl Router {
@@ -29,6 +42,18 @@ impl Router {
         match self {
             Router::Single => 0,
             Router::Cluster(t) => t.node_of_slot(slots::slot_of(key)),
+            Router::Pool { ring, prefix } => {
+                if prefix.is_empty() {
+                    return ring.server_for(key);
+                }
+                // Joined on the stack: routing allocates nothing.
+                let mut wire = [0u8; MAX_POOL_KEY];
+                let n = (prefix.len() + key.len()).min(MAX_POOL_KEY);
+                let p = prefix.len().min(n);
+                wire[..p].copy_from_slice(&prefix[..p]);
+                wire[p..n].copy_from_slice(&key[..n - p]);
+                ring.server_for(&wire[..n])
+            }
         }
     }
 
@@ -37,6 +62,7 @@ impl Router {
         match self {
             Router::Single => 1,
             Router::Cluster(t) => t.nodes().len(),
+            Router::Pool { ring, .. } => ring.servers(),
         }
     }
 
@@ -55,6 +81,9 @@ pub enum Topology {
     /// A Redis Cluster, found from any of these seed nodes: the masters and
     /// the slot map come from `CLUSTER SLOTS` when the phase starts.
     Cluster(Vec<SocketAddr>),
+    /// A Memcached pool: every node, in the order the ring is built from,
+    /// and the client library whose ring to reproduce.
+    Pool(Vec<SocketAddr>, Variant),
 }
 
 impl Topology {
@@ -62,7 +91,22 @@ impl Topology {
     pub fn first(&self) -> SocketAddr {
         match self {
             Topology::Single(a) => *a,
-            Topology::Cluster(seeds) => seeds[0],
+            Topology::Cluster(seeds) | Topology::Pool(seeds, _) => seeds[0],
         }
     }
+}
+
+/// The ring of a pool of `nodes` for `variant`, hosts written as their IP
+/// addresses (kvbench connects by address, as a client given `ip:port` does).
+///
+/// # Errors
+/// A message when the ring cannot be built (no nodes).
+pub fn pool_ring(nodes: &[SocketAddr], variant: Variant) -> Result<Continuum, String> {
+    let hosts: Vec<String> = nodes.iter().map(|a| a.ip().to_string()).collect();
+    let servers: Vec<(&str, u16)> = hosts
+        .iter()
+        .zip(nodes)
+        .map(|(h, a)| (h.as_str(), a.port()))
+        .collect();
+    Continuum::new(variant, &servers).map_err(|e| e.to_string())
 }
