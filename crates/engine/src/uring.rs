@@ -228,21 +228,14 @@ fn drive(
         }
         if now >= next_sweep {
             next_sweep = now + TICK;
-            for i in 0..conns.len() {
-                let c = &conns[i];
+            for c in conns.iter_mut() {
                 if !c.failed
                     && clients[c.client].awaiting(c.lane)
                     && now.saturating_duration_since(c.last_progress) > env.timeout
                 {
                     let ci = c.client;
                     let msg = format!("timeout: no reply within {:?}", env.timeout);
-                    fail(
-                        &mut conns[i],
-                        &mut clients[ci],
-                        ErrorKind::Timeout,
-                        &msg,
-                        rec,
-                    );
+                    fail(c, &mut clients[ci], ErrorKind::Timeout, &msg, rec);
                     dirty.push(ci);
                 }
             }
