@@ -43,6 +43,7 @@ pub enum Command {
         "  kvbench run --system valkey --workload read-heavy --clients 8\n",
         "  kvbench run --system redis --topology cluster --nodes 3 --workload balanced --clients 8\n",
         "  kvbench run --system memcached --topology pool --nodes 3 --workload read-heavy\n",
+        "  kvbench run --system memcached --topology twemproxy --nodes 3 --workload balanced\n",
         "  kvbench run --system redis --server-bin .venv/bin/valkey-server --workload balanced\n",
         "  kvbench run --system redis -P workloads/workloada -p recordcount=50000\n",
         "  kvbench run --system memcached --workload sadat2019/B --clients 12\n",
@@ -142,11 +143,16 @@ pub struct BenchArgs {
     /// Valkey) of --nodes masters that kvbench starts and routes to by hash
     /// slot (keys with a {tag} hash on the tag; MOVED and ASK are followed
     /// and counted apart, never as completed operations); or a pool of
-    /// --nodes Memcached servers, keys placed by the client's ketama ring.
-    #[arg(long, default_value = "single", value_name = "single|cluster|pool")]
+    /// --nodes Memcached servers, keys placed by the client's ketama ring; or
+    /// twemproxy (nutcracker) in front of --nodes servers.
+    #[arg(
+        long,
+        default_value = "single",
+        value_name = "single|cluster|pool|twemproxy"
+    )]
     pub topology: String,
     /// Cluster: masters (the 16,384 hash slots are split evenly between
-    /// them); pool: servers.
+    /// them); pool and twemproxy: servers.
     #[arg(long, default_value_t = 3)]
     pub nodes: u32,
     /// Cluster: replicas per master (they serve no requests).

@@ -90,6 +90,20 @@ fn topology(system: SystemKind, b: &BenchArgs) -> Result<(TopologyKind, u32, u32
             }
             Ok((kind, b.nodes, b.replicas))
         }
+        TopologyKind::Twemproxy => {
+            if b.replicas > 0 {
+                return Err(UsageError(
+                    "--replicas needs --topology cluster".to_string(),
+                ));
+            }
+            if b.nodes == 0 || b.nodes > MAX_NODES {
+                return Err(UsageError(format!(
+                    "--nodes must be between 1 and {MAX_NODES}, got {}",
+                    b.nodes
+                )));
+            }
+            Ok((kind, b.nodes, 0))
+        }
         TopologyKind::Pool => {
             if system.protocol() != Protocol::Memcache {
                 return Err(UsageError(format!(

@@ -7,7 +7,9 @@ use crate::progress::PhaseBar;
 use anyhow::{Context, Result};
 use kvbench_engine::{run_phase, EngineError, PhaseConfig, PhaseKind, PhaseOutput, Topology};
 use kvbench_model::{CpuCost, Environment, Protocol, RunConfig, RunRecord, RunStatus};
-use kvbench_servers::{Cluster, Deployment, Pool, RemoteServer, Server, ServerSpec, TopologyKind};
+use kvbench_servers::{
+    Cluster, Deployment, Pool, Proxied, RemoteServer, Server, ServerSpec, TopologyKind,
+};
 use kvbench_store::Store;
 use std::cell::Cell;
 use std::sync::atomic::AtomicBool;
@@ -163,11 +165,15 @@ fn execute(
         (None, TopologyKind::Pool) => {
             Box::new(Pool::start(&spec, s.nodes as usize).context("cannot start the pool")?)
         }
+        (None, TopologyKind::Twemproxy) => Box::new(
+            Proxied::start(&spec, s.nodes as usize, None)
+                .context("cannot start twemproxy and its servers")?,
+        ),
     };
     let topology = match server.endpoints() {
         (TopologyKind::Cluster, seeds) => Topology::Cluster(seeds),
         (TopologyKind::Pool, nodes) => Topology::Pool(nodes, s.pool_hash),
-        (TopologyKind::Single, addrs) => Topology::Single(addrs[0]),
+        (TopologyKind::Single | TopologyKind::Twemproxy, addrs) => Topology::Single(addrs[0]),
     };
     rec.config.server_binary = server.binary();
     rec.config.server_settings = server.settings();

@@ -205,3 +205,35 @@ fn a_pool_server_killed_mid_run_costs_its_share_and_the_run_is_marked() {
         assert!(!alive(s), "server {s} outlived kvbench");
     }
 }
+
+#[test]
+fn twemproxy_spreads_a_pool_behind_one_address() {
+    let sb = Sandbox::new();
+    for system in ["memcached", "redis"] {
+        let out = sb
+            .kvbench()
+            .args(["run", "--system", system, "--topology", "twemproxy", "--nodes", "3"])
+            .args(["--workload", "balanced", "--records", "3000", "--operations", "6000"])
+            .args(["--field-count", "2", "--warmup", "100ms", "--quiet", "--json"])
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{system}: {stderr}");
+        let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(rec["status"], "ok", "{system}: {rec}");
+        assert_eq!(rec["config"]["topology"], "twemproxy");
+        assert_eq!(rec["run"]["completed"], 6000);
+        let after = &rec["probes"][2];
+        assert_eq!(after["items"], 3000, "{system}: {after}");
+        let nodes = after["nodes"].as_array().expect("nodes");
+        let roles: Vec<&str> = nodes.iter().filter_map(|n| n["role"].as_str()).collect();
+        assert_eq!(roles, ["node", "node", "node", "proxy"], "{system}");
+        // The proxy hashed the keys over every server.
+        for n in &nodes[..3] {
+            assert!(n["items"].as_u64() > Some(500), "{system}: {n}");
+        }
+        assert!(nodes[3]["rss_bytes"].as_u64() > Some(0), "{system}: proxy RSS");
+        let settings = rec["config"]["server_settings"].to_string();
+        assert!(settings.contains("twemproxy.distribution"), "{settings}");
+    }
+}

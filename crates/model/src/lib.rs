@@ -466,6 +466,9 @@ pub enum TopologyKind {
     /// A Memcached pool: N independent servers, keys hashed to them by the
     /// client (a ketama ring, as the client libraries build it).
     Pool,
+    /// twemproxy in front of a pool of N servers: one address for the
+    /// client, keys hashed by the proxy.
+    Twemproxy,
 }
 
 impl TopologyKind {
@@ -475,6 +478,7 @@ impl TopologyKind {
             TopologyKind::Single => "single",
             TopologyKind::Cluster => "cluster",
             TopologyKind::Pool => "pool",
+            TopologyKind::Twemproxy => "twemproxy",
         }
     }
 }
@@ -492,8 +496,9 @@ impl FromStr for TopologyKind {
             "single" => Ok(TopologyKind::Single),
             "cluster" => Ok(TopologyKind::Cluster),
             "pool" => Ok(TopologyKind::Pool),
+            "twemproxy" => Ok(TopologyKind::Twemproxy),
             other => Err(format!(
-                "unknown topology '{other}' (expected one of: single, cluster, pool)"
+                "unknown topology '{other}' (expected one of: single, cluster, pool, twemproxy)"
             )),
         }
     }

@@ -69,6 +69,7 @@ pub fn topology_label(c: &kvbench_model::RunConfig) -> String {
             };
             format!(" | cluster of {}{replicas}", plural(c.nodes, "master"))
         }
+        TopologyKind::Twemproxy => format!(" | twemproxy over {}", plural(c.nodes, "server")),
         TopologyKind::Pool => format!(
             " | pool of {} ({} ketama)",
             plural(c.nodes, "server"),

@@ -182,7 +182,7 @@ pub fn run_summary(rec: &RunRecord) -> String {
             ));
             s.push_str(&open_loop_table(run));
         }
-        if c.topology != kvbench_model::TopologyKind::Single {
+        if c.topology == kvbench_model::TopologyKind::Cluster {
             s.push_str(&format!(
                 "redirects (sent again, never counted as completed): {} MOVED, {} ASK\n",
                 count(run.redirects_moved),

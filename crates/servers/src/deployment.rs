@@ -5,7 +5,7 @@
 //! to this trait, so a new topology is one more implementation here, not a
 //! `match` in the orchestration.
 
-use crate::{Cluster, Pool, RemoteServer, Server, ServerError, ServerVersion};
+use crate::{Cluster, Pool, Proxied, RemoteServer, Server, ServerError, ServerVersion};
 use kvbench_model::{Probe, Setting, TopologyKind};
 use std::net::SocketAddr;
 
@@ -119,6 +119,37 @@ impl Deployment for Pool {
     }
     fn stop(self: Box<Self>) -> Result<(), ServerError> {
         Pool::stop(*self)
+    }
+}
+
+impl Deployment for Proxied {
+    fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
+        (TopologyKind::Twemproxy, vec![self.addr()])
+    }
+    fn binary(&self) -> String {
+        format!(
+            "{} behind {}",
+            self.backends().binary().display(),
+            Proxied::binary(self).display()
+        )
+    }
+    fn settings(&self) -> Vec<Setting> {
+        Proxied::settings(self)
+    }
+    fn version(&self) -> Result<ServerVersion, ServerError> {
+        Proxied::version(self)
+    }
+    fn probe(&self, stage: &str) -> Result<Probe, ServerError> {
+        Proxied::probe(self, stage)
+    }
+    fn cpu_seconds(&self) -> Option<f64> {
+        Proxied::cpu_seconds(self)
+    }
+    fn lost_nodes(&self) -> Vec<String> {
+        Proxied::lost_nodes(self)
+    }
+    fn stop(self: Box<Self>) -> Result<(), ServerError> {
+        Proxied::stop(*self)
     }
 }
 

@@ -20,6 +20,7 @@ mod pool;
 mod ports;
 mod probe;
 mod process;
+mod proxy;
 mod remote;
 mod server;
 mod system;
@@ -32,6 +33,7 @@ pub use deployment::Deployment;
 pub use env::{machine_environment, process_cpu_seconds};
 pub use kvbench_model::{Environment, Probe, Protocol, Setting, SystemKind, TopologyKind};
 pub use pool::Pool;
+pub use proxy::Proxied;
 pub use remote::RemoteServer;
 pub use server::{Server, ServerSpec, ServerVersion};
 
@@ -141,7 +143,15 @@ fn binary_not_found(binary: &str, hint: &str) -> String {
 /// get the binary.
 pub fn find_binary(system: SystemKind, explicit: Option<&Path>) -> Result<PathBuf, ServerError> {
     let sys = system::of(system);
-    let wanted = explicit.unwrap_or(Path::new(sys.binary()));
+    find_in_path(
+        explicit.unwrap_or(Path::new(sys.binary())),
+        sys.install_hint(),
+    )
+}
+
+/// `wanted` as a path (a bare name is searched on `PATH`, like a shell
+/// would); `hint` says how to get it when it is not there.
+pub(crate) fn find_in_path(wanted: &Path, hint: &str) -> Result<PathBuf, ServerError> {
     let found = if wanted.components().count() > 1 || wanted.is_absolute() {
         is_executable_file(wanted).then(|| wanted.to_path_buf())
     } else {
@@ -149,7 +159,7 @@ pub fn find_binary(system: SystemKind, explicit: Option<&Path>) -> Result<PathBu
     };
     found.ok_or_else(|| ServerError::BinaryNotFound {
         binary: wanted.display().to_string(),
-        hint: sys.install_hint().to_string(),
+        hint: hint.to_string(),
     })
 }
 
