@@ -25,6 +25,7 @@
 //! where R = kvbench's client CPU per operation / the other tool's.
 
 mod bare;
+mod cluster;
 
 use anyhow::{anyhow, bail, Context, Result};
 use kvbench_servers::{Protocol, Server, ServerSpec, SystemKind};
@@ -103,6 +104,9 @@ after another, kvbench and the other tool on 50/50 GET/SET, 100-byte values,
 pipeline 16. Operations are counted by the server, client CPU with wait4.
 Ends with one line per case: `case <a|b|c> <redis|memcached> ratio <R>`.
 
+`kvbench-efficiency cluster --help`: the cluster case (kvbench's client CPU
+per operation on a 3-master Redis Cluster over the same on one Redis).
+
 Options:
   --kvbench PATH          kvbench binary (default: `kvbench` next to this binary)
   --redis-benchmark PATH  (default: redis-benchmark on PATH)
@@ -160,6 +164,24 @@ fn main() {
                 eprintln!("kvbench-efficiency bare: {e:#}");
                 std::process::exit(1);
             }
+        }
+        return;
+    }
+    if args.first().map(String::as_str) == Some("cluster") {
+        let a = match cluster::parse(&args[1..]) {
+            Ok(Some(a)) => a,
+            Ok(None) => {
+                println!("{}", cluster::usage());
+                return;
+            }
+            Err(e) => {
+                eprintln!("kvbench-efficiency cluster: {e:#}");
+                std::process::exit(2);
+            }
+        };
+        if let Err(e) = cluster::run(&a) {
+            eprintln!("kvbench-efficiency cluster: {e:#}");
+            std::process::exit(1);
         }
         return;
     }
@@ -282,11 +304,7 @@ fn parse_args(args: Vec<String>) -> Result<Option<Opts>> {
     }
     let kvbench = match kvbench {
         Some(p) => p,
-        None => std::env::current_exe()
-            .context("locate this binary")?
-            .parent()
-            .map(|d| d.join("kvbench"))
-            .ok_or_else(|| anyhow!("no directory for this binary; pass --kvbench"))?,
+        None => sibling("kvbench")?,
     };
     Ok(Some(Opts {
         kvbench,
@@ -939,6 +957,15 @@ fn print_row(case: &Case, rep: u32, m: &Measurement) {
 }
 
 /// The median of `xs` (the mean of the middle two for an even count).
+/// `name` in this binary's directory (where cargo puts kvbench beside it).
+fn sibling(name: &str) -> Result<PathBuf> {
+    std::env::current_exe()
+        .context("locate this binary")?
+        .parent()
+        .map(|d| d.join(name))
+        .ok_or_else(|| anyhow!("no directory for this binary; pass --kvbench"))
+}
+
 fn median(xs: &mut [f64]) -> f64 {
     xs.sort_by(f64::total_cmp);
     let n = xs.len();

@@ -212,9 +212,31 @@ fn twemproxy_spreads_a_pool_behind_one_address() {
     for system in ["memcached", "redis"] {
         let out = sb
             .kvbench()
-            .args(["run", "--system", system, "--topology", "twemproxy", "--nodes", "3"])
-            .args(["--workload", "balanced", "--records", "3000", "--operations", "6000"])
-            .args(["--field-count", "2", "--warmup", "100ms", "--quiet", "--json"])
+            .args([
+                "run",
+                "--system",
+                system,
+                "--topology",
+                "twemproxy",
+                "--nodes",
+                "3",
+            ])
+            .args([
+                "--workload",
+                "balanced",
+                "--records",
+                "3000",
+                "--operations",
+                "6000",
+            ])
+            .args([
+                "--field-count",
+                "2",
+                "--warmup",
+                "100ms",
+                "--quiet",
+                "--json",
+            ])
             .output()
             .expect("runs");
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -232,7 +254,10 @@ fn twemproxy_spreads_a_pool_behind_one_address() {
         for n in &nodes[..3] {
             assert!(n["items"].as_u64() > Some(500), "{system}: {n}");
         }
-        assert!(nodes[3]["rss_bytes"].as_u64() > Some(0), "{system}: proxy RSS");
+        assert!(
+            nodes[3]["rss_bytes"].as_u64() > Some(0),
+            "{system}: proxy RSS"
+        );
         let settings = rec["config"]["server_settings"].to_string();
         assert!(settings.contains("twemproxy.distribution"), "{settings}");
     }

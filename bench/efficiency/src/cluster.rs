@@ -1,0 +1,164 @@
+//! `kvbench-efficiency cluster`: what cluster routing costs the client.
+//!
+//! kvbench starts a 3-master Redis Cluster and runs 50 clients, each with a
+//! connection to every master (50 connections per node), and then, in the
+//! same repetition, one Redis with 50 clients. The single-node clients keep
+//! 16 requests in flight on their one connection; the cluster clients keep
+//! 48 in flight over their three, so each connection carries 16 on average
+//! in both: the same batching per system call, and what differs is the
+//! routing (CRC16 slot per key, a slot-table lookup, per-lane buffers).
+//! memtier_benchmark's `--cluster-mode` would be the outside reference, but
+//! no package registry reachable here has memtier, so the reference is
+//! kvbench's own single-node figure (as the issue allows).
+//!
+//! The figure compared is kvbench's own in-window client CPU per operation
+//! (`cpu.client_us_per_op`, getrusage over the measured window): cluster
+//! formation, loading and start-up stay out of it, as they are not routing.
+//! Repetitions alternate which topology runs first; the ratio is the median
+//! of the repetitions' ratios. The last line is
+//! `case cluster redis ratio R`, R = cluster / single node.
+
+use anyhow::{anyhow, bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Connections per node and requests in flight per connection.
+const CONNS: u32 = 50;
+const PER_CONN: u32 = 16;
+const MASTERS: u32 = 3;
+
+pub(crate) struct Args {
+    pub kvbench: PathBuf,
+    pub ops: u64,
+    pub repeat: u32,
+}
+
+const USAGE: &str = "\
+kvbench-efficiency cluster: kvbench's client CPU per operation on a 3-master
+Redis Cluster (50 connections per node, 16 requests in flight per connection
+on average) over the same on one Redis (50 connections, pipeline 16).
+
+Options:
+  --kvbench PATH   kvbench binary (default: `kvbench` next to this binary)
+  --ops N          measured operations per run (default 2000000)
+  --repeat N       repetitions, alternating which topology runs first (default 5)";
+
+pub(crate) fn parse(args: &[String]) -> Result<Option<Args>> {
+    let mut a = Args {
+        kvbench: crate::sibling("kvbench")?,
+        ops: 2_000_000,
+        repeat: 5,
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| anyhow!("{name} needs a value"))
+        };
+        match arg.as_str() {
+            "-h" | "--help" => return Ok(None),
+            "--kvbench" => a.kvbench = PathBuf::from(value("--kvbench")?),
+            "--ops" => {
+                a.ops = value("--ops")?
+                    .parse()
+                    .context("--ops must be a whole number")?
+            }
+            "--repeat" => {
+                a.repeat = value("--repeat")?
+                    .parse()
+                    .context("--repeat must be a whole number")?
+            }
+            other => bail!("unknown argument `{other}`"),
+        }
+    }
+    if a.ops < 1000 || a.repeat == 0 {
+        bail!("--ops must be at least 1000 and --repeat at least 1");
+    }
+    Ok(Some(a))
+}
+
+pub(crate) fn usage() -> &'static str {
+    USAGE
+}
+
+/// kvbench's in-window client CPU per operation, and its throughput.
+fn measure(kvbench: &Path, ops: u64, cluster: bool, db: &Path) -> Result<(f64, f64)> {
+    let (topology, pipeline) = if cluster {
+        ("cluster", PER_CONN * MASTERS)
+    } else {
+        ("single", PER_CONN)
+    };
+    let out = Command::new(kvbench)
+        .args(["run", "--system", "redis", "--topology", topology])
+        .args(["--nodes", &MASTERS.to_string()])
+        .args(["--workload", "getset", "--records", "100000"])
+        .args(["--field-count", "1", "--field-length", "100"])
+        .args(["--operations", &ops.to_string(), "--warmup", "500ms"])
+        .args([
+            "--clients",
+            &CONNS.to_string(),
+            "--pipeline",
+            &pipeline.to_string(),
+        ])
+        .args(["--threads", "1", "--seed", "7", "--quiet", "--json"])
+        .arg("--db")
+        .arg(db)
+        .output()
+        .with_context(|| format!("run {}", kvbench.display()))?;
+    if !out.status.success() {
+        bail!(
+            "kvbench ({topology}) failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).context("kvbench's --json output")?;
+    if v["status"] != "ok" {
+        bail!(
+            "kvbench ({topology}) run is {}: {}",
+            v["status"],
+            v["marks"]
+        );
+    }
+    let us = v["cpu"]["client_us_per_op"]
+        .as_f64()
+        .ok_or_else(|| anyhow!("no cpu.client_us_per_op in kvbench's output"))?;
+    let tput = v["run"]["throughput"].as_f64().unwrap_or(0.0);
+    Ok((us, tput))
+}
+
+pub(crate) fn run(a: &Args) -> Result<f64> {
+    let dir = tempfile::tempdir().context("temporary directory")?;
+    let db = dir.path().join("cluster-bench.db");
+    println!(
+        "cluster case: {MASTERS} masters x {CONNS} connections per node, {PER_CONN} in flight per connection; {} ops per run, {} repetitions",
+        a.ops, a.repeat
+    );
+    let mut ratios = Vec::new();
+    for rep in 1..=a.repeat {
+        let order = if rep % 2 == 1 {
+            [true, false]
+        } else {
+            [false, true]
+        };
+        let mut got = [(0.0, 0.0); 2];
+        for cluster in order {
+            got[usize::from(cluster)] = measure(&a.kvbench, a.ops, cluster, &db)?;
+        }
+        let ((single, st), (clustered, ct)) = (got[0], got[1]);
+        let r = clustered / single;
+        println!(
+            "rep {rep}: single {single:.3} us/op ({st:.0} ops/s), cluster {clustered:.3} us/op ({ct:.0} ops/s), ratio {r:.3}"
+        );
+        ratios.push(r);
+    }
+    let mut sorted = ratios.clone();
+    let m = crate::median(&mut sorted);
+    let (lo, hi) = (sorted[0], sorted[sorted.len() - 1]);
+    println!(
+        "== cluster / single-node client CPU per op: median {m:.3} (min {lo:.3}, max {hi:.3})"
+    );
+    println!("case cluster redis ratio {m:.2}");
+    Ok(m)
+}
