@@ -61,68 +61,26 @@ fn topology(system: SystemKind, b: &BenchArgs) -> Result<(TopologyKind, u32, u32
         .topology
         .parse()
         .map_err(|e| UsageError(format!("--topology: {e}")))?;
+    let refuse = |why: String| Err(UsageError(why));
     match kind {
-        TopologyKind::Single => {
-            if b.replicas > 0 {
-                return Err(UsageError(
-                    "--replicas needs --topology cluster".to_string(),
-                ));
-            }
-            Ok((kind, 1, 0))
+        TopologyKind::Cluster if system.protocol() != Protocol::Resp => refuse(format!(
+            "--topology cluster: {system} has no server-side cluster (Redis and Valkey do)"
+        )),
+        TopologyKind::Pool if system.protocol() != Protocol::Memcache => refuse(format!(
+            "--topology pool: a client-hashed pool is for memcached; {system} runs as --topology cluster"
+        )),
+        TopologyKind::Cluster if b.replicas > 8 => {
+            refuse(format!("--replicas must be at most 8, got {}", b.replicas))
         }
-        TopologyKind::Cluster => {
-            if system.protocol() != Protocol::Resp {
-                return Err(UsageError(format!(
-                    "--topology cluster: {system} has no server-side cluster (Redis and Valkey do)"
-                )));
-            }
-            if b.nodes == 0 || b.nodes > MAX_NODES {
-                return Err(UsageError(format!(
-                    "--nodes must be between 1 and {MAX_NODES}, got {}",
-                    b.nodes
-                )));
-            }
-            if b.replicas > 8 {
-                return Err(UsageError(format!(
-                    "--replicas must be at most 8, got {}",
-                    b.replicas
-                )));
-            }
-            Ok((kind, b.nodes, b.replicas))
+        TopologyKind::Single | TopologyKind::Pool | TopologyKind::Twemproxy if b.replicas > 0 => {
+            refuse("--replicas needs --topology cluster".to_string())
         }
-        TopologyKind::Twemproxy => {
-            if b.replicas > 0 {
-                return Err(UsageError(
-                    "--replicas needs --topology cluster".to_string(),
-                ));
-            }
-            if b.nodes == 0 || b.nodes > MAX_NODES {
-                return Err(UsageError(format!(
-                    "--nodes must be between 1 and {MAX_NODES}, got {}",
-                    b.nodes
-                )));
-            }
-            Ok((kind, b.nodes, 0))
-        }
-        TopologyKind::Pool => {
-            if system.protocol() != Protocol::Memcache {
-                return Err(UsageError(format!(
-                    "--topology pool: a client-hashed pool is for memcached; {system} runs as --topology cluster"
-                )));
-            }
-            if b.replicas > 0 {
-                return Err(UsageError(
-                    "--replicas needs --topology cluster".to_string(),
-                ));
-            }
-            if b.nodes == 0 || b.nodes > MAX_NODES {
-                return Err(UsageError(format!(
-                    "--nodes must be between 1 and {MAX_NODES}, got {}",
-                    b.nodes
-                )));
-            }
-            Ok((kind, b.nodes, 0))
-        }
+        TopologyKind::Single => Ok((kind, 1, 0)),
+        _ if b.nodes == 0 || b.nodes > MAX_NODES => refuse(format!(
+            "--nodes must be between 1 and {MAX_NODES}, got {}",
+            b.nodes
+        )),
+        _ => Ok((kind, b.nodes, b.replicas)),
     }
 }
 

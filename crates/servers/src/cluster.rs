@@ -307,15 +307,7 @@ impl Cluster {
     /// # Errors
     /// As [`Server::stop`].
     pub fn stop(self) -> Result<(), ServerError> {
-        let mut first = Ok(());
-        for s in self.replicas.into_iter().chain(self.masters) {
-            let gone = s.exited().is_some();
-            let r = s.stop().or_else(|e| if gone { Ok(()) } else { Err(e) });
-            if first.is_ok() {
-                first = r;
-            }
-        }
-        first
+        stop_all(self.replicas.into_iter().chain(self.masters))
     }
 }
 
@@ -324,6 +316,20 @@ fn expect_ok(addr: SocketAddr, reply: Value) -> Result<(), String> {
         Value::Status(_) => Ok(()),
         other => Err(format!("{addr}: {other:?}")),
     }
+}
+
+/// Stops every server, in order, and returns the first unclean stop of one
+/// that was still running (one that had exited is reported as lost).
+pub(crate) fn stop_all(servers: impl Iterator<Item = Server>) -> Result<(), ServerError> {
+    let mut first = Ok(());
+    for s in servers {
+        let gone = s.exited().is_some();
+        let r = s.stop().or_else(|e| if gone { Ok(()) } else { Err(e) });
+        if first.is_ok() {
+            first = r;
+        }
+    }
+    first
 }
 
 /// `addr (how it ended)` of every server whose process has exited.

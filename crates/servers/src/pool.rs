@@ -2,7 +2,7 @@
 //! nothing of each other; the client decides which one holds a key (the
 //! engine's ketama ring), as the usual client libraries do.
 
-use crate::cluster::{lost, probe_nodes};
+use crate::cluster::{lost, probe_nodes, stop_all};
 use crate::server::ServerVersion;
 use crate::{Server, ServerError, ServerSpec};
 use kvbench_model::{Probe, Setting};
@@ -79,14 +79,6 @@ impl Pool {
     /// # Errors
     /// As [`Server::stop`].
     pub fn stop(self) -> Result<(), ServerError> {
-        let mut first = Ok(());
-        for s in self.nodes {
-            let gone = s.exited().is_some();
-            let r = s.stop().or_else(|e| if gone { Ok(()) } else { Err(e) });
-            if first.is_ok() {
-                first = r;
-            }
-        }
-        first
+        stop_all(self.nodes.into_iter())
     }
 }

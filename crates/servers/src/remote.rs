@@ -57,15 +57,7 @@ impl RemoteServer {
         let snap = system::of(self.system)
             .snapshot(self.addr, QUERY_TIMEOUT)
             .map_err(|m| self.failed(m))?;
-        Ok(Probe {
-            stage: stage.to_string(),
-            rss_bytes: None,
-            server_memory_bytes: snap.memory_bytes,
-            cpu_seconds: None,
-            items: snap.items,
-            evictions: snap.evictions,
-            nodes: Vec::new(),
-        })
+        Ok(snap.probe(stage, None, None))
     }
 
     /// The server's version and (Redis) allocator.

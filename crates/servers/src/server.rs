@@ -279,15 +279,7 @@ impl Server {
             .snapshot(self.addr, QUERY_TIMEOUT)
             .map_err(|m| self.query_failed(m))?;
         self.check_pid(snap.pid)?;
-        Ok(Probe {
-            stage: stage.to_string(),
-            rss_bytes,
-            server_memory_bytes: snap.memory_bytes,
-            cpu_seconds,
-            items: snap.items,
-            evictions: snap.evictions,
-            nodes: Vec::new(),
-        })
+        Ok(snap.probe(stage, rss_bytes, cpu_seconds))
     }
 
     /// What the server says it is: name, version and (Redis family) memory

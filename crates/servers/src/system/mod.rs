@@ -11,7 +11,7 @@ pub(crate) mod redis;
 pub(crate) mod valkey;
 
 use crate::{ServerError, ServerSpec};
-use kvbench_model::{Setting, SystemKind};
+use kvbench_model::{Probe, Setting, SystemKind};
 use kvbench_proto::DecodeError;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -41,6 +41,27 @@ pub(crate) struct Snapshot {
     pub name: Option<String>,
     pub version: Option<String>,
     pub allocator: Option<String>,
+}
+
+impl Snapshot {
+    /// A probe at `stage` from the server's own figures, with the process
+    /// figures read from `/proc` (`None` for a process that is not ours).
+    pub(crate) fn probe(
+        self,
+        stage: &str,
+        rss_bytes: Option<u64>,
+        cpu_seconds: Option<f64>,
+    ) -> Probe {
+        Probe {
+            stage: stage.to_string(),
+            rss_bytes,
+            server_memory_bytes: self.memory_bytes,
+            cpu_seconds,
+            items: self.items,
+            evictions: self.evictions,
+            nodes: Vec::new(),
+        }
+    }
 }
 
 /// Per-command call counts, by command (or counter) name.
