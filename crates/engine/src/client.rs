@@ -345,6 +345,8 @@ impl Client {
     pub(crate) fn fill(&mut self, now: Instant, rec: &mut Recorder) -> usize {
         let mut added = 0;
         let now_ns = self.nanos(now);
+        // One handle for the loop: `self` is borrowed mutably inside it.
+        let driver = self.driver.clone();
         while self.sending && self.ops < self.pipeline {
             let intended = match &self.schedule {
                 Some(s) if s.next() > now => break,
@@ -366,7 +368,6 @@ impl Client {
                 self.sending = false;
                 break;
             };
-            let driver = self.driver.clone();
             driver.write_key(&op, &mut self.key);
             let lane = self
                 .router

@@ -228,16 +228,6 @@ impl Cluster {
         self.masters.iter().map(Server::addr).collect()
     }
 
-    /// The masters (they serve every request).
-    pub fn masters(&self) -> &[Server] {
-        &self.masters
-    }
-
-    /// The replicas.
-    pub fn replicas(&self) -> &[Server] {
-        &self.replicas
-    }
-
     /// The binary every node runs.
     pub fn binary(&self) -> &std::path::Path {
         self.masters[0].binary()

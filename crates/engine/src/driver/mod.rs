@@ -1,9 +1,10 @@
 //! Data models: how a neutral [`Op`] becomes wire bytes for each system, and
 //! how a reply becomes an [`Outcome`].
 //!
-//! This module must not touch sockets or clocks, and [`Driver::encode`] (with
-//! every other encoder here) must not allocate: keys go into a scratch
-//! buffer the caller reuses, values straight into the send buffer.
+//! This module must not touch sockets or clocks, and
+//! [`Driver::encode_first`] (with every other encoder here) must not
+//! allocate: keys go into a scratch buffer the caller reuses, values
+//! straight into the send buffer.
 //!
 //! # Data models (`kvbench.datamodel`, see docs/workloads.md)
 //!
@@ -29,15 +30,16 @@
 //! Most operations are one request and one reply. The rest, and how the
 //! connection drives them ([`Step`]):
 //!
-//! - an indexed insert is `HMSET` and `ZADD` sent together:
-//!   [`Driver::replies`] is 2; classify both replies with [`Step::First`]
-//!   (the operation is `Ok` when both are);
+//! - an indexed insert is `HMSET` ([`Driver::encode_first`]) and `ZADD`
+//!   ([`Driver::encode_index`]), each sent on its key's node; classify both
+//!   replies with [`Step::First`] (the operation is `Ok` when both are);
 //! - a read-modify-write is [`Step::First`] (the read, one reply), then,
 //!   after its reply, [`Driver::encode_rmw_write`] ([`Step::RmwWrite`], one
 //!   reply), timed from the first send to the last reply, as YCSB times it;
 //! - a Redis scan is [`Step::First`] (`ZRANGEBYSCORE`, one reply), then,
-//!   after its reply, [`Driver::encode_scan_reads`], which encodes one read
-//!   per key in that reply and returns how many ([`Step::ScanRead`] replies).
+//!   after its reply, one [`Driver::encode_scan_read`] per key that
+//!   [`Driver::for_each_scan_key`] finds in it ([`Step::ScanRead`], one
+//!   reply each).
 //!
 //! [`Driver::next_step`] says which step follows which.
 
@@ -68,13 +70,14 @@ pub enum Outcome {
 /// module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
-    /// What [`Driver::encode`] wrote: the whole operation for reads, updates
-    /// and inserts (an indexed insert's two commands included), the read of
-    /// a read-modify-write, the key lookup of a scan.
+    /// What [`Driver::encode_first`] (and [`Driver::encode_index`]) wrote:
+    /// the whole operation for reads, updates and inserts (an indexed
+    /// insert's two commands included), the read of a read-modify-write,
+    /// the key lookup of a scan.
     First,
     /// The update of a read-modify-write ([`Driver::encode_rmw_write`]).
     RmwWrite,
-    /// One of a scan's record reads ([`Driver::encode_scan_reads`]).
+    /// One of a scan's record reads ([`Driver::encode_scan_read`]).
     ScanRead,
 }
 
@@ -216,8 +219,8 @@ impl Driver {
 
     /// Replies the request(s) [`encode`](Self::encode) writes for `op` will
     /// get: 2 for an insert with the Redis index (`HMSET` + `ZADD`), else 1.
-    #[inline]
-    pub fn replies(&self, op: &Op) -> usize {
+    #[cfg(test)]
+    fn replies(&self, op: &Op) -> usize {
         if op.kind == OpKind::Insert && self.indexes() {
             2
         } else {
@@ -247,11 +250,14 @@ impl Driver {
     /// encoding allocates nothing. Random values and lengths are drawn from
     /// `rng` (the stream's generator, so a run repeats exactly).
     ///
+    /// The client sends the parts separately (each on its key's node); this
+    /// whole-operation form is what the tests compare with YCSB's bytes.
+    ///
     /// # Panics
     /// For a scan where [`supports`](Self::supports) refuses it: run
     /// [`check`](Self::check) first.
-    #[inline]
-    pub fn encode(&self, op: &Op, rng: &mut impl RngCore, key: &mut Vec<u8>, buf: &mut Vec<u8>) {
+    #[cfg(test)]
+    fn encode(&self, op: &Op, rng: &mut impl RngCore, key: &mut Vec<u8>, buf: &mut Vec<u8>) {
         self.write_key(op, key);
         self.encode_first(op, rng, key, buf);
         if self.indexes_insert(op) {
@@ -278,8 +284,8 @@ impl Driver {
         }
     }
 
-    /// Appends `op`'s first request for record `key`: everything
-    /// [`encode`](Self::encode) writes but an indexed insert's `ZADD`.
+    /// Appends `op`'s first request for record `key` (an indexed insert's
+    /// `ZADD` is [`encode_index`](Self::encode_index), sent on its own node).
     ///
     /// # Panics
     /// For a scan where [`supports`](Self::supports) refuses it.
@@ -324,7 +330,7 @@ impl Driver {
 
     /// Appends the update half of read-modify-write `op` ([`Step::RmwWrite`]),
     /// to send once the read half's reply has arrived: the same update
-    /// [`encode`](Self::encode) sends for an update of `op.field`.
+    /// [`encode_first`](Self::encode_first) sends for an update of `op.field`.
     #[inline]
     pub fn encode_rmw_write(
         &self,
@@ -344,7 +350,8 @@ impl Driver {
     ///
     /// # Errors
     /// [`DecodeError`] when `reply` is not a complete array of bulk strings.
-    pub fn encode_scan_reads(
+    #[cfg(test)]
+    fn encode_scan_reads(
         &self,
         op: &Op,
         reply: &[u8],

@@ -86,16 +86,6 @@ pub enum Topology {
     Pool(Vec<SocketAddr>, Variant),
 }
 
-impl Topology {
-    /// The first address (for messages and single-node uses).
-    pub fn first(&self) -> SocketAddr {
-        match self {
-            Topology::Single(a) => *a,
-            Topology::Cluster(seeds) | Topology::Pool(seeds, _) => seeds[0],
-        }
-    }
-}
-
 /// The ring of a pool of `nodes` for `variant`, hosts written as their IP
 /// addresses (kvbench connects by address, as a client given `ip:port` does).
 ///
