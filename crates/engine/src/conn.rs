@@ -11,14 +11,15 @@
 use crate::client::{Client, ReadResult};
 use crate::recorder::{ErrorKind, Recorder};
 use crate::timer::Timer;
+use kvbench_connect::AsyncStream;
 use std::cell::RefCell;
+use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
 
 /// What a connection task shares with its worker.
 pub(crate) struct Shared {
@@ -33,7 +34,7 @@ pub(crate) struct Shared {
 /// that fails fails the requests in flight on it (as errors, never as
 /// latencies) and its node's later operations; the client goes on with its
 /// other nodes, and never ends the phase for other clients.
-pub(crate) async fn run(mut socks: Vec<TcpStream>, mut client: Client, shared: Shared) {
+pub(crate) async fn run(mut socks: Vec<AsyncStream>, mut client: Client, shared: Shared) {
     let mut timer = client.schedule_next().map(|_| Timer::new());
     loop {
         if shared.stop.load(Ordering::Relaxed) {
@@ -44,7 +45,13 @@ pub(crate) async fn run(mut socks: Vec<TcpStream>, mut client: Client, shared: S
             if client.lane_dead(lane) || client.wbuf(lane).is_empty() {
                 continue;
             }
-            if let Err(e) = sock.write_all(client.wbuf(lane)).await {
+            // TLS may keep the last records of a write buffered: flush sends
+            // them (for plain TCP it does nothing).
+            let sent = async {
+                sock.write_all(client.wbuf(lane)).await?;
+                sock.flush().await
+            };
+            if let Err(e) = sent.await {
                 let msg = format!("write failed: {e}");
                 fail(&mut client, lane, &shared, ErrorKind::Io, &msg);
                 continue;
@@ -64,24 +71,19 @@ pub(crate) async fn run(mut socks: Vec<TcpStream>, mut client: Client, shared: S
 
         let next_slot = client.next_slot();
         let ready = tokio::time::timeout(shared.timeout, async {
-            let readable = readable(&socks, &client);
+            let read = read_any(&mut socks, &mut client);
             match (next_slot, timer.as_mut()) {
                 (Some(t), Some(timer)) => tokio::select! {
-                    r = readable => Some(r),
+                    r = read => Some(r),
                     _ = timer.sleep_until(t) => None,
                 },
-                _ => Some(readable.await),
+                _ => Some(read.await),
             }
         })
         .await;
-        let lane = match ready {
+        let (lane, read) = match ready {
             Ok(None) => continue, // a slot is due: go and send it
-            Ok(Some(Ok(lane))) => lane,
-            Ok(Some(Err((lane, e)))) => {
-                let msg = format!("read failed: {e}");
-                fail(&mut client, lane, &shared, ErrorKind::Io, &msg);
-                continue;
-            }
+            Ok(Some(r)) => r,
             Err(_) => {
                 let msg = format!("timeout: no reply within {:?}", shared.timeout);
                 for lane in 0..socks.len() {
@@ -92,15 +94,13 @@ pub(crate) async fn run(mut socks: Vec<TcpStream>, mut client: Client, shared: S
                 continue;
             }
         };
-        let n = match socks[lane].try_read(client.read_space(lane)) {
+        let n = match read {
             Ok(0) => {
                 let msg = "connection closed by server";
                 fail(&mut client, lane, &shared, ErrorKind::Closed, msg);
                 continue;
             }
             Ok(n) => n,
-            // Readiness was stale: wait again.
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
             Err(e) => {
                 let msg = format!("read failed: {e}");
                 fail(&mut client, lane, &shared, ErrorKind::Io, &msg);
@@ -119,15 +119,21 @@ pub(crate) async fn run(mut socks: Vec<TcpStream>, mut client: Client, shared: S
     }
 }
 
-/// Waits until one of the lanes that await replies is readable; returns it
-/// (or the lane whose readiness failed, with the error).
-async fn readable(socks: &[TcpStream], client: &Client) -> Result<usize, (usize, std::io::Error)> {
+/// Reads from the first lane that awaits replies and has bytes, into that
+/// lane's read space; returns the lane and how many bytes came (0: closed).
+/// Reading, not just waiting for readiness, is what TLS needs: a TLS
+/// stream can hold decrypted bytes the socket no longer signals.
+async fn read_any(
+    socks: &mut [AsyncStream],
+    client: &mut Client,
+) -> (usize, std::io::Result<usize>) {
     std::future::poll_fn(|cx| {
-        for (lane, sock) in socks.iter().enumerate() {
+        for (lane, sock) in socks.iter_mut().enumerate() {
             if client.awaiting(lane) {
-                match sock.poll_read_ready(cx) {
-                    Poll::Ready(Ok(())) => return Poll::Ready(Ok(lane)),
-                    Poll::Ready(Err(e)) => return Poll::Ready(Err((lane, e))),
+                let mut buf = ReadBuf::new(client.read_space(lane));
+                match Pin::new(&mut *sock).poll_read(cx, &mut buf) {
+                    Poll::Ready(Ok(())) => return Poll::Ready((lane, Ok(buf.filled().len()))),
+                    Poll::Ready(Err(e)) => return Poll::Ready((lane, Err(e))),
                     Poll::Pending => {}
                 }
             }

@@ -31,6 +31,10 @@ pub trait Observer {
     fn progress(&self, _p: &Progress) {}
     /// Every connection has finished; the window is over.
     fn finished(&self) {}
+    /// A run phase handed out the insert keys `keys` (record numbers),
+    /// whether or not it then succeeded: what `--cleanup` must delete.
+    /// Called once, after every worker has stopped.
+    fn inserts_issued(&self, _keys: std::ops::Range<u64>) {}
 }
 
 /// An observer that ignores everything.

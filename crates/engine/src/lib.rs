@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 pub mod bufring;
+pub mod cleanup;
 mod client;
 mod conn;
 pub mod cpu;

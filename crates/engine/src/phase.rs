@@ -14,11 +14,12 @@ use crate::driver::Driver;
 use crate::events::{Observer, Progress};
 use crate::recorder::LagTrend;
 use crate::recorder::Recorder;
-use crate::route::{slots, Router, Topology};
+use crate::route::{Router, Topology};
 use crate::schedule::{Arrival, Schedule};
 use crate::series::SeriesRecorder;
 use crate::uring;
 use crate::EngineError;
+use kvbench_connect::{Access, AsyncStream};
 use kvbench_model::{PhaseResult, SystemKind};
 use kvbench_workload::keys::KeyNamer;
 use kvbench_workload::{client_rngs, purpose_seed, Workload, WorkloadSpec};
@@ -129,6 +130,8 @@ pub struct PhaseConfig {
     pub timeout: Duration,
     /// Connection set-up limit.
     pub connect_timeout: Duration,
+    /// How every connection is opened (TLS, AUTH, SELECT).
+    pub access: Arc<Access>,
     /// The I/O loop.
     pub io: Io,
 }
@@ -190,6 +193,8 @@ pub fn run_phase(
     }
     crate::limits::ensure_open_files(cfg.clients as u64).map_err(EngineError::Config)?;
 
+    // The run's insert counter, to report which keys it handed out.
+    let mut insert_counter = None;
     // Sources, dealt round-robin to workers so each worker gets an even share.
     let mut per_worker: Vec<Vec<ConnSeed>> = (0..threads).map(|_| Vec::new()).collect();
     match cfg.kind {
@@ -216,6 +221,7 @@ pub fn run_phase(
             // client, as YCSB shares it between threads.
             let workload =
                 Workload::new(&cfg.spec).map_err(|e| EngineError::Config(e.to_string()))?;
+            insert_counter = Some(workload.inserts().clone());
             let rngs = client_rngs(purpose_seed(cfg.seed, SEED_RUN), clients);
             let mut schedule_rngs =
                 client_rngs(purpose_seed(cfg.seed, SEED_SCHEDULE), clients).into_iter();
@@ -247,24 +253,8 @@ pub fn run_phase(
     });
     let counters: Vec<Arc<AtomicU64>> = (0..threads).map(|_| Arc::new(AtomicU64::new(0))).collect();
     let driver = Driver::new(cfg.system, &cfg.spec, cfg.keys.clone());
-    // The nodes each client connects to, and how keys map onto them.
-    let (nodes, router) = match &cfg.topology {
-        Topology::Single(addr) => (vec![*addr], Router::Single),
-        Topology::Cluster(seeds) => {
-            let table = slots::discover(seeds, cfg.connect_timeout).map_err(|message| {
-                EngineError::Connect {
-                    addr: seeds[0],
-                    message,
-                }
-            })?;
-            (table.nodes().to_vec(), Router::Cluster(table))
-        }
-        Topology::Pool(nodes, variant) => {
-            let ring = crate::route::pool_ring(nodes, *variant).map_err(EngineError::Config)?;
-            let prefix = driver.wire_prefix().to_vec();
-            (nodes.clone(), Router::Pool { ring, prefix })
-        }
-    };
+    let (nodes, router) =
+        crate::route::connect_plan(&cfg.topology, &driver, &cfg.access, cfg.connect_timeout)?;
 
     let mut handles = Vec::with_capacity(threads);
     for (w, sources) in per_worker.into_iter().enumerate() {
@@ -279,6 +269,7 @@ pub fn run_phase(
             clients,
             timeout: cfg.timeout,
             connect_timeout: cfg.connect_timeout,
+            access: cfg.access.clone(),
             io: cfg.io,
             progress: counters[w].clone(),
             stop: stop.clone(),
@@ -376,6 +367,9 @@ pub fn run_phase(
             }
         }
     }
+    if let Some(c) = insert_counter {
+        observer.inserts_issued(cfg.spec.record_count..c.issued_until());
+    }
     if let Some(e) = first_error {
         return Err(e);
     }
@@ -463,6 +457,7 @@ struct WorkerJob {
     clients: usize,
     timeout: Duration,
     connect_timeout: Duration,
+    access: Arc<Access>,
     io: Io,
     progress: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
@@ -560,17 +555,32 @@ impl WorkerJob {
         }))
     }
 
-    /// Opens one connection per source and node with `connect`, stopping
-    /// at the first failure (returned beside the connections opened so far).
-    fn connect_all<S>(
-        &self,
-        connect: fn(SocketAddr, Duration) -> Result<S, EngineError>,
-    ) -> (Vec<Vec<S>>, Option<EngineError>) {
+    /// Opens one ready connection per source and node (blocking, for the
+    /// io_uring loop), stopping at the first failure (returned beside the
+    /// connections opened so far).
+    fn connect_all(&self) -> (Vec<Vec<std::net::TcpStream>>, Option<EngineError>) {
         let mut socks = Vec::with_capacity(self.sources.len());
         for _ in 0..self.sources.len() {
             let mut lanes = Vec::with_capacity(self.nodes.len());
             for &addr in &self.nodes {
-                match connect(addr, self.connect_timeout) {
+                let opened = kvbench_connect::open(addr, &self.access, self.connect_timeout)
+                    .map_err(connect_error(addr))
+                    .and_then(|s| {
+                        s.into_plain().ok_or_else(|| {
+                            EngineError::Config("TLS connections need --io tokio".into())
+                        })
+                    })
+                    .and_then(|s| {
+                        // The ring does its own waiting; the set-up timeouts must go.
+                        s.set_read_timeout(None)
+                            .and_then(|()| s.set_write_timeout(None))
+                            .map(|()| s)
+                            .map_err(|e| EngineError::Connect {
+                                addr,
+                                message: e.to_string(),
+                            })
+                    });
+                match opened {
                     Ok(s) => lanes.push(s),
                     Err(e) => return (socks, Some(e)),
                 }
@@ -580,8 +590,24 @@ impl WorkerJob {
         (socks, None)
     }
 
+    /// [`WorkerJob::connect_all`] for the tokio loop (plain or TLS).
+    async fn connect_all_async(&self) -> (Vec<Vec<AsyncStream>>, Option<EngineError>) {
+        let mut socks = Vec::with_capacity(self.sources.len());
+        for _ in 0..self.sources.len() {
+            let mut lanes = Vec::with_capacity(self.nodes.len());
+            for &addr in &self.nodes {
+                match kvbench_connect::open_async(addr, &self.access, self.connect_timeout).await {
+                    Ok(s) => lanes.push(s),
+                    Err(e) => return (socks, Some(connect_error(addr)(e))),
+                }
+            }
+            socks.push(lanes);
+        }
+        (socks, None)
+    }
+
     async fn run_tokio(self) -> Result<(Recorder, f64), EngineError> {
-        let (socks, error) = self.connect_all(connect_tokio);
+        let (socks, error) = self.connect_all_async().await;
         let (timeout, progress, stop) = (self.timeout, self.progress.clone(), self.stop.clone());
         let Some(ready) = self.ready(error)? else {
             return Ok((Recorder::default(), 0.0));
@@ -615,7 +641,7 @@ impl WorkerJob {
     }
 
     fn run_uring(self) -> Result<(Recorder, f64), EngineError> {
-        let (socks, error) = self.connect_all(connect_std);
+        let (socks, error) = self.connect_all();
         let (timeout, progress, stop) = (self.timeout, self.progress.clone(), self.stop.clone());
         let Some(mut ready) = self.ready(error)? else {
             return Ok((Recorder::default(), 0.0));
@@ -648,26 +674,11 @@ fn busy_share(start: Option<(Instant, f64)>) -> f64 {
     }
 }
 
-/// Opens one connection (blocking; called before the phase starts, so it
-/// delays nothing that is measured).
-fn connect_std(addr: SocketAddr, limit: Duration) -> Result<std::net::TcpStream, EngineError> {
-    let err = |e: std::io::Error| EngineError::Connect {
+/// A set-up failure as the engine reports it; the message names the step
+/// (connect, TLS handshake, AUTH) and never a password.
+fn connect_error(addr: SocketAddr) -> impl Fn(kvbench_connect::ConnectError) -> EngineError {
+    move |e| EngineError::Connect {
         addr,
         message: e.to_string(),
-    };
-    let sock = std::net::TcpStream::connect_timeout(&addr, limit).map_err(err)?;
-    // Requests are written whole; Nagle would only add delay.
-    sock.set_nodelay(true).map_err(err)?;
-    Ok(sock)
-}
-
-/// [`connect_std`], handed to tokio.
-fn connect_tokio(addr: SocketAddr, limit: Duration) -> Result<tokio::net::TcpStream, EngineError> {
-    let err = |e: std::io::Error| EngineError::Connect {
-        addr,
-        message: e.to_string(),
-    };
-    let sock = connect_std(addr, limit)?;
-    sock.set_nonblocking(true).map_err(err)?;
-    tokio::net::TcpStream::from_std(sock).map_err(err)
+    }
 }

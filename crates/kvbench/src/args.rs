@@ -17,7 +17,9 @@ Examples:
 Exit codes:
   0  success
   1  a run failed (it is stored as failed, with its reason)
-  2  bad input: unknown option value, unusable --db path, missing server binary
+  2  bad input: unknown option value, unusable --db path, missing server binary,
+     a --target that cannot be reached, refuses the TLS handshake or the password,
+     or holds keys (without --allow-existing)
   3  a run finished but is marked invalid (errors, evictions, misses); see `kvbench show ID`
 130  interrupted (Ctrl-C); the interrupted run is stored as failed
 
@@ -40,6 +42,10 @@ pub enum Command {
         "  kvbench run --system memcached --workload balanced --records 20000 --clients 8 --seed 7\n",
         "  kvbench run --system redis --workload write-heavy --duration 30s --warmup 5s --json\n",
         "  kvbench run --system redis --workload balanced --target 127.0.0.1:6379\n",
+        "  kvbench run --system redis --workload balanced --target rediss://app@cache.example.com:6380 \\\n",
+        "      --password-env REDIS_PASSWORD --tls-ca ca.pem --cleanup\n",
+        "  kvbench run --system redis --workload read-heavy --target redis-cluster://10.0.0.5:7000,10.0.0.6:7000\n",
+        "  kvbench run --system memcached --workload read-heavy --target memcached://10.0.0.5:11211,10.0.0.6:11211\n",
         "  kvbench run --system valkey --workload read-heavy --clients 8\n",
         "  kvbench run --system redis --topology cluster --nodes 3 --workload balanced --clients 8\n",
         "  kvbench run --system memcached --topology pool --nodes 3 --workload read-heavy\n",
@@ -56,6 +62,7 @@ pub enum Command {
         "Examples:\n",
         "  kvbench compare\n",
         "  kvbench compare --systems redis,valkey --topology cluster --nodes 3 --clients 1,8\n",
+        "  kvbench compare --systems redis --target redis://127.0.0.1:6379/5 --cleanup --clients 1,8\n",
         "  kvbench compare --systems redis,memcached --workloads read-heavy,balanced,write-heavy \\\n",
         "      --clients 1,8 --records 20000 --operations 50000 --report report.md\n",
         "\nEach run is stored as soon as it finishes; a failed run does not stop the others.\n",
@@ -169,6 +176,53 @@ pub struct BenchArgs {
     /// and version the server reports itself.
     #[arg(long = "server-bin", alias = "server-binary", value_name = "PATH")]
     pub server_binary: Option<PathBuf>,
+    /// Benchmark a system kvbench did not start: redis://[user:password@]host:port[/db],
+    /// rediss:// (TLS), redis-cluster://host:port,host:port (seed nodes),
+    /// rediss-cluster://, memcached://host:port[,host:port...] (several: a pool),
+    /// valkey:// or a bare HOST:PORT. kvbench writes only keys of its own
+    /// naming there, refuses to load into a database that holds keys unless
+    /// --allow-existing, and deletes nothing unless --flush or --cleanup.
+    /// The URL is stored with its password replaced by ***.
+    #[arg(long, value_name = "URL")]
+    pub target: Option<String>,
+    /// Read the target's password from this environment variable (instead of the URL).
+    #[arg(long, value_name = "VAR", conflicts_with = "password_file")]
+    pub password_env: Option<String>,
+    /// Read the target's password from the first line of this file (instead of the URL).
+    #[arg(long, value_name = "FILE")]
+    pub password_file: Option<PathBuf>,
+    /// TLS: trust the CA certificates in this PEM file instead of the system's.
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+    /// TLS: present this client certificate (PEM), with --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// TLS: the client certificate's private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// TLS: verify the server's certificate for this name (and send it as
+    /// SNI) instead of the URL's host.
+    #[arg(long, value_name = "NAME")]
+    pub tls_server_name: Option<String>,
+    /// TLS: accept any server certificate. Encrypts, but proves nothing about
+    /// who answers; only for test deployments.
+    #[arg(long)]
+    pub tls_insecure: bool,
+    /// Target: delete every key of the target's database (Redis FLUSHDB on
+    /// each node, Memcached flush_all) before loading. Never done without this flag.
+    #[arg(long)]
+    pub flush: bool,
+    /// Target: load even though the database already holds keys (records
+    /// kvbench generates overwrite keys of the same name).
+    #[arg(long)]
+    pub allow_existing: bool,
+    /// Target: after each run, delete exactly the keys it wrote (the loaded
+    /// records and the run's inserts) and nothing else, also when the run failed.
+    #[arg(long)]
+    pub cleanup: bool,
+    /// The prefix of every record key (YCSB's `user`; property kvbench.keyprefix).
+    #[arg(long, value_name = "TEXT")]
+    pub key_prefix: Option<String>,
     /// SQLite database that keeps every run.
     #[arg(long, default_value = "kvbench.db")]
     pub db: PathBuf,
@@ -194,10 +248,6 @@ pub struct RunArgs {
     /// Client connections (YCSB threadcount) [default: the workload's threadcount, else 4].
     #[arg(long)]
     pub clients: Option<u32>,
-    /// Benchmark a running server at HOST:PORT instead of starting one. kvbench
-    /// writes its records there (overwriting keys it generates) and deletes nothing.
-    #[arg(long, value_name = "HOST:PORT")]
-    pub target: Option<String>,
     #[command(flatten)]
     pub bench: BenchArgs,
 }

@@ -84,19 +84,13 @@ fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     )?;
     s.properties = resolved.properties;
     s.warnings = resolved.warnings;
-    s.target = a.target.as_deref().map(config::target).transpose()?;
-    if s.target.is_some() && s.topology != kvbench_model::TopologyKind::Single {
-        return Err(UsageError(
-            "--target with --topology cluster: remote clusters are not supported yet; benchmark a cluster kvbench starts, or one node with --topology single".into(),
-        )
-        .into());
-    }
     for w in &s.warnings {
         eprintln!("warning: {w}");
     }
     let mut store = open_store(&a.bench.db)?;
-    if s.target.is_none() {
-        check_binaries(&[system], &a.bench)?;
+    match &s.target {
+        Some(t) => crate::orchestrate::preflight(t, &s)?,
+        None => check_binaries(&[system], &a.bench)?,
     }
     let rec = run_cell(&s, &mut store, a.bench.quiet, stop)?;
     if a.bench.json {
@@ -147,7 +141,12 @@ fn compare(a: CompareArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         std::fs::write(p, "").map_err(|e| UsageError(format!("--report {}: {e}", p.display())))?;
     }
     let mut store = open_store(&a.bench.db)?;
-    check_binaries(&systems, &a.bench)?;
+    match &cells[0].target {
+        // Once for the whole comparison: later cells find the keys earlier
+        // ones wrote (unless --cleanup), which are kvbench's own.
+        Some(t) => crate::orchestrate::preflight(t, &cells[0])?,
+        None => check_binaries(&systems, &a.bench)?,
+    }
 
     let bar = cells_bar(cells.len() as u64, a.bench.quiet);
     let mut records = Vec::with_capacity(cells.len());

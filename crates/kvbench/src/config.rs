@@ -4,12 +4,12 @@
 
 use crate::args::{ArrivalArg, BenchArgs, HashArg, IoArg};
 use crate::exit::UsageError;
+use crate::target::{Safety, Target};
 use kvbench_engine::driver::Driver;
 use kvbench_engine::route::ketama::Variant;
 use kvbench_engine::{Arrival, Io, Rate, Window};
 use kvbench_model::{Protocol, SystemKind, TopologyKind};
 use kvbench_workload::{presets, Origin, Properties, WorkloadSpec};
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -33,8 +33,10 @@ pub struct RunSettings {
     pub load_pipeline: u32,
     pub timeout: Duration,
     pub server_binary: Option<PathBuf>,
-    /// A server kvbench does not start.
-    pub target: Option<SocketAddr>,
+    /// A system kvbench does not start.
+    pub target: Option<Target>,
+    /// What kvbench may change on the target.
+    pub safety: Safety,
     /// Open loop: the schedule.
     pub rate: Option<Rate>,
     pub allow_errors: bool,
@@ -152,6 +154,9 @@ pub fn workload(w: &WorkloadArgs<'_>, b: &BenchArgs) -> Result<Resolved, UsageEr
             props.set(name, &v.to_string(), Origin::CommandLine);
         }
     }
+    if let Some(prefix) = &b.key_prefix {
+        props.set("kvbench.keyprefix", prefix, Origin::CommandLine);
+    }
     let (mut spec, warnings) =
         WorkloadSpec::from_properties(&props).map_err(|e| UsageError(e.to_string()))?;
     spec.validate().map_err(|e| UsageError(e.to_string()))?;
@@ -254,7 +259,12 @@ pub fn settings(
             )));
         }
     }
-    let (topology, nodes, replicas) = topology(system, b)?;
+    let target = crate::target::resolve(b, system)?;
+    let (topology, nodes, replicas) = match &target {
+        Some(t) => (t.topology(), t.addrs.len() as u32, 0),
+        None => topology(system, b)?,
+    };
+    let tls = target.as_ref().is_some_and(|t| t.access.is_tls());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     Ok(RunSettings {
         topology,
@@ -280,12 +290,22 @@ pub fn settings(
         load_pipeline: b.load_pipeline,
         timeout: b.timeout,
         server_binary: b.server_binary.clone(),
-        target: None,
+        target,
+        safety: crate::target::safety(b),
         rate,
         allow_errors: b.allow_errors,
         no_load: b.no_load,
         io: match (b.io, rate) {
             (_, Some(_)) | (IoArg::Tokio, _) => Io::Tokio,
+            // Only rustls can produce a TLS connection's bytes, and it runs
+            // on the tokio loop; the ring sends plain sockets' buffers.
+            (IoArg::Uring, _) if tls => {
+                return Err(UsageError(
+                    "--io uring cannot drive TLS connections (rediss://); use --io tokio or auto"
+                        .into(),
+                ))
+            }
+            (IoArg::Auto, _) if tls => Io::Tokio,
             (IoArg::Uring, _) => {
                 if !kvbench_engine::uring::available() {
                     return Err(UsageError("--io uring: this kernel does not offer what the io_uring loop needs (Linux 6.0 or later, io_uring not disabled in /proc/sys/kernel/io_uring_disabled); use --io tokio".into()));
@@ -295,14 +315,6 @@ pub fn settings(
             (IoArg::Auto, None) => Io::auto(),
         },
     })
-}
-
-/// Resolves `--target HOST:PORT` to one address.
-pub fn target(text: &str) -> Result<SocketAddr, UsageError> {
-    text.to_socket_addrs()
-        .map_err(|e| UsageError(format!("--target {text}: {e} (expected HOST:PORT)")))?
-        .next()
-        .ok_or_else(|| UsageError(format!("--target {text}: the name has no address")))
 }
 
 /// The user's seed, or one from the OS (recorded either way).

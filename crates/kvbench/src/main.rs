@@ -11,6 +11,7 @@ mod config;
 mod exit;
 mod orchestrate;
 mod progress;
+mod target;
 
 use clap::Parser;
 use exit::UsageError;

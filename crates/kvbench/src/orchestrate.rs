@@ -3,15 +3,19 @@
 //! its reason, when it did not finish) and the server is stopped.
 
 use crate::config::{memcached_memory_mb, RunSettings};
+use crate::exit::UsageError;
 use crate::progress::PhaseBar;
+use crate::target::Target;
 use anyhow::{Context, Result};
+use kvbench_connect::Access;
 use kvbench_engine::{run_phase, EngineError, PhaseConfig, PhaseKind, PhaseOutput, Topology};
 use kvbench_model::{CpuCost, Environment, Protocol, RunConfig, RunRecord, RunStatus};
 use kvbench_servers::{
     Cluster, Deployment, Pool, Proxied, RemoteServer, Server, ServerSpec, TopologyKind,
 };
 use kvbench_store::Store;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::ops::Range;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -34,7 +38,11 @@ pub fn run_cell(
     stop: &Arc<AtomicBool>,
 ) -> Result<RunRecord> {
     let mut rec = new_record(s);
-    let outcome = execute(s, &mut rec, quiet, stop);
+    let written = RefCell::new(Vec::new());
+    let outcome = execute(s, &mut rec, quiet, stop, &written);
+    if let (Some(t), true) = (&s.target, s.safety.cleanup) {
+        cleanup(s, t, &written.into_inner(), &mut rec, quiet);
+    }
     rec.finished_at = now_rfc3339();
     match outcome {
         Ok(()) => judge(s, &mut rec),
@@ -96,7 +104,7 @@ fn new_record(s: &RunSettings) -> RunRecord {
             seed_source: s.seed_source.to_string(),
             server_settings: Vec::new(),
             server_binary: String::new(),
-            target: s.target.map(|a| a.to_string()),
+            target: s.target.as_ref().map(Target::redacted),
             rate: s.rate.map(|r| r.ops_per_s),
             arrival: s.rate.map(|r| r.arrival.as_str().to_string()),
             allow_errors: s.allow_errors,
@@ -108,6 +116,9 @@ fn new_record(s: &RunSettings) -> RunRecord {
             replicas: s.replicas,
             pool_hash: (s.topology == TopologyKind::Pool)
                 .then(|| hash_name(s.pool_hash).to_string()),
+            flush: s.safety.flush,
+            allow_existing: s.safety.allow_existing,
+            cleanup: s.safety.cleanup,
         },
         environment,
         load: None,
@@ -122,6 +133,7 @@ fn execute(
     rec: &mut RunRecord,
     quiet: bool,
     stop: &Arc<AtomicBool>,
+    written: &RefCell<Vec<Range<u64>>>,
 ) -> Result<()> {
     let keys = s.spec.key_namer();
     let memory_limit_mb = match s.system.protocol() {
@@ -150,11 +162,17 @@ fn execute(
         memory_limit_mb,
         extra_args: Vec::new(),
     };
-    let server: Box<dyn Deployment> = match (s.target, s.topology) {
-        (Some(addr), _) => Box::new(
-            RemoteServer::connect(s.system, addr)
-                .with_context(|| format!("--target {addr} does not answer as {}", s.system))?,
-        ),
+    let server: Box<dyn Deployment> = match (&s.target, s.topology) {
+        (Some(t), _) => {
+            let remote = remote(t, s)?;
+            rec.config.nodes = remote.nodes().len() as u32;
+            if s.safety.flush {
+                remote
+                    .flush()
+                    .with_context(|| format!("--flush on {}", t.redacted()))?;
+            }
+            Box::new(remote)
+        }
         (None, TopologyKind::Single) => {
             Box::new(Server::start(&spec).context("cannot start the server")?)
         }
@@ -198,9 +216,12 @@ fn execute(
         seed: s.seed,
         timeout: s.timeout,
         connect_timeout: CONNECT_TIMEOUT,
+        access: access(s),
         io: s.io,
     };
     if !s.no_load {
+        // Recorded before the first insert: an interrupted load wrote some of them.
+        written.borrow_mut().push(s.spec.load_range());
         let bar = PhaseBar::new("load", quiet);
         let load = run_phase(&base, &bar, stop)?;
         bar.finish();
@@ -225,6 +246,7 @@ fn execute(
         bar: &bar,
         start: Cell::new(None),
         end: Cell::new(None),
+        written,
     };
     let run: PhaseOutput = run_phase(&run_cfg, &edges, stop)?;
     bar.finish();
@@ -297,6 +319,7 @@ struct WindowCpu<'a> {
     bar: &'a PhaseBar,
     start: Cell<Option<f64>>,
     end: Cell<Option<f64>>,
+    written: &'a RefCell<Vec<Range<u64>>>,
 }
 
 impl kvbench_engine::Observer for WindowCpu<'_> {
@@ -312,6 +335,11 @@ impl kvbench_engine::Observer for WindowCpu<'_> {
     }
     fn finished(&self) {
         self.end.set(self.server.cpu_seconds());
+    }
+    fn inserts_issued(&self, keys: Range<u64>) {
+        if !keys.is_empty() {
+            self.written.borrow_mut().push(keys);
+        }
     }
 }
 
@@ -384,4 +412,96 @@ fn hash_name(v: kvbench_engine::route::ketama::Variant) -> &'static str {
 
 fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+/// How the engine connects: the target's TLS and AUTH, or plain TCP to a
+/// server kvbench started.
+fn access(s: &RunSettings) -> Arc<Access> {
+    match &s.target {
+        Some(t) => t.access.clone(),
+        None => Arc::new(Access::plain()),
+    }
+}
+
+/// The target's nodes, reached: a cluster's masters come from its seeds'
+/// slot map (what the engine routes to is what gets probed).
+fn remote(t: &Target, s: &RunSettings) -> Result<RemoteServer> {
+    let nodes = match t.topology() {
+        TopologyKind::Cluster => {
+            kvbench_engine::route::slots::discover(&t.addrs, &t.access, CONNECT_TIMEOUT)
+                .map_err(anyhow::Error::msg)?
+                .nodes()
+                .to_vec()
+        }
+        _ => t.addrs.clone(),
+    };
+    Ok(RemoteServer::connect(
+        s.system,
+        t.topology(),
+        nodes,
+        t.access.clone(),
+    )?)
+}
+
+/// Checks a target before any cell runs: it answers as the system, with
+/// these credentials, and holds no keys unless kvbench may write among them
+/// (`--allow-existing`) or empty it first (`--flush`). Bad input, not a
+/// failed run: nothing is stored.
+///
+/// # Errors
+/// [`UsageError`] naming the target (its URL redacted) and what is wrong.
+pub fn preflight(t: &Target, s: &RunSettings) -> Result<(), UsageError> {
+    let shown = t.redacted();
+    let server = remote(t, s).map_err(|e| UsageError(format!("--target {shown}: {e:#}")))?;
+    if s.no_load || s.safety.allow_existing || s.safety.flush {
+        return Ok(());
+    }
+    let keys = server
+        .keys()
+        .map_err(|e| UsageError(format!("--target {shown}: {e}")))?;
+    if keys > 0 {
+        return Err(UsageError(format!(
+            "--target {shown}: the database already holds {keys} keys; kvbench loads only into an empty one. Give --allow-existing to load among them (records of the same name are overwritten), --flush to delete them all first, or another database (redis://host:port/N)"
+        )));
+    }
+    Ok(())
+}
+
+/// `--cleanup`: deletes the keys the cell wrote (`written`: record-number
+/// ranges), also after a failed or interrupted run. A cleanup that fails
+/// is a warning on the run: its measurements stand.
+fn cleanup(s: &RunSettings, t: &Target, written: &[Range<u64>], rec: &mut RunRecord, quiet: bool) {
+    if written.is_empty() {
+        return;
+    }
+    let topology = match t.topology() {
+        TopologyKind::Cluster => Topology::Cluster(t.addrs.clone()),
+        TopologyKind::Pool => Topology::Pool(t.addrs.clone(), s.pool_hash),
+        _ => Topology::Single(t.addrs[0]),
+    };
+    let job = kvbench_engine::cleanup::Cleanup {
+        topology: &topology,
+        system: s.system,
+        spec: &s.spec,
+        keys: s.spec.key_namer(),
+        access: &t.access,
+        timeout: s.timeout,
+        ranges: written.to_vec(),
+    };
+    match kvbench_engine::cleanup::cleanup(&job) {
+        Ok(done) => {
+            if !quiet {
+                eprintln!(
+                    "cleanup: {} deletions sent to {}, {} keys removed",
+                    done.requests,
+                    t.redacted(),
+                    done.deleted
+                );
+            }
+        }
+        Err(e) => rec.warnings.push(format!(
+            "cleanup failed: {e}; some keys kvbench wrote may remain on {}",
+            t.redacted()
+        )),
+    }
 }

@@ -71,6 +71,7 @@ fn phase(
         seed: 11,
         timeout: Duration::from_secs(10),
         connect_timeout: Duration::from_secs(5),
+        access: Default::default(),
         io,
     };
     run_phase(&cfg, &Silent, &Arc::new(AtomicBool::new(false))).expect("phase runs")

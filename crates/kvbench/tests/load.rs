@@ -57,6 +57,7 @@ pub fn load(server: &Server, spec: &WorkloadSpec, seed: u64) -> kvbench_engine::
         seed,
         timeout: Duration::from_secs(10),
         connect_timeout: Duration::from_secs(5),
+        access: Default::default(),
         io: kvbench_engine::Io::auto(),
     };
     run_phase(&cfg, &Silent, &Arc::new(AtomicBool::new(false))).expect("load runs")

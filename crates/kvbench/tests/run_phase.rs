@@ -39,6 +39,7 @@ fn run(
         seed,
         timeout: Duration::from_secs(10),
         connect_timeout: Duration::from_secs(5),
+        access: Default::default(),
         io,
     };
     run_phase(&cfg, &Silent, &Arc::new(AtomicBool::new(false))).expect("run phase")

@@ -15,4 +15,5 @@ mod load;
 mod pool;
 mod run_phase;
 mod systems;
+mod targets;
 mod ycsb;

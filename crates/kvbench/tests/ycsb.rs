@@ -126,6 +126,7 @@ fn phase(server: &Server, spec: &WorkloadSpec, kind: PhaseKind) -> PhaseOutput {
         seed: 9,
         timeout: Duration::from_secs(10),
         connect_timeout: Duration::from_secs(5),
+        access: Default::default(),
         io: kvbench_engine::Io::auto(),
     };
     run_phase(&cfg, &Silent, &Arc::new(AtomicBool::new(false))).expect("phase runs")

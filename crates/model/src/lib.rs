@@ -234,6 +234,15 @@ pub struct RunConfig {
     /// `libmemcached-md5`, `spymemcached`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool_hash: Option<String>,
+    /// Target: the database was emptied before loading (`--flush`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flush: bool,
+    /// Target: loading among existing keys was allowed (`--allow-existing`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_existing: bool,
+    /// Target: the keys the run wrote were deleted afterwards (`--cleanup`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cleanup: bool,
 }
 
 fn one() -> u32 {
@@ -434,6 +443,21 @@ pub struct NodeProbe {
     pub items: Option<u64>,
     /// Evictions on the node so far.
     pub evictions: Option<u64>,
+}
+
+impl NodeProbe {
+    /// Node `addr`'s figures from its own probe `p`, labelled with its `role`.
+    pub fn of(addr: String, role: String, p: &Probe) -> NodeProbe {
+        NodeProbe {
+            addr,
+            role,
+            rss_bytes: p.rss_bytes,
+            server_memory_bytes: p.server_memory_bytes,
+            cpu_seconds: p.cpu_seconds,
+            items: p.items,
+            evictions: p.evictions,
+        }
+    }
 }
 
 impl Probe {

@@ -10,7 +10,7 @@
 
 use crate::server::ServerVersion;
 use crate::system::redis::{command, parse_info};
-use crate::system::Role;
+use crate::system::{Peer, Role};
 use crate::{Server, ServerError, ServerSpec};
 use kvbench_model::{NodeProbe, Probe, Protocol, Setting};
 use kvbench_proto::resp::Value;
@@ -86,7 +86,7 @@ impl Cluster {
             let (first, last) = (i as u32 * SLOTS / n, (i as u32 + 1) * SLOTS / n - 1);
             let (a, b) = (first.to_string(), last.to_string());
             let reply = command(
-                m.addr(),
+                Peer::plain(m.addr()),
                 &[b"CLUSTER", b"ADDSLOTSRANGE", a.as_bytes(), b.as_bytes()],
                 QUERY_TIMEOUT,
             )?;
@@ -97,7 +97,10 @@ impl Cluster {
                     let slots: Vec<String> = (first..=last).map(|s| s.to_string()).collect();
                     let mut args: Vec<&[u8]> = vec![b"CLUSTER", b"ADDSLOTS"];
                     args.extend(slots.iter().map(|s| s.as_bytes()));
-                    expect_ok(m.addr(), command(m.addr(), &args, QUERY_TIMEOUT)?)?;
+                    expect_ok(
+                        m.addr(),
+                        command(Peer::plain(m.addr()), &args, QUERY_TIMEOUT)?,
+                    )?;
                 }
                 other => expect_ok(m.addr(), other)?,
             }
@@ -111,7 +114,7 @@ impl Cluster {
         for node in self.nodes().skip(1) {
             let (ip, port) = (node.addr().ip().to_string(), node.addr().port().to_string());
             let reply = command(
-                first,
+                Peer::plain(first),
                 &[b"CLUSTER", b"MEET", ip.as_bytes(), port.as_bytes()],
                 QUERY_TIMEOUT,
             )?;
@@ -123,7 +126,7 @@ impl Cluster {
     fn replicate(&self, per_master: usize) -> Result<(), String> {
         for (j, r) in self.replicas.iter().enumerate() {
             let master = self.masters[j / per_master].addr();
-            let id = match command(master, &[b"CLUSTER", b"MYID"], QUERY_TIMEOUT)? {
+            let id = match command(Peer::plain(master), &[b"CLUSTER", b"MYID"], QUERY_TIMEOUT)? {
                 Value::Bulk(id) => id,
                 other => return Err(format!("{master}: CLUSTER MYID answered {other:?}")),
             };
@@ -131,7 +134,11 @@ impl Cluster {
             // while gossip spreads.
             let deadline = Instant::now() + FORM_TIMEOUT;
             loop {
-                match command(r.addr(), &[b"CLUSTER", b"REPLICATE", &id], QUERY_TIMEOUT)? {
+                match command(
+                    Peer::plain(r.addr()),
+                    &[b"CLUSTER", b"REPLICATE", &id],
+                    QUERY_TIMEOUT,
+                )? {
                     Value::Status(_) => break,
                     Value::Error(_) if Instant::now() < deadline => std::thread::sleep(POLL),
                     other => {
@@ -153,7 +160,11 @@ impl Cluster {
         let deadline = Instant::now() + FORM_TIMEOUT;
         for r in &self.replicas {
             loop {
-                let info = match command(r.addr(), &[b"INFO", b"replication"], QUERY_TIMEOUT)? {
+                let info = match command(
+                    Peer::plain(r.addr()),
+                    &[b"INFO", b"replication"],
+                    QUERY_TIMEOUT,
+                )? {
                     Value::Bulk(text) => parse_info(&String::from_utf8_lossy(&text)),
                     other => return Err(format!("{}: INFO answered {other:?}", r.addr())),
                 };
@@ -184,7 +195,11 @@ impl Cluster {
         loop {
             let mut waiting_for = None;
             for node in self.nodes() {
-                let info = match command(node.addr(), &[b"CLUSTER", b"INFO"], QUERY_TIMEOUT)? {
+                let info = match command(
+                    Peer::plain(node.addr()),
+                    &[b"CLUSTER", b"INFO"],
+                    QUERY_TIMEOUT,
+                )? {
                     Value::Bulk(text) => parse_info(&String::from_utf8_lossy(&text)),
                     other => {
                         return Err(format!("{}: CLUSTER INFO answered {other:?}", node.addr()))
@@ -345,15 +360,7 @@ pub(crate) fn probe_nodes(stage: &str, groups: &[(&str, &[Server])]) -> Result<P
                 continue;
             }
             let p = s.probe(stage)?;
-            nodes.push(NodeProbe {
-                addr: s.addr().to_string(),
-                role: role.to_string(),
-                rss_bytes: p.rss_bytes,
-                server_memory_bytes: p.server_memory_bytes,
-                cpu_seconds: p.cpu_seconds,
-                items: p.items,
-                evictions: p.evictions,
-            });
+            nodes.push(NodeProbe::of(s.addr().to_string(), role.to_string(), &p));
         }
     }
     Ok(Probe::summed(stage, nodes))

@@ -155,7 +155,7 @@ impl Deployment for Proxied {
 
 impl Deployment for RemoteServer {
     fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
-        (TopologyKind::Single, vec![self.addr()])
+        (self.kind(), self.nodes().to_vec())
     }
     fn binary(&self) -> String {
         String::new()
@@ -169,9 +169,10 @@ impl Deployment for RemoteServer {
     fn probe(&self, stage: &str) -> Result<Probe, ServerError> {
         RemoteServer::probe(self, stage)
     }
-    /// Not our process: its CPU time is not ours to read.
+    /// What the servers report for themselves (not our processes: `/proc`
+    /// is not ours to read).
     fn cpu_seconds(&self) -> Option<f64> {
-        None
+        RemoteServer::cpu_seconds(self)
     }
     fn stop(self: Box<Self>) -> Result<(), ServerError> {
         Ok(())

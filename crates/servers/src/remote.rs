@@ -1,47 +1,97 @@
-//! A server kvbench did not start (`--target HOST:PORT`).
+//! A system kvbench did not start (`--target`): one server, a Redis
+//! Cluster's masters, or a Memcached pool's nodes, reached with the
+//! target's TLS and AUTH settings.
 //!
 //! It has no process of ours, so nothing here reads `/proc` (another
 //! process's figures would be wrong), checks a pid, or stops anything. The
-//! server's own figures (memory, items, evictions, counters) still come from
-//! its protocol. kvbench writes its records there and deletes nothing.
+//! servers' own figures (memory, resident size and CPU time where the
+//! server reports them, items, evictions, counters) come from their
+//! protocol. What kvbench may change on such a server is decided by the
+//! caller's flags; here are only the means (counting keys, flushing).
 
 use crate::server::ServerVersion;
-use crate::{system, ServerError};
-use kvbench_model::{Probe, SystemKind};
+use crate::system::{self, Peer};
+use crate::ServerError;
+use kvbench_connect::Access;
+use kvbench_model::{NodeProbe, Probe, SystemKind, TopologyKind};
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// A reachable server at an address.
+/// A reachable system at one or more addresses.
 #[derive(Debug, Clone)]
 pub struct RemoteServer {
     system: SystemKind,
-    addr: SocketAddr,
+    kind: TopologyKind,
+    /// Every node probed: the server, a cluster's masters, a pool's nodes.
+    nodes: Vec<SocketAddr>,
+    access: Arc<Access>,
 }
 
 impl RemoteServer {
-    /// Checks that `addr` answers as `system`.
+    /// Checks that every node answers as `system` (a server that does not
+    /// say what it is, or refuses our credentials, is refused here).
     ///
     /// # Errors
-    /// [`ServerError::Query`] when nothing answers in that protocol.
-    pub fn connect(system: SystemKind, addr: SocketAddr) -> Result<RemoteServer, ServerError> {
-        let server = RemoteServer { system, addr };
-        system::identify(system, addr, QUERY_TIMEOUT).map_err(|m| server.failed(m))?;
+    /// [`ServerError::Query`] naming the first node that does not answer.
+    pub fn connect(
+        system: SystemKind,
+        kind: TopologyKind,
+        nodes: Vec<SocketAddr>,
+        access: Arc<Access>,
+    ) -> Result<RemoteServer, ServerError> {
+        let server = RemoteServer {
+            system,
+            kind,
+            nodes,
+            access,
+        };
+        for &addr in &server.nodes {
+            server.version_of(addr)?;
+        }
         Ok(server)
     }
 
-    fn failed(&self, message: String) -> ServerError {
+    fn peer(&self, addr: SocketAddr) -> Peer<'_> {
+        Peer {
+            addr,
+            access: &self.access,
+        }
+    }
+
+    fn failed(&self, addr: SocketAddr, message: String) -> ServerError {
         ServerError::Query {
             system: self.system,
-            addr: self.addr,
+            addr,
             message,
         }
     }
 
-    /// The address.
+    fn snapshot(&self, addr: SocketAddr) -> Result<system::Snapshot, ServerError> {
+        system::of(self.system)
+            .snapshot(self.peer(addr), QUERY_TIMEOUT)
+            .map_err(|m| self.failed(addr, m))
+    }
+
+    fn version_of(&self, addr: SocketAddr) -> Result<ServerVersion, ServerError> {
+        ServerVersion::from_snapshot(self.snapshot(addr)?).map_err(|m| self.failed(addr, m))
+    }
+
+    /// The first node's address.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.nodes[0]
+    }
+
+    /// Every node probed.
+    pub fn nodes(&self) -> &[SocketAddr] {
+        &self.nodes
+    }
+
+    /// How it is deployed.
+    pub fn kind(&self) -> TopologyKind {
+        self.kind
     }
 
     /// Which server this is.
@@ -49,36 +99,88 @@ impl RemoteServer {
         self.system
     }
 
-    /// The server's own figures; RSS and CPU time are unknown (`None`).
+    /// The servers' own figures, per node and summed for several nodes:
+    /// memory, items and evictions as they report them, resident size and
+    /// CPU time where they report those (Redis's INFO does; Memcached
+    /// reports CPU but not its resident size).
     ///
     /// # Errors
-    /// [`ServerError::Query`] when the server does not answer.
+    /// [`ServerError::Query`] when a node does not answer.
     pub fn probe(&self, stage: &str) -> Result<Probe, ServerError> {
-        let snap = system::of(self.system)
-            .snapshot(self.addr, QUERY_TIMEOUT)
-            .map_err(|m| self.failed(m))?;
-        Ok(snap.probe(stage, None, None))
+        let mut nodes = Vec::with_capacity(self.nodes.len());
+        for &addr in &self.nodes {
+            let snap = self.snapshot(addr)?;
+            let (rss, cpu) = (snap.reported_rss, snap.reported_cpu);
+            let p = snap.probe(stage, rss, cpu);
+            if self.nodes.len() == 1 {
+                return Ok(p);
+            }
+            let role = match self.kind {
+                TopologyKind::Cluster => "master",
+                _ => "node",
+            };
+            nodes.push(NodeProbe::of(addr.to_string(), role.to_string(), &p));
+        }
+        Ok(Probe::summed(stage, nodes))
     }
 
-    /// The server's version and (Redis) allocator.
+    /// The CPU seconds the servers report for themselves, summed; `None`
+    /// when any does not report them.
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        self.nodes
+            .iter()
+            .map(|&a| self.snapshot(a).ok().and_then(|s| s.reported_cpu))
+            .sum()
+    }
+
+    /// Keys held now, summed over the nodes (Redis: in the URL's database).
     ///
     /// # Errors
-    /// [`ServerError::Query`] when the server does not answer or reports no version.
-    pub fn version(&self) -> Result<ServerVersion, ServerError> {
-        let snap = system::of(self.system)
-            .snapshot(self.addr, QUERY_TIMEOUT)
-            .map_err(|m| self.failed(m))?;
-        ServerVersion::from_snapshot(snap).map_err(|m| self.failed(m))
+    /// [`ServerError::Query`] when a node does not answer or does not say.
+    pub fn keys(&self) -> Result<u64, ServerError> {
+        let mut total = 0;
+        for &addr in &self.nodes {
+            total += self.snapshot(addr)?.items.ok_or_else(|| {
+                self.failed(
+                    addr,
+                    "the server did not report how many keys it holds".into(),
+                )
+            })?;
+        }
+        Ok(total)
     }
 
-    /// The server's command counters (see [`crate::Server::command_stats`]).
+    /// Deletes every key of the URL's database on every node (Redis
+    /// `FLUSHDB`, Memcached `flush_all`). Only for `--flush`.
+    ///
+    /// # Errors
+    /// [`ServerError::Query`] naming the node that refused.
+    pub fn flush(&self) -> Result<(), ServerError> {
+        for &addr in &self.nodes {
+            system::of(self.system)
+                .flush(self.peer(addr), QUERY_TIMEOUT)
+                .map_err(|m| self.failed(addr, m))?;
+        }
+        Ok(())
+    }
+
+    /// The first node's version and (Redis) allocator.
+    ///
+    /// # Errors
+    /// [`ServerError::Query`] when it does not answer or reports no version.
+    pub fn version(&self) -> Result<ServerVersion, ServerError> {
+        self.version_of(self.addr())
+    }
+
+    /// The first node's command counters (see [`crate::Server::command_stats`]).
     ///
     /// # Errors
     /// [`ServerError::Query`] when the server does not answer.
     pub fn command_stats(&self) -> Result<Vec<(String, u64)>, ServerError> {
+        let addr = self.addr();
         system::of(self.system)
-            .command_stats(self.addr, QUERY_TIMEOUT)
+            .command_stats(self.peer(addr), QUERY_TIMEOUT)
             .map(|(_, stats)| stats)
-            .map_err(|m| self.failed(m))
+            .map_err(|m| self.failed(addr, m))
     }
 }

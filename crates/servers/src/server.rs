@@ -6,7 +6,7 @@
 //! process on a recycled port can never be measured by mistake.
 
 use crate::process::{log_tail, Ending, ProcessGuard};
-use crate::system::Role;
+use crate::system::{Peer, Role};
 use crate::{find_binary, ports, probe, system, ServerError};
 use kvbench_model::{Probe, Setting, SystemKind};
 use std::collections::BTreeMap;
@@ -187,7 +187,7 @@ impl Server {
                     Attempt::Failed(err)
                 });
             }
-            match system::identify(self.system, self.addr, READY_QUERY_TIMEOUT) {
+            match system::identify(self.system, Peer::plain(self.addr), READY_QUERY_TIMEOUT) {
                 Ok(pid) if pid == self.pid() => return Ok(()),
                 // Our child will fail to bind and exit; the next loop sees it.
                 Ok(pid) => {
@@ -276,7 +276,7 @@ impl Server {
         let rss_bytes = probe::rss_bytes(self.pid()).ok();
         let cpu_seconds = probe::cpu_seconds(self.pid()).ok();
         let snap = system::of(self.system)
-            .snapshot(self.addr, QUERY_TIMEOUT)
+            .snapshot(Peer::plain(self.addr), QUERY_TIMEOUT)
             .map_err(|m| self.query_failed(m))?;
         self.check_pid(snap.pid)?;
         Ok(snap.probe(stage, rss_bytes, cpu_seconds))
@@ -286,7 +286,7 @@ impl Server {
     /// allocator.
     pub fn version(&self) -> Result<ServerVersion, ServerError> {
         let snap = system::of(self.system)
-            .snapshot(self.addr, QUERY_TIMEOUT)
+            .snapshot(Peer::plain(self.addr), QUERY_TIMEOUT)
             .map_err(|m| self.query_failed(m))?;
         self.check_pid(snap.pid)?;
         ServerVersion::from_snapshot(snap).map_err(|m| self.query_failed(m))
@@ -298,7 +298,7 @@ impl Server {
     /// Memcached: `cmd_get`, `cmd_set`, `get_hits`, `get_misses` from `stats`.
     pub fn command_stats(&self) -> Result<Vec<(String, u64)>, ServerError> {
         let (pid, stats) = system::of(self.system)
-            .command_stats(self.addr, QUERY_TIMEOUT)
+            .command_stats(Peer::plain(self.addr), QUERY_TIMEOUT)
             .map_err(|m| self.query_failed(m))?;
         self.check_pid(pid)?;
         Ok(stats)
@@ -310,7 +310,7 @@ impl Server {
     pub fn info(&self) -> Result<BTreeMap<String, String>, ServerError> {
         let sys = system::of(self.system);
         let map = sys
-            .info(self.addr, QUERY_TIMEOUT)
+            .info(Peer::plain(self.addr), QUERY_TIMEOUT)
             .map_err(|m| self.query_failed(m))?;
         self.check_pid(map.get(sys.pid_key()).and_then(|p| p.parse().ok()))?;
         Ok(map)

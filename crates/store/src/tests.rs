@@ -101,6 +101,9 @@ fn full_record() -> RunRecord {
             nodes: 5,
             replicas: 1,
             pool_hash: Some("spymemcached".into()),
+            flush: false,
+            allow_existing: false,
+            cleanup: false,
             workload_properties: vec![
                 ("recordcount".into(), "123457".into()),
                 ("requestdistribution".into(), "zipfian".into()),

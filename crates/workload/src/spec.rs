@@ -205,6 +205,9 @@ pub struct WorkloadSpec {
     pub insert_count: u64,
     /// `zeropadding`: minimum digits of a key's number part.
     pub zero_padding: u32,
+    /// `kvbench.keyprefix`: what every record key starts with (YCSB's
+    /// `user`); on a shared server, what tells kvbench's keys from others'.
+    pub key_prefix: String,
     /// The `kvbench.*` data-model settings.
     pub data_model: DataModel,
     /// The YCSB client settings.
@@ -240,6 +243,7 @@ impl Default for WorkloadSpec {
             insert_start: 0,
             insert_count: 1000,
             zero_padding: 1,
+            key_prefix: "user".to_owned(),
             data_model: DataModel::default(),
             client: ClientSpec::default(),
         }
@@ -303,6 +307,7 @@ impl WorkloadSpec {
             self.insert_order == InsertOrder::Ordered,
             self.zero_padding as usize,
         )
+        .with_prefix(self.key_prefix.clone())
     }
 
     /// What the key chooser is sized from; `operationcount` (0 when unset,

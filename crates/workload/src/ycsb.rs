@@ -122,6 +122,11 @@ pub const PROPERTIES: &[(&str, &str, &str)] = &[
     ),
     ("zeropadding", "1", "minimum digits of a key's number"),
     (
+        "kvbench.keyprefix",
+        "user",
+        "what every record key starts with (YCSB's user)",
+    ),
+    (
         "threadcount",
         "(unset)",
         "YCSB client threads: kvbench's clients",
@@ -559,6 +564,18 @@ impl WorkloadSpec {
             insert_start,
             insert_count,
             zero_padding: r.u32("zeropadding", 1)?,
+            key_prefix: match r.raw("kvbench.keyprefix") {
+                None => "user".to_string(),
+                Some(p) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_graphic()) => {
+                    p.to_string()
+                }
+                Some(_) => {
+                    return Err(r.err(
+                        "kvbench.keyprefix",
+                        "must be printable ASCII without spaces".into(),
+                    ))
+                }
+            },
             data_model: DataModel {
                 layout,
                 redis_index,

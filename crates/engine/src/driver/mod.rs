@@ -316,6 +316,56 @@ impl Driver {
         op.kind == OpKind::Insert && self.indexes()
     }
 
+    /// Appends the deletion of record `key` (`DEL key`, Memcached's
+    /// `delete <wire key>`), for `--cleanup`. Cold path.
+    pub fn encode_delete(&self, key: &[u8], buf: &mut Vec<u8>) {
+        match self.protocol {
+            Protocol::Resp => kvbench_proto::resp::encode_command(buf, &[b"DEL", key]),
+            Protocol::Memcache => memcached::with_wire_key(self, key, |k| {
+                buf.extend_from_slice(b"delete ");
+                buf.extend_from_slice(k);
+                buf.extend_from_slice(b"\r\n");
+            }),
+        }
+    }
+
+    /// Appends `ZREM _indices <key>` when this run indexes inserts (the
+    /// index entry an insert added), for `--cleanup`; false otherwise.
+    pub fn encode_unindex(&self, key: &[u8], buf: &mut Vec<u8>) -> bool {
+        if self.indexes() {
+            kvbench_proto::resp::encode_command(buf, &[b"ZREM", INDEX_KEY, key]);
+        }
+        self.indexes()
+    }
+
+    /// One reply to [`encode_delete`](Self::encode_delete) or
+    /// [`encode_unindex`](Self::encode_unindex): whether something was
+    /// deleted, and the bytes used; `Ok(None)` until it is complete.
+    ///
+    /// # Errors
+    /// The server's error, or what was not a reply to a deletion.
+    pub fn parse_delete_reply(&self, buf: &[u8]) -> Result<Option<(bool, usize)>, String> {
+        match self.protocol {
+            Protocol::Resp => match kvbench_proto::resp::parse_value(buf) {
+                Ok(None) => Ok(None),
+                Ok(Some((kvbench_proto::resp::Value::Integer(n), used))) => Ok(Some((n > 0, used))),
+                Ok(Some((kvbench_proto::resp::Value::Error(e), _))) => Err(e),
+                Ok(Some((other, _))) => Err(format!("unexpected reply to DEL: {other:?}")),
+                Err(e) => Err(e.to_string()),
+            },
+            Protocol::Memcache => {
+                let Some(end) = buf.windows(2).position(|w| w == b"\r\n") else {
+                    return Ok(None);
+                };
+                match &buf[..end] {
+                    b"DELETED" => Ok(Some((true, end + 2))),
+                    b"NOT_FOUND" => Ok(Some((false, end + 2))),
+                    line => Err(String::from_utf8_lossy(line).into_owned()),
+                }
+            }
+        }
+    }
+
     /// The key of the index an indexed insert adds to (`_indices`).
     pub fn index_key(&self) -> &'static [u8] {
         INDEX_KEY

@@ -10,9 +10,13 @@
 pub mod ketama;
 pub mod slots;
 
+use crate::driver::Driver;
+use crate::EngineError;
 use ketama::{Continuum, Variant};
+use kvbench_connect::Access;
 use slots::SlotTable;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 /// The longest key a Memcached pool routes (the protocol's limit is 250
 /// bytes; the driver refuses longer keys before a run starts).
@@ -99,4 +103,36 @@ pub fn pool_ring(nodes: &[SocketAddr], variant: Variant) -> Result<Continuum, St
         .map(|(h, a)| (h.as_str(), a.port()))
         .collect();
     Continuum::new(variant, &servers).map_err(|e| e.to_string())
+}
+
+/// The nodes a client connects to (one connection each) and how keys map
+/// onto them: a cluster's masters and slot map come from its seeds, a
+/// pool's ring from its nodes.
+///
+/// # Errors
+/// [`EngineError::Connect`] when no seed gives a complete slot map,
+/// [`EngineError::Config`] for a pool without nodes.
+pub fn connect_plan(
+    topology: &Topology,
+    driver: &Driver,
+    access: &Access,
+    timeout: Duration,
+) -> Result<(Vec<SocketAddr>, Router), EngineError> {
+    Ok(match topology {
+        Topology::Single(addr) => (vec![*addr], Router::Single),
+        Topology::Cluster(seeds) => {
+            let table = slots::discover(seeds, access, timeout).map_err(|message| {
+                EngineError::Connect {
+                    addr: seeds.first().copied().unwrap_or(([0, 0, 0, 0], 0).into()),
+                    message,
+                }
+            })?;
+            (table.nodes().to_vec(), Router::Cluster(table))
+        }
+        Topology::Pool(nodes, variant) => {
+            let ring = pool_ring(nodes, *variant).map_err(EngineError::Config)?;
+            let prefix = driver.wire_prefix().to_vec();
+            (nodes.clone(), Router::Pool { ring, prefix })
+        }
+    })
 }

@@ -10,10 +10,11 @@
 //! place by `MOVED` replies, so it holds `Cell`s (no borrow checks per
 //! request, no locks: one worker owns it).
 
+use kvbench_connect::Access;
 use kvbench_proto::resp::{self, Value};
 use std::cell::Cell;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 /// Hash slots in a Redis Cluster.
@@ -190,10 +191,14 @@ fn parse_node_addr(text: &str) -> Option<SocketAddr> {
 ///
 /// # Errors
 /// A message naming each seed and why it did not answer with a full map.
-pub fn discover(seeds: &[SocketAddr], timeout: Duration) -> Result<SlotTable, String> {
+pub fn discover(
+    seeds: &[SocketAddr],
+    access: &Access,
+    timeout: Duration,
+) -> Result<SlotTable, String> {
     let mut why = Vec::new();
     for &seed in seeds {
-        match cluster_slots(seed, timeout).and_then(|r| SlotTable::from_ranges(&r)) {
+        match cluster_slots(seed, access, timeout).and_then(|r| SlotTable::from_ranges(&r)) {
             Ok(t) => return Ok(t),
             Err(e) => why.push(format!("{seed}: {e}")),
         }
@@ -209,15 +214,15 @@ pub fn discover(seeds: &[SocketAddr], timeout: Duration) -> Result<SlotTable, St
 /// know its own address) is at the seed's host.
 fn cluster_slots(
     addr: SocketAddr,
+    access: &Access,
     timeout: Duration,
 ) -> Result<Vec<(u16, u16, SocketAddr)>, String> {
     let mut request = Vec::new();
     resp::encode_command(&mut request, &[b"CLUSTER", b"SLOTS"]);
-    let mut s = TcpStream::connect_timeout(&addr, timeout).map_err(|e| format!("connect: {e}"))?;
-    s.set_read_timeout(Some(timeout))
-        .and_then(|_| s.set_write_timeout(Some(timeout)))
-        .map_err(|e| e.to_string())?;
-    s.write_all(&request).map_err(|e| format!("send: {e}"))?;
+    let mut s = kvbench_connect::open(addr, access, timeout).map_err(|e| e.to_string())?;
+    s.write_all(&request)
+        .and_then(|()| s.flush())
+        .map_err(|e| format!("send: {e}"))?;
     let mut buf = Vec::new();
     let mut chunk = [0u8; 16384];
     let value = loop {

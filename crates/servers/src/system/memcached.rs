@@ -3,12 +3,11 @@
 //! It must not decide whether the answering process is the server under test
 //! (it only reads `pid`), and must not decode the text protocol itself.
 
-use super::{exchange, lookup, parse_u64, Counts, Launch, Snapshot, System};
+use super::{cpu_sum, exchange, lookup, parse_u64, Counts, Launch, Peer, Snapshot, System};
 use crate::ServerError;
 use kvbench_model::Setting;
 use kvbench_proto::memcache_text;
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
@@ -61,23 +60,19 @@ impl System for Memcached {
         }
     }
 
-    fn identify(&self, addr: SocketAddr, timeout: Duration) -> Result<Option<u32>, String> {
-        Ok(snapshot(&stats(addr, None, timeout)?).pid)
+    fn identify(&self, at: Peer<'_>, timeout: Duration) -> Result<Option<u32>, String> {
+        Ok(snapshot(&stats(at, None, timeout)?).pid)
     }
 
-    fn snapshot(&self, addr: SocketAddr, timeout: Duration) -> Result<Snapshot, String> {
-        Ok(snapshot(&stats(addr, None, timeout)?))
+    fn snapshot(&self, at: Peer<'_>, timeout: Duration) -> Result<Snapshot, String> {
+        Ok(snapshot(&stats(at, None, timeout)?))
     }
 
     /// `stats` plus `stats settings`, the latter under a `settings.` prefix
     /// (some names occur in both).
-    fn info(
-        &self,
-        addr: SocketAddr,
-        timeout: Duration,
-    ) -> Result<BTreeMap<String, String>, String> {
-        let mut map: BTreeMap<String, String> = stats(addr, None, timeout)?.into_iter().collect();
-        for (k, v) in stats(addr, Some("settings"), timeout)? {
+    fn info(&self, at: Peer<'_>, timeout: Duration) -> Result<BTreeMap<String, String>, String> {
+        let mut map: BTreeMap<String, String> = stats(at, None, timeout)?.into_iter().collect();
+        for (k, v) in stats(at, Some("settings"), timeout)? {
             map.insert(format!("settings.{k}"), v);
         }
         Ok(map)
@@ -87,12 +82,25 @@ impl System for Memcached {
         "pid"
     }
 
+    fn flush(&self, at: Peer<'_>, timeout: Duration) -> Result<(), String> {
+        let line = exchange(at, timeout, b"flush_all\r\n", |buf| {
+            Ok(buf
+                .windows(2)
+                .position(|w| w == b"\r\n")
+                .map(|end| (String::from_utf8_lossy(&buf[..end]).into_owned(), end + 2)))
+        })?;
+        match line.as_str() {
+            "OK" => Ok(()),
+            other => Err(format!("flush_all refused: {other}")),
+        }
+    }
+
     fn command_stats(
         &self,
-        addr: SocketAddr,
+        at: Peer<'_>,
         timeout: Duration,
     ) -> Result<(Option<u32>, Counts), String> {
-        let stats = stats(addr, None, timeout)?;
+        let stats = stats(at, None, timeout)?;
         Ok((snapshot(&stats).pid, command_counts(&stats)))
     }
 }
@@ -220,13 +228,13 @@ fn forbidden_flag(flag: char) -> Option<&'static str> {
 
 /// `stats` or `stats <group>` as `(name, value)` pairs.
 fn stats(
-    addr: SocketAddr,
+    at: Peer<'_>,
     group: Option<&str>,
     timeout: Duration,
 ) -> Result<Vec<(String, String)>, String> {
     let mut request = Vec::new();
     memcache_text::encode_stats(&mut request, group);
-    exchange(addr, timeout, &request, memcache_text::parse_stats)
+    exchange(at, timeout, &request, memcache_text::parse_stats)
 }
 
 fn snapshot(stats: &[(String, String)]) -> Snapshot {
@@ -240,6 +248,9 @@ fn snapshot(stats: &[(String, String)]) -> Snapshot {
         // Memcached manages item memory in its own slabs and does not name
         // the malloc underneath.
         allocator: None,
+        // Memcached does not report its resident size.
+        reported_rss: None,
+        reported_cpu: cpu_sum(lookup(stats, "rusage_user"), lookup(stats, "rusage_system")),
     }
 }
 

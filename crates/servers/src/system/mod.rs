@@ -11,11 +11,12 @@ pub(crate) mod redis;
 pub(crate) mod valkey;
 
 use crate::{ServerError, ServerSpec};
+use kvbench_connect::Access;
 use kvbench_model::{Probe, Setting, SystemKind};
 use kvbench_proto::DecodeError;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
@@ -41,6 +42,11 @@ pub(crate) struct Snapshot {
     pub name: Option<String>,
     pub version: Option<String>,
     pub allocator: Option<String>,
+    /// The process's resident memory as the server reports it (Redis
+    /// `used_memory_rss`): what a remote server's probe records instead of `/proc`.
+    pub reported_rss: Option<u64>,
+    /// The process's CPU seconds (user + system) as the server reports them.
+    pub reported_cpu: Option<f64>,
 }
 
 impl Snapshot {
@@ -91,20 +97,23 @@ pub(crate) trait System: Sync {
     /// The option's name as kvbench records it, and any value attached to it.
     fn split_option(&self, arg: &str) -> (String, Option<String>);
     /// The pid the server reports, from the cheapest query that has it.
-    fn identify(&self, addr: SocketAddr, timeout: Duration) -> Result<Option<u32>, String>;
+    fn identify(&self, at: Peer<'_>, timeout: Duration) -> Result<Option<u32>, String>;
     /// Memory, items, evictions, identity and pid in one query.
-    fn snapshot(&self, addr: SocketAddr, timeout: Duration) -> Result<Snapshot, String>;
+    fn snapshot(&self, at: Peer<'_>, timeout: Duration) -> Result<Snapshot, String>;
     /// Everything the server says about itself, as key/value pairs.
-    fn info(&self, addr: SocketAddr, timeout: Duration)
-        -> Result<BTreeMap<String, String>, String>;
+    fn info(&self, at: Peer<'_>, timeout: Duration) -> Result<BTreeMap<String, String>, String>;
     /// The key of [`System::info`] that holds the server's pid.
     fn pid_key(&self) -> &'static str;
     /// Per-command call counts and the pid that reported them.
     fn command_stats(
         &self,
-        addr: SocketAddr,
+        at: Peer<'_>,
         timeout: Duration,
     ) -> Result<(Option<u32>, Counts), String>;
+    /// Deletes every key the connection sees (Redis `FLUSHDB`: the
+    /// selected database only; Memcached `flush_all`). Only ever called for
+    /// `--flush` on a server kvbench did not start.
+    fn flush(&self, at: Peer<'_>, timeout: Duration) -> Result<(), String>;
     /// What a node of a server-side cluster adds to its command line;
     /// `None` when the system has no such cluster.
     fn cluster_node(&self) -> Option<Launch> {
@@ -202,34 +211,43 @@ fn is_option(arg: &str) -> bool {
 
 /// The pid the server at `addr` reports for itself; the cheapest query that
 /// proves both "it answers" and "it is our child".
-pub(crate) fn identify(
-    system: SystemKind,
-    addr: SocketAddr,
-    timeout: Duration,
-) -> Result<u32, String> {
+pub(crate) fn identify(system: SystemKind, at: Peer<'_>, timeout: Duration) -> Result<u32, String> {
     of(system)
-        .identify(addr, timeout)?
+        .identify(at, timeout)?
         .ok_or_else(|| "the server did not report its pid".to_string())
+}
+
+/// Where a cold-path query goes: a node, and how to open a connection to
+/// it (TLS, AUTH) when kvbench did not start it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Peer<'a> {
+    pub addr: SocketAddr,
+    pub access: &'a Access,
+}
+
+impl Peer<'static> {
+    /// A server kvbench started: plain TCP, no AUTH.
+    pub(crate) fn plain(addr: SocketAddr) -> Peer<'static> {
+        Peer {
+            addr,
+            access: &kvbench_connect::PLAIN,
+        }
+    }
 }
 
 /// One request, one complete reply, on a fresh connection. Errors are plain
 /// messages; the caller knows which server they concern.
 pub(crate) fn exchange<T>(
-    addr: SocketAddr,
+    at: Peer<'_>,
     timeout: Duration,
     request: &[u8],
     mut parse: impl FnMut(&[u8]) -> Result<Option<(T, usize)>, DecodeError>,
 ) -> Result<T, String> {
     let mut stream =
-        TcpStream::connect_timeout(&addr, timeout).map_err(|e| format!("connect: {e}"))?;
-    stream
-        .set_read_timeout(Some(timeout))
-        .map_err(|e| format!("set read timeout: {e}"))?;
-    stream
-        .set_write_timeout(Some(timeout))
-        .map_err(|e| format!("set write timeout: {e}"))?;
+        kvbench_connect::open(at.addr, at.access, timeout).map_err(|e| e.to_string())?;
     stream
         .write_all(request)
+        .and_then(|()| stream.flush())
         .map_err(|e| format!("send: {e}"))?;
     let mut buf = Vec::with_capacity(16 * 1024);
     let mut chunk = [0u8; 16 * 1024];
@@ -259,6 +277,12 @@ fn preview(buf: &[u8]) -> String {
 
 fn parse_u64(value: Option<&String>) -> Option<u64> {
     value?.trim().parse().ok()
+}
+
+/// The sum of two reported CPU-seconds figures (user and system).
+fn cpu_sum(a: Option<&String>, b: Option<&String>) -> Option<f64> {
+    let f = |v: Option<&String>| v?.trim().parse::<f64>().ok();
+    Some(f(a)? + f(b)?)
 }
 
 fn lookup<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a String> {

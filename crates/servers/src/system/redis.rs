@@ -5,12 +5,11 @@
 //! It must not decide whether the answering process is the server under test
 //! (it only reads `process_id`), and must not decode RESP itself.
 
-use super::{exchange, lookup, parse_u64, Counts, Launch, Snapshot, System};
+use super::{cpu_sum, exchange, lookup, parse_u64, Counts, Launch, Peer, Snapshot, System};
 use crate::ServerError;
 use kvbench_model::Setting;
 use kvbench_proto::resp::{self, Value};
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -54,20 +53,16 @@ impl System for Resp {
         (option_name(arg), None)
     }
 
-    fn identify(&self, addr: SocketAddr, timeout: Duration) -> Result<Option<u32>, String> {
-        Ok(snapshot(&info(addr, &["server"], timeout)?).pid)
+    fn identify(&self, at: Peer<'_>, timeout: Duration) -> Result<Option<u32>, String> {
+        Ok(snapshot(&info(at, &["server"], timeout)?, at.access.db).pid)
     }
 
-    fn snapshot(&self, addr: SocketAddr, timeout: Duration) -> Result<Snapshot, String> {
-        Ok(snapshot(&info(addr, &["all"], timeout)?))
+    fn snapshot(&self, at: Peer<'_>, timeout: Duration) -> Result<Snapshot, String> {
+        Ok(snapshot(&info(at, &["all"], timeout)?, at.access.db))
     }
 
-    fn info(
-        &self,
-        addr: SocketAddr,
-        timeout: Duration,
-    ) -> Result<BTreeMap<String, String>, String> {
-        Ok(info(addr, &["all"], timeout)?.into_iter().collect())
+    fn info(&self, at: Peer<'_>, timeout: Duration) -> Result<BTreeMap<String, String>, String> {
+        Ok(info(at, &["all"], timeout)?.into_iter().collect())
     }
 
     fn pid_key(&self) -> &'static str {
@@ -76,11 +71,19 @@ impl System for Resp {
 
     fn command_stats(
         &self,
-        addr: SocketAddr,
+        at: Peer<'_>,
         timeout: Duration,
     ) -> Result<(Option<u32>, Counts), String> {
-        let info = info(addr, &["server", "commandstats"], timeout)?;
-        Ok((snapshot(&info).pid, command_calls(&info)))
+        let info = info(at, &["server", "commandstats"], timeout)?;
+        Ok((snapshot(&info, at.access.db).pid, command_calls(&info)))
+    }
+
+    fn flush(&self, at: Peer<'_>, timeout: Duration) -> Result<(), String> {
+        match command(at, &[b"FLUSHDB"], timeout)? {
+            Value::Status(_) => Ok(()),
+            Value::Error(e) => Err(format!("FLUSHDB refused: {e}")),
+            other => Err(format!("unexpected reply to FLUSHDB: {other:?}")),
+        }
     }
 
     /// Cluster mode with its state file in the node's private directory.
@@ -176,7 +179,7 @@ fn forbidden(name: &str) -> Option<&'static str> {
 
 /// `INFO <sections>` as `(key, value)` pairs, in the server's order.
 fn info(
-    addr: SocketAddr,
+    at: Peer<'_>,
     sections: &[&str],
     timeout: Duration,
 ) -> Result<Vec<(String, String)>, String> {
@@ -189,7 +192,7 @@ fn info(
     // yet and refuses one more client: wait for it, as long as `timeout`.
     let give_up = Instant::now() + timeout;
     let value = loop {
-        match exchange(addr, timeout, &request, resp::parse_value)? {
+        match exchange(at, timeout, &request, resp::parse_value)? {
             Value::Error(m)
                 if m.starts_with("ERR max number of clients") && Instant::now() < give_up =>
             {
@@ -209,14 +212,10 @@ fn info(
 
 /// One command and its reply, on a fresh connection (an error reply is an
 /// `Ok(Value::Error)`: the caller decides what it means).
-pub(crate) fn command(
-    addr: SocketAddr,
-    args: &[&[u8]],
-    timeout: Duration,
-) -> Result<Value, String> {
+pub(crate) fn command(at: Peer<'_>, args: &[&[u8]], timeout: Duration) -> Result<Value, String> {
     let mut request = Vec::new();
     resp::encode_command(&mut request, args);
-    exchange(addr, timeout, &request, resp::parse_value)
+    exchange(at, timeout, &request, resp::parse_value)
 }
 
 /// `key:value` lines; `# Section` headers and blank lines skipped.
@@ -229,11 +228,11 @@ pub(crate) fn parse_info(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn snapshot(info: &[(String, String)]) -> Snapshot {
+fn snapshot(info: &[(String, String)], db: u32) -> Snapshot {
     let pid = parse_u64(lookup(info, "process_id")).and_then(|p| u32::try_from(p).ok());
-    // A server that has never held a key has no db0 line at all; but only a
-    // reply that includes the other sections (used_memory) can say so.
-    let items = match lookup(info, "db0") {
+    // A server that has never held a key in a database has no line for it;
+    // but only a reply that includes the other sections (used_memory) can say so.
+    let items = match lookup(info, &format!("db{db}")) {
         Some(db0) => keyspace_keys(db0),
         None => lookup(info, "used_memory").map(|_| 0),
     };
@@ -254,6 +253,8 @@ fn snapshot(info: &[(String, String)]) -> Snapshot {
         name,
         version: valkey.or(lookup(info, "redis_version")).cloned(),
         allocator: lookup(info, "mem_allocator").cloned(),
+        reported_rss: parse_u64(lookup(info, "used_memory_rss")),
+        reported_cpu: cpu_sum(lookup(info, "used_cpu_user"), lookup(info, "used_cpu_sys")),
     }
 }
 
@@ -290,7 +291,7 @@ mod tests {
     #[test]
     fn info_fields() {
         let info = parse_info(INFO);
-        let s = snapshot(&info);
+        let s = snapshot(&info, 0);
         assert_eq!(s.pid, Some(42));
         assert_eq!(s.memory_bytes, Some(1000));
         assert_eq!(s.items, Some(12));
@@ -298,6 +299,11 @@ mod tests {
         assert_eq!(s.version.as_deref(), Some("7.0.15"));
         assert_eq!(s.allocator.as_deref(), Some("jemalloc-5.3.0"));
         assert_eq!(s.name.as_deref(), Some("redis"));
+        // Another database's keys are counted from its own keyspace line.
+        let other = parse_info("used_memory:1\r\nused_memory_rss:4096\r\nused_cpu_sys:1.5\r\nused_cpu_user:0.25\r\ndb0:keys=1\r\ndb3:keys=7,expires=0\r\n");
+        let s3 = snapshot(&other, 3);
+        assert_eq!((s3.items, snapshot(&other, 5).items), (Some(7), Some(0)));
+        assert_eq!((s3.reported_rss, s3.reported_cpu), (Some(4096), Some(1.75)));
         assert_eq!(
             command_calls(&info),
             [("set".to_string(), 5), ("config|get".to_string(), 1)]
@@ -309,13 +315,14 @@ mod tests {
         let info = parse_info(
             "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:9.1.2\r\n",
         );
-        let s = snapshot(&info);
+        let s = snapshot(&info, 0);
         assert_eq!(s.name.as_deref(), Some("valkey"));
         assert_eq!(s.version.as_deref(), Some("9.1.2"));
         // Valkey 7.2 had valkey_version but no server_name.
-        let s = snapshot(&parse_info(
-            "redis_version:7.2.4\r\nvalkey_version:7.2.5\r\n",
-        ));
+        let s = snapshot(
+            &parse_info("redis_version:7.2.4\r\nvalkey_version:7.2.5\r\n"),
+            0,
+        );
         assert_eq!(
             (s.name.as_deref(), s.version.as_deref()),
             (Some("valkey"), Some("7.2.5"))
@@ -325,10 +332,10 @@ mod tests {
     #[test]
     fn no_keyspace_line_means_zero_items() {
         let info = parse_info("# Memory\r\nused_memory:10\r\n# Keyspace\r\n");
-        assert_eq!(snapshot(&info).items, Some(0));
+        assert_eq!(snapshot(&info, 0).items, Some(0));
         // But a reply without the memory section says nothing about items.
         assert_eq!(
-            snapshot(&parse_info("# Server\r\nprocess_id:1\r\n")).items,
+            snapshot(&parse_info("# Server\r\nprocess_id:1\r\n"), 0).items,
             None
         );
     }

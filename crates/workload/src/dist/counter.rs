@@ -46,6 +46,12 @@ impl CounterGenerator {
     pub fn last_value(&self) -> Option<u64> {
         self.next.load(Ordering::Relaxed).checked_sub(1)
     }
+
+    /// The value the next call will hand out: every value below it (and at
+    /// or above the start) has been handed out.
+    pub fn peek_next(&self) -> u64 {
+        self.next.load(Ordering::Relaxed)
+    }
 }
 
 impl LastValue for CounterGenerator {
@@ -90,6 +96,12 @@ impl AcknowledgedCounterGenerator {
     #[inline]
     pub fn next_value(&self) -> u64 {
         self.counter.next_value()
+    }
+
+    /// The value the next insert will get: the inserts handed out so far are
+    /// exactly `countstart..issued_until()`.
+    pub fn issued_until(&self) -> u64 {
+        self.counter.peek_next()
     }
 
     /// The largest value below which every value has been acknowledged

@@ -1,0 +1,193 @@
+//! TLS settings for `rediss://` targets, turned into one rustls client
+//! configuration shared by every connection of a run.
+//!
+//! The trust roots are the CA file when one is given, else the system's
+//! store (what redis-cli and most clients trust). `--tls-insecure` must be
+//! asked for by name: it accepts any certificate for any name, which is
+//! sometimes what a test deployment needs and never a default.
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What the user asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsOptions {
+    /// PEM file of the CA certificates to trust instead of the system's.
+    pub ca_file: Option<PathBuf>,
+    /// PEM client certificate chain (mutual TLS), with `key_file`.
+    pub cert_file: Option<PathBuf>,
+    /// PEM private key of the client certificate.
+    pub key_file: Option<PathBuf>,
+    /// The name to verify the server's certificate against (and send as
+    /// SNI) instead of the URL's host.
+    pub server_name: Option<String>,
+    /// Accept any server certificate.
+    pub insecure: bool,
+}
+
+/// A ready client configuration and the name it checks.
+#[derive(Clone)]
+pub struct Tls {
+    pub(crate) config: Arc<ClientConfig>,
+    pub(crate) server_name: ServerName<'static>,
+}
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tls")
+            .field("server_name", &self.server_name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why the TLS settings cannot be used (names the file or flag).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct TlsError(String);
+
+impl TlsOptions {
+    /// True when any TLS flag was given.
+    pub fn any(&self) -> bool {
+        *self != TlsOptions::default()
+    }
+
+    /// Builds the configuration; `host` is the URL's host, the default
+    /// server name.
+    ///
+    /// # Errors
+    /// [`TlsError`] naming the flag or file that is wrong.
+    pub fn build(&self, host: &str) -> Result<Tls, TlsError> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| TlsError(format!("TLS: {e}")))?;
+        let builder = if self.insecure {
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(AcceptAny(provider)))
+        } else {
+            builder.with_root_certificates(self.roots()?)
+        };
+        let config = match (&self.cert_file, &self.key_file) {
+            (Some(cert), Some(key)) => builder
+                .with_client_auth_cert(certs(cert, "--tls-cert")?, private_key(key)?)
+                .map_err(|e| TlsError(format!("--tls-cert/--tls-key: {e}")))?,
+            (None, None) => builder.with_no_client_auth(),
+            (Some(_), None) => return Err(TlsError("--tls-cert needs --tls-key".into())),
+            (None, Some(_)) => return Err(TlsError("--tls-key needs --tls-cert".into())),
+        };
+        let name = self.server_name.as_deref().unwrap_or(host);
+        let server_name = ServerName::try_from(name.to_string()).map_err(|_| {
+            TlsError(format!(
+                "'{name}' is not a valid TLS server name (see --tls-server-name)"
+            ))
+        })?;
+        Ok(Tls {
+            config: Arc::new(config),
+            server_name,
+        })
+    }
+
+    fn roots(&self) -> Result<RootCertStore, TlsError> {
+        let mut roots = RootCertStore::empty();
+        match &self.ca_file {
+            Some(ca) => {
+                for cert in certs(ca, "--tls-ca")? {
+                    roots.add(cert).map_err(|e| {
+                        TlsError(format!(
+                            "--tls-ca {}: unusable certificate: {e}",
+                            ca.display()
+                        ))
+                    })?;
+                }
+            }
+            None => {
+                let found = rustls_native_certs::load_native_certs();
+                for cert in found.certs {
+                    // One odd certificate in the system store is not a reason to fail.
+                    let _ = roots.add(cert);
+                }
+                if roots.is_empty() {
+                    return Err(TlsError(
+                        "TLS: the system has no CA certificates; give --tls-ca FILE".into(),
+                    ));
+                }
+            }
+        }
+        Ok(roots)
+    }
+}
+
+fn certs(path: &Path, flag: &str) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let certs: Vec<_> = CertificateDer::pem_file_iter(path)
+        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| TlsError(format!("{flag} {}: {e}", path.display())))?;
+    if certs.is_empty() {
+        return Err(TlsError(format!(
+            "{flag} {}: no PEM certificate in the file",
+            path.display()
+        )));
+    }
+    Ok(certs)
+}
+
+fn private_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
+    PrivateKeyDer::from_pem_file(path)
+        .map_err(|e| TlsError(format!("--tls-key {}: {e}", path.display())))
+}
+
+/// `--tls-insecure`: every certificate is accepted, but handshake
+/// signatures are still checked, so the session is at least encrypted to
+/// whoever holds the presented key.
+#[derive(Debug)]
+struct AcceptAny(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AcceptAny {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}

@@ -1,0 +1,200 @@
+//! What `--target` and its password and TLS flags resolve to, checked
+//! before anything runs: a bad URL, an unreadable password file, a CA that
+//! does not verify, a host that does not answer or a password it refuses
+//! are bad input (exit 2, nothing stored), not failed runs.
+//!
+//! The password lives only in the [`Access`] handed to connections; what is
+//! printed or stored is [`Target::redacted`].
+
+use crate::args::BenchArgs;
+use crate::exit::UsageError;
+use kvbench_connect::{Access, Family, Secret, Shape, TargetUrl, TlsOptions};
+use kvbench_model::{Protocol, SystemKind, TopologyKind};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+
+/// A resolved target.
+#[derive(Debug, Clone)]
+pub struct Target {
+    url: TargetUrl,
+    /// Every host of the URL (a cluster's seeds, a pool's nodes), resolved.
+    pub addrs: Vec<SocketAddr>,
+    /// How to open a connection to any of its nodes.
+    pub access: Arc<Access>,
+}
+
+/// What kvbench may change on a target, from the safety flags.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Safety {
+    /// `--flush`: empty the database before loading.
+    pub flush: bool,
+    /// `--allow-existing`: load among keys that are already there.
+    pub allow_existing: bool,
+    /// `--cleanup`: delete the keys each run wrote.
+    pub cleanup: bool,
+}
+
+impl Target {
+    /// The URL as it may be printed and stored (password as `***`).
+    pub fn redacted(&self) -> String {
+        self.url.redacted()
+    }
+
+    /// How the target is deployed.
+    pub fn topology(&self) -> TopologyKind {
+        match self.url.shape {
+            Shape::Single => TopologyKind::Single,
+            Shape::Cluster => TopologyKind::Cluster,
+            Shape::Pool => TopologyKind::Pool,
+        }
+    }
+}
+
+/// Resolves `b.target` for `system`; `None` when there is none.
+///
+/// # Errors
+/// [`UsageError`] naming the flag, file or host that is wrong.
+pub fn resolve(b: &BenchArgs, system: SystemKind) -> Result<Option<Target>, UsageError> {
+    let tls = TlsOptions {
+        ca_file: b.tls_ca.clone(),
+        cert_file: b.tls_cert.clone(),
+        key_file: b.tls_key.clone(),
+        server_name: b.tls_server_name.clone(),
+        insecure: b.tls_insecure,
+    };
+    let Some(text) = &b.target else {
+        let stray = [
+            (b.password_env.is_some(), "--password-env"),
+            (b.password_file.is_some(), "--password-file"),
+            (tls.any(), "--tls-*"),
+            (b.flush, "--flush"),
+            (b.allow_existing, "--allow-existing"),
+            (b.cleanup, "--cleanup"),
+        ];
+        if let Some((_, flag)) = stray.iter().find(|(given, _)| *given) {
+            return Err(UsageError(format!(
+                "{flag} needs --target: a server kvbench starts is private, empty and stopped after the run"
+            )));
+        }
+        return Ok(None);
+    };
+    let mut url = TargetUrl::parse(text).map_err(|e| UsageError(format!("--target: {e}")))?;
+    let shown = url.redacted();
+    let bad = |m: String| UsageError(format!("--target {shown}: {m}"));
+    let protocol = system.protocol();
+    match (url.family, protocol) {
+        (Some(Family::Resp), Protocol::Memcache) | (Some(Family::Memcache), Protocol::Resp) => {
+            return Err(bad(format!(
+                "a {}:// URL cannot be benchmarked as --system {system}",
+                url.scheme
+            )))
+        }
+        _ => {}
+    }
+    let typed: TopologyKind = b
+        .topology
+        .parse()
+        .map_err(|e| UsageError(format!("--topology: {e}")))?;
+    let shape = match url.shape {
+        Shape::Single => TopologyKind::Single,
+        Shape::Cluster => TopologyKind::Cluster,
+        Shape::Pool => TopologyKind::Pool,
+    };
+    if typed != TopologyKind::Single && typed != shape {
+        return Err(bad(format!(
+            "--topology {} does not match the URL (use redis-cluster:// for a cluster, memcached://h:p,h:p for a pool; kvbench starts no twemproxy for a target)",
+            b.topology
+        )));
+    }
+    if let Some(password) = password_from_flags(b)? {
+        if url.password.is_some() {
+            return Err(bad(
+                "the URL has a password and --password-env/--password-file gives another; give one"
+                    .into(),
+            ));
+        }
+        url.password = Some(password);
+    }
+    if protocol == Protocol::Memcache && url.password.is_some() {
+        return Err(bad(
+            "memcached's text protocol has no authentication; drop the password".into(),
+        ));
+    }
+    if url.user.is_some() && url.password.is_none() {
+        return Err(bad(format!(
+            "user '{}' needs a password (in the URL, --password-env or --password-file)",
+            url.user.as_deref().unwrap_or_default()
+        )));
+    }
+    let tls_config = match (url.tls, tls.any()) {
+        (true, _) => Some(
+            tls.build(&url.hosts[0].host)
+                .map_err(|e| UsageError(e.to_string()))?,
+        ),
+        (false, true) => {
+            return Err(bad(
+                "--tls-* flags need a TLS URL (rediss:// or rediss-cluster://)".into(),
+            ))
+        }
+        (false, false) => None,
+    };
+    let mut addrs = Vec::with_capacity(url.hosts.len());
+    for hp in &url.hosts {
+        let addr = (hp.host.as_str(), hp.port)
+            .to_socket_addrs()
+            .map_err(|e| bad(format!("cannot resolve host '{}': {e}", hp.host)))?
+            .next()
+            .ok_or_else(|| bad(format!("host '{}' has no address", hp.host)))?;
+        addrs.push(addr);
+    }
+    let access = Access {
+        user: url.user.clone(),
+        password: url.password.clone(),
+        db: url.db,
+        tls: tls_config,
+    };
+    Ok(Some(Target {
+        url,
+        addrs,
+        access: Arc::new(access),
+    }))
+}
+
+/// The password from `--password-env` or `--password-file`, if either is given.
+fn password_from_flags(b: &BenchArgs) -> Result<Option<Secret>, UsageError> {
+    if let Some(var) = &b.password_env {
+        let value = std::env::var(var).map_err(|_| {
+            UsageError(format!(
+                "--password-env {var}: the environment variable is not set (or not UTF-8)"
+            ))
+        })?;
+        if value.is_empty() {
+            return Err(UsageError(format!(
+                "--password-env {var}: the environment variable is empty"
+            )));
+        }
+        return Ok(Some(Secret::new(value)));
+    }
+    if let Some(path) = &b.password_file {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| UsageError(format!("--password-file {}: {e}", path.display())))?;
+        let first = text.lines().next().unwrap_or_default();
+        if first.is_empty() {
+            return Err(UsageError(format!(
+                "--password-file {}: the first line is empty",
+                path.display()
+            )));
+        }
+        return Ok(Some(Secret::new(first)));
+    }
+    Ok(None)
+}
+
+/// The safety flags.
+pub fn safety(b: &BenchArgs) -> Safety {
+    Safety {
+        flush: b.flush,
+        allow_existing: b.allow_existing,
+        cleanup: b.cleanup,
+    }
+}
