@@ -113,6 +113,9 @@ fn every_property_is_mapped() {
         ("insertcount", "10", |s| {
             s.insert_count == 10 && s.load_range() == (0..10)
         }),
+        ("kvbench.keyprefix", "kvb", |s| {
+            s.key_prefix == "kvb" && s.key_namer().key(7).starts_with("kvb")
+        }),
         ("zeropadding", "12", |s| {
             s.zero_padding == 12 && s.key_namer().zero_padding() == 12
         }),
