@@ -9,9 +9,12 @@
 //!   of its own, veth ends are created directly inside their namespaces
 //!   (`ip -n HUB link add ... peer ... netns NS`), and only private
 //!   addresses inside those namespaces are used, so kvbench never changes
-//!   the host's interfaces, routes or firewall. The networks of two runs
-//!   share no link, so they cannot collide even with equal addresses; the
-//!   second octet comes from the pid only so that records tell runs apart.
+//!   the host's interfaces, routes or firewall.
+//! - **The same subnet for every run** (10.77.0.0/16: client .0.1, servers
+//!   from .0.2). Two runs at once cannot collide: their networks share no
+//!   link, route or neighbour table, and a namespace sees only its own.
+//!   A per-run subnet would buy nothing and would make the recorded
+//!   settings (`bind`, `cluster-announce-ip`) of equal runs differ.
 //! - **Names carry the owner's pid** (`kvb-<pid>-<seq>-hub`, `-c`, `-n0`...)
 //!   because a SIGKILLed kvbench runs no destructor: the next [`Network`]
 //!   removes every `kvb-` namespace whose pid is gone, and never one of a
@@ -52,6 +55,8 @@ const PREFIX: &str = "kvb-";
 /// The bridge in the hub namespace, and each host's end of its veth pair.
 const BRIDGE: &str = "kvb-br";
 const HOST_IF: &str = "kvb-eth";
+/// Every network's addresses (a /16; see the module docs for why one).
+const SUBNET: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 0);
 /// Capabilities `ip netns` and `setns` need (linux/capability.h).
 const CAP_NET_ADMIN: u32 = 12;
 const CAP_SYS_ADMIN: u32 = 21;
@@ -66,9 +71,17 @@ const MIN_BURST_BYTES: u64 = 128 * 1024;
 /// ...and at least this long at the link's rate, so the bucket does not run
 /// dry between timer wake-ups at high rates (10gbit: 1.25 MB).
 const BURST_TIME: Duration = Duration::from_millis(1);
-/// How long a packet may wait in tbf's queue before it is dropped: a switch
-/// port's buffer, not a bloated one.
-const QUEUE_LATENCY: &str = "1ms";
+/// How long a packet may wait in tbf's queue before it is dropped (the
+/// queue holds `rate x this + burst` bytes; 1.4 MB at 1gbit). Deep enough
+/// that a closed loop with many requests in flight queues, as it would in
+/// a NIC's transmit queue, instead of losing packets: a dropped segment
+/// with nothing behind it waits for TCP's retransmission timer (200 ms and
+/// more). Measured loading 10,000 8 KB records (4 connections x 64 in
+/// flight, 2 MB) over 1gbit: with 1ms, 11,859 inserts/s and p99 493 ms
+/// (single) / 249 ms (3-node cluster); with 10ms, 14,156 inserts/s (the
+/// link's rate) and p99 28 / 42 ms, which is the queue itself (2 MB at
+/// 125 MB/s is 17 ms, the p50).
+const QUEUE_LATENCY: &str = "10ms";
 
 /// Distinguishes networks created by one process (tests build several).
 static NEXT: AtomicU32 = AtomicU32::new(0);
@@ -78,12 +91,12 @@ static NEXT: AtomicU32 = AtomicU32::new(0);
 pub struct Link {
     /// Port rate in bits per second, each direction; `None`: unshaped.
     ///
-    /// Shaped with tbf rather than netem's `rate`: tbf is a token bucket
-    /// built for rate limiting and measured exact here (956 Mbit/s of TCP
-    /// goodput at 1gbit, i.e. line rate; see `MIN_BURST_BYTES`), while
-    /// netem's `rate` could not be measured on the kernel this was written
-    /// on (it lacks `sch_netem`) and netem stays optional: without
-    /// `--link-delay`, only tbf is needed.
+    /// Shaped with tbf rather than htb or netem's `rate`: tbf is a token
+    /// bucket built for rate limiting and measured exact here (956 Mbit/s
+    /// of TCP goodput at 1gbit, i.e. line rate; see `MIN_BURST_BYTES`;
+    /// htb: 930), while netem's `rate` could not be measured on the kernel
+    /// this was written on (it lacks `sch_netem`), and with tbf netem stays
+    /// optional: without `--link-delay`, only tbf is needed.
     pub rate_bits: Option<u64>,
     /// One-way delay between any two hosts (netem `delay` at each host's
     /// egress, under the rate limit); zero: none.
@@ -206,8 +219,6 @@ pub enum NetnsError {
 pub struct Network {
     /// `kvb-<pid>-<seq>`: the prefix of all its namespaces.
     tag: String,
-    /// Second octet of its 10.x.0.0/16 addresses.
-    octet: u8,
     link: Link,
     client: Host,
     servers: Vec<Host>,
@@ -238,10 +249,12 @@ impl Network {
     pub fn create(servers: usize, link: Link) -> Result<Network, NetnsError> {
         preflight(link)?;
         remove_leftovers();
-        let pid = std::process::id();
         let mut net = Network {
-            tag: format!("{PREFIX}{pid}-{}", NEXT.fetch_add(1, Ordering::Relaxed)),
-            octet: (pid % 254 + 1) as u8,
+            tag: format!(
+                "{PREFIX}{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            ),
             link,
             client: Host::loopback(),
             servers: Vec::with_capacity(servers),
@@ -291,7 +304,8 @@ impl Network {
         let ns = self.add_namespace(role)?;
         let hub = self.hub();
         let port = format!("{PREFIX}{role}");
-        let ip_addr = Ipv4Addr::new(10, self.octet, (k >> 8) as u8, k as u8);
+        let [a, b, ..] = SUBNET.octets();
+        let ip_addr = Ipv4Addr::new(a, b, (k >> 8) as u8, k as u8);
         let cidr = format!("{ip_addr}/16");
         ip(&[
             "-n", &hub, "link", "add", "name", &port, "type", "veth", "peer", "name", HOST_IF,
