@@ -201,6 +201,27 @@ fn every_other_topology_runs_in_namespaces() {
     }
 }
 
+#[test]
+fn a_run_that_fails_in_namespaces_leaves_nothing() {
+    let Some((sb, mut cleanup)) = prepare("a_run_that_fails_in_namespaces_leaves_nothing") else {
+        return;
+    };
+    let mut args = vec!["run", "--system", "redis", "--workload", "read-heavy"];
+    args.extend([
+        "--netns",
+        "--link-rate",
+        "1gbit",
+        "--server-bin",
+        "/bin/false",
+    ]);
+    args.extend_from_slice(SMALL);
+    let (pid, out) = run_to_end(&sb, &mut cleanup, &args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("did not start"), "{stderr}");
+    assert_eq!(namespaces_of(pid), Vec::<String>::new(), "left behind");
+}
+
 /// Not the `ip` and `tc` commands kvbench runs meanwhile.
 fn is_redis_server(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "redis-server")
