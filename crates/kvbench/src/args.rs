@@ -19,7 +19,8 @@ Exit codes:
   1  a run failed (it is stored as failed, with its reason)
   2  bad input: unknown option value, unusable --db path, missing server binary,
      a --target that cannot be reached, refuses the TLS handshake or the password,
-     or holds keys (without --allow-existing)
+     or holds keys (without --allow-existing),
+     --netns without root
   3  a run finished but is marked invalid (errors, evictions, misses); see `kvbench show ID`
 130  interrupted (Ctrl-C); the interrupted run is stored as failed
 
@@ -51,6 +52,7 @@ pub enum Command {
         "  kvbench run --system memcached --topology pool --nodes 3 --workload read-heavy\n",
         "  kvbench run --system memcached --topology twemproxy --nodes 3 --workload balanced\n",
         "  kvbench run --system redis --server-bin .venv/bin/valkey-server --workload balanced\n",
+        "  kvbench run --system redis --topology cluster --nodes 3 --netns --link-rate 1gbit --link-delay 50us --workload read-heavy\n",
         "  kvbench run --system redis -P workloads/workloada -p recordcount=50000\n",
         "  kvbench run --system memcached --workload sadat2019/B --clients 12\n",
         "  kvbench run --system redis --workload read-heavy --rate 20000 --arrival poisson --duration 30s\n",
@@ -63,6 +65,7 @@ pub enum Command {
         "  kvbench compare\n",
         "  kvbench compare --systems redis,valkey --topology cluster --nodes 3 --clients 1,8\n",
         "  kvbench compare --systems redis --target redis://127.0.0.1:6379/5 --cleanup --clients 1,8\n",
+        "  kvbench compare --systems redis,memcached --netns --link-rate 1gbit --field-count 8 --field-length 1024\n",
         "  kvbench compare --systems redis,memcached --workloads read-heavy,balanced,write-heavy \\\n",
         "      --clients 1,8 --records 20000 --operations 50000 --report report.md\n",
         "\nEach run is stored as soon as it finishes; a failed run does not stop the others.\n",
@@ -223,6 +226,19 @@ pub struct BenchArgs {
     /// The prefix of every record key (YCSB's `user`; property kvbench.keyprefix).
     #[arg(long, value_name = "TEXT")]
     pub key_prefix: Option<String>,
+    /// Start every server (and twemproxy) in a network namespace of its own
+    /// and put the client in another, joined by veth pairs through a bridge,
+    /// so requests cross a real network stack. Needs root. Everything is
+    /// removed afterwards, also on failure and Ctrl-C.
+    #[arg(long)]
+    pub netns: bool,
+    /// --netns: each host's link rate, each direction, as tc writes rates
+    /// (1gbit, 100mbit, 10gbit; as in tc, mbps means megabytes) [default: unshaped].
+    #[arg(long, value_name = "RATE", value_parser = kvbench_servers::netns::parse_rate)]
+    pub link_rate: Option<u64>,
+    /// --netns: one-way delay between any two hosts (50us, 1ms; tc netem) [default: none].
+    #[arg(long, value_name = "DELAY", value_parser = kvbench_servers::netns::parse_delay)]
+    pub link_delay: Option<std::time::Duration>,
     /// SQLite database that keeps every run.
     #[arg(long, default_value = "kvbench.db")]
     pub db: PathBuf,

@@ -9,6 +9,7 @@ use kvbench_engine::driver::Driver;
 use kvbench_engine::route::ketama::Variant;
 use kvbench_engine::{Arrival, Io, Rate, Window};
 use kvbench_model::{Protocol, SystemKind, TopologyKind};
+use kvbench_servers::Link;
 use kvbench_workload::{presets, Origin, Properties, WorkloadSpec};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -51,6 +52,8 @@ pub struct RunSettings {
     pub replicas: u32,
     /// Pool: whose ketama ring.
     pub pool_hash: Variant,
+    /// `--netns`: the links of the run's private network.
+    pub netns: Option<Link>,
 }
 
 /// The largest cluster kvbench starts on one machine: every client opens a
@@ -84,6 +87,31 @@ fn topology(system: SystemKind, b: &BenchArgs) -> Result<(TopologyKind, u32, u32
         )),
         _ => Ok((kind, b.nodes, b.replicas)),
     }
+}
+
+/// `--netns` and its links; root, iproute2 and (for a delay) netem are
+/// checked here, before any server starts.
+fn netns(b: &BenchArgs) -> Result<Option<Link>, UsageError> {
+    if b.netns && b.target.is_some() {
+        return Err(UsageError(
+            "--netns with --target: namespaces are for servers kvbench starts; drop one of them"
+                .into(),
+        ));
+    }
+    if !b.netns {
+        return match (b.link_rate, b.link_delay) {
+            (None, None) => Ok(None),
+            _ => Err(UsageError(
+                "--link-rate and --link-delay shape the links of --netns; add --netns".into(),
+            )),
+        };
+    }
+    let link = Link {
+        rate_bits: b.link_rate,
+        delay: b.link_delay.unwrap_or_default(),
+    };
+    kvbench_servers::netns::preflight(link).map_err(|e| UsageError(e.to_string()))?;
+    Ok(Some(link))
 }
 
 /// Parses a system name, as a usage error.
@@ -264,9 +292,11 @@ pub fn settings(
         Some(t) => (t.topology(), t.addrs.len() as u32, 0),
         None => topology(system, b)?,
     };
+    let netns = netns(b)?;
     let tls = target.as_ref().is_some_and(|t| t.access.is_tls());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     Ok(RunSettings {
+        netns,
         topology,
         nodes,
         replicas,

@@ -26,9 +26,11 @@ fn main() -> ExitCode {
     let flag = stop.clone();
     // First Ctrl-C: finish cleanly (stop the server, store the run as
     // interrupted). Second: leave now; the servers die with us through
-    // PR_SET_PDEATHSIG.
+    // PR_SET_PDEATHSIG, and the network namespaces (--netns), which would
+    // outlive us, go first.
     let _ = ctrlc::set_handler(move || {
         if flag.swap(true, Ordering::SeqCst) {
+            kvbench_servers::netns::remove_own();
             std::process::exit(i32::from(exit::INTERRUPTED));
         }
     });

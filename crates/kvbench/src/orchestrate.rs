@@ -9,9 +9,10 @@ use crate::target::Target;
 use anyhow::{Context, Result};
 use kvbench_connect::Access;
 use kvbench_engine::{run_phase, EngineError, PhaseConfig, PhaseKind, PhaseOutput, Topology};
-use kvbench_model::{CpuCost, Environment, Protocol, RunConfig, RunRecord, RunStatus};
+use kvbench_model::{CpuCost, Environment, NetnsConfig, Protocol, RunConfig, RunRecord, RunStatus};
 use kvbench_servers::{
-    Cluster, Deployment, Pool, Proxied, RemoteServer, Server, ServerSpec, TopologyKind,
+    Cluster, Deployment, Hosts, Network, Pool, Proxied, RemoteServer, Server, ServerSpec,
+    TopologyKind,
 };
 use kvbench_store::Store;
 use std::cell::{Cell, RefCell};
@@ -119,6 +120,10 @@ fn new_record(s: &RunSettings) -> RunRecord {
             flush: s.safety.flush,
             allow_existing: s.safety.allow_existing,
             cleanup: s.safety.cleanup,
+            netns: s.netns.map(|l| NetnsConfig {
+                link_rate_bits: l.rate_bits,
+                link_delay_us: l.delay.as_nanos() as f64 / 1e3,
+            }),
         },
         environment,
         load: None,
@@ -162,6 +167,19 @@ fn execute(
         memory_limit_mb,
         extra_args: Vec::new(),
     };
+    // Declared before the deployment, so that on an early return the servers
+    // stop first, then this thread leaves the client namespace, then the
+    // namespaces go (see kvbench_servers::netns).
+    let network = s
+        .netns
+        .map(|link| {
+            let hosts = Network::hosts_for(s.topology, s.nodes as usize, s.replicas as usize);
+            Network::create(hosts, link)
+        })
+        .transpose()
+        .context("cannot create the network namespaces")?;
+    let in_client = network.as_ref().map(Network::enter_client).transpose()?;
+    let hosts = network.as_ref().map_or(Hosts::Loopback, Hosts::Network);
     let server: Box<dyn Deployment> = match (&s.target, s.topology) {
         (Some(t), _) => {
             let remote = remote(t, s)?;
@@ -174,17 +192,17 @@ fn execute(
             Box::new(remote)
         }
         (None, TopologyKind::Single) => {
-            Box::new(Server::start(&spec).context("cannot start the server")?)
+            Box::new(Server::start_on(&spec, &hosts.host(0)?).context("cannot start the server")?)
         }
         (None, TopologyKind::Cluster) => Box::new(
-            Cluster::start(&spec, s.nodes as usize, s.replicas as usize)
+            Cluster::start_on(&spec, s.nodes as usize, s.replicas as usize, hosts)
                 .context("cannot start the cluster")?,
         ),
-        (None, TopologyKind::Pool) => {
-            Box::new(Pool::start(&spec, s.nodes as usize).context("cannot start the pool")?)
-        }
+        (None, TopologyKind::Pool) => Box::new(
+            Pool::start_on(&spec, s.nodes as usize, hosts).context("cannot start the pool")?,
+        ),
         (None, TopologyKind::Twemproxy) => Box::new(
-            Proxied::start(&spec, s.nodes as usize, None)
+            Proxied::start_on(&spec, s.nodes as usize, None, hosts)
                 .context("cannot start twemproxy and its servers")?,
         ),
     };
@@ -310,6 +328,10 @@ fn execute(
     }
     rec.run = Some(run.result);
     server.stop().context("cannot stop the server cleanly")?;
+    drop(in_client);
+    if let Some(n) = network {
+        n.remove().context("cannot remove the network namespaces")?;
+    }
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 use crate::util::{Sandbox, SMALL};
 use predicates::prelude::*;
 
-fn assert_usage_error(sb: &Sandbox, args: &[&str], mentions: &str) {
+pub fn assert_usage_error(sb: &Sandbox, args: &[&str], mentions: &str) {
     let out = sb.kvbench().args(args).output().expect("runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "args {args:?}: stderr {stderr}");

@@ -4,7 +4,7 @@
 //! mid-run costs errors on its share only, and the run finishes, marked.
 
 use crate::load::spec;
-use crate::util::{alive, children_of, Sandbox};
+use crate::util::{alive, wait_for_children, Sandbox};
 use kvbench_engine::route::ketama::Variant;
 use kvbench_engine::route::{pool_ring, Topology};
 use kvbench_engine::{run_phase, Io, PhaseConfig, PhaseKind, Silent, Window};
@@ -153,15 +153,7 @@ fn a_pool_server_killed_mid_run_costs_its_share_and_the_run_is_marked() {
         .spawn()
         .expect("kvbench starts");
     let pid = child.id();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let servers = loop {
-        let s = children_of(pid);
-        if s.len() == 3 {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "the pool did not start: {s:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let servers = wait_for_children(pid, 3, |_| true);
     // Into the measured window, then one server dies.
     std::thread::sleep(Duration::from_millis(1500));
     let victim = servers[1];

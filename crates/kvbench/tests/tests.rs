@@ -12,6 +12,7 @@ mod connections;
 mod engine_timing;
 mod lifecycle;
 mod load;
+mod netns;
 mod pool;
 mod run_phase;
 mod systems;

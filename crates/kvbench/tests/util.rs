@@ -75,6 +75,27 @@ pub fn children_of(parent: u32) -> Vec<u32> {
     out
 }
 
+/// Waits (at most 30 s) until `parent` has `n` children that `keep`
+/// accepts, and returns them.
+pub fn wait_for_children(parent: u32, n: usize, keep: impl Fn(u32) -> bool) -> Vec<u32> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let found: Vec<u32> = children_of(parent)
+            .into_iter()
+            .filter(|&c| keep(c))
+            .collect();
+        if found.len() == n {
+            return found;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "pid {parent} has {} of {n} children: {found:?}",
+            found.len()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// True while `/proc/<pid>` exists and is not a zombie.
 pub fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))

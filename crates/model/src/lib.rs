@@ -243,6 +243,22 @@ pub struct RunConfig {
     /// Target: the keys the run wrote were deleted afterwards (`--cleanup`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cleanup: bool,
+    /// `--netns`: every process kvbench started ran in a network namespace
+    /// of its own and the client in another, joined through a bridge by
+    /// shaped links; `None`: loopback in one namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub netns: Option<NetnsConfig>,
+}
+
+/// How the links of a run's private network were shaped (`--netns`).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct NetnsConfig {
+    /// Each host's port rate in bits per second, each direction
+    /// (`--link-rate`); `None`: unshaped.
+    pub link_rate_bits: Option<u64>,
+    /// One-way delay between any two hosts in microseconds (`--link-delay`);
+    /// 0: none.
+    pub link_delay_us: f64,
 }
 
 fn one() -> u32 {

@@ -57,6 +57,30 @@ pub fn server_label(system: kvbench_model::SystemKind, env: &kvbench_model::Envi
 /// ` | cluster of 3 masters x 1 replica` or ` | pool of 3 (libmemcached
 /// ketama)` for a multi-node run, empty for one server.
 pub fn topology_label(c: &kvbench_model::RunConfig) -> String {
+    format!("{}{}", deployment_label(c), netns_label(c))
+}
+
+/// ` | netns, 1gbit links, 50us` for a run in namespaces (`--netns`).
+fn netns_label(c: &kvbench_model::RunConfig) -> String {
+    let Some(n) = c.netns else {
+        return String::new();
+    };
+    let rate = n.link_rate_bits.map_or("unshaped".to_string(), |bits| {
+        let (value, unit) = [(1e12, "tbit"), (1e9, "gbit"), (1e6, "mbit"), (1e3, "kbit")]
+            .into_iter()
+            .find(|(scale, _)| bits as f64 >= *scale)
+            .unwrap_or((1.0, "bit"));
+        format!("{}{unit}", bits as f64 / value)
+    });
+    let delay = if n.link_delay_us > 0.0 {
+        format!(", {}us delay", n.link_delay_us)
+    } else {
+        String::new()
+    };
+    format!(" | netns, {rate} links{delay}")
+}
+
+fn deployment_label(c: &kvbench_model::RunConfig) -> String {
     use kvbench_model::TopologyKind;
     let plural = |n: u32, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     match c.topology {

@@ -1,5 +1,5 @@
 //! A Redis Cluster (Redis, Valkey) of private servers: N masters on free
-//! loopback ports, the 16,384 hash slots split evenly between them in
+//! loopback ports (or each in its network namespace), the 16,384 hash slots split evenly between them in
 //! order, optionally R replicas per master, formed with `CLUSTER MEET`,
 //! `CLUSTER ADDSLOTSRANGE` and `CLUSTER REPLICATE` (no `redis-cli`
 //! needed), and ready only when every node agrees that the cluster is `ok`
@@ -11,7 +11,7 @@
 use crate::server::ServerVersion;
 use crate::system::redis::{command, parse_info};
 use crate::system::{Peer, Role};
-use crate::{Server, ServerError, ServerSpec};
+use crate::{Hosts, Server, ServerError, ServerSpec};
 use kvbench_model::{NodeProbe, Probe, Protocol, Setting};
 use kvbench_proto::resp::Value;
 use std::net::SocketAddr;
@@ -48,6 +48,21 @@ impl Cluster {
         masters: usize,
         replicas: usize,
     ) -> Result<Cluster, ServerError> {
+        Self::start_on(spec, masters, replicas, Hosts::Loopback)
+    }
+
+    /// [`Cluster::start`] with node `i` (masters first, then replicas) on
+    /// `hosts`' host `i`; the nodes meet and announce each other at those
+    /// addresses.
+    ///
+    /// # Errors
+    /// As [`Cluster::start`].
+    pub fn start_on(
+        spec: &ServerSpec,
+        masters: usize,
+        replicas: usize,
+        hosts: Hosts<'_>,
+    ) -> Result<Cluster, ServerError> {
         if spec.system.protocol() != Protocol::Resp {
             return Err(ServerError::NoCluster {
                 system: spec.system,
@@ -60,10 +75,10 @@ impl Cluster {
         if masters == 0 {
             return Err(failed("a cluster needs at least one master".into()));
         }
-        let start = |_| Server::start_as(spec, Role::ClusterNode);
+        let start = |i| Server::start_as(spec, Role::ClusterNode, &hosts.host(i)?);
         let masters_started = (0..masters).map(start).collect::<Result<_, _>>()?;
         let cluster = Cluster {
-            replicas: (0..masters * replicas)
+            replicas: (masters..masters * (1 + replicas))
                 .map(start)
                 .collect::<Result<_, _>>()?,
             masters: masters_started,

@@ -5,7 +5,8 @@
 //! foreground on a free loopback port, in a fresh temporary directory, with
 //! every setting that differs from the server's defaults recorded as a
 //! [`Setting`]. Dropping the guard stops the process and removes the directory;
-//! the process also dies if kvbench itself is killed.
+//! the process also dies if kvbench itself is killed. With `--netns` each
+//! process starts in a network namespace of its own instead ([`netns`]).
 //!
 //! This crate must not generate load: everything here is cold path (blocking
 //! sockets, one short-lived connection per probe). It must never leave a server
@@ -16,6 +17,7 @@
 mod cluster;
 mod deployment;
 mod env;
+pub mod netns;
 mod pool;
 mod ports;
 mod probe;
@@ -32,6 +34,7 @@ pub use cluster::Cluster;
 pub use deployment::Deployment;
 pub use env::{machine_environment, process_cpu_seconds};
 pub use kvbench_model::{Environment, Probe, Protocol, Setting, SystemKind, TopologyKind};
+pub use netns::{Host, Hosts, Link, NetnsError, Network};
 pub use pool::Pool;
 pub use proxy::Proxied;
 pub use remote::RemoteServer;

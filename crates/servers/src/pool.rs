@@ -4,7 +4,7 @@
 
 use crate::cluster::{lost, probe_nodes, stop_all};
 use crate::server::ServerVersion;
-use crate::{Server, ServerError, ServerSpec};
+use crate::{Hosts, Server, ServerError, ServerSpec};
 use kvbench_model::{Probe, Setting};
 use std::net::SocketAddr;
 
@@ -19,9 +19,17 @@ impl Pool {
     /// # Errors
     /// As [`Server::start`]; the servers started so far are stopped.
     pub fn start(spec: &ServerSpec, n: usize) -> Result<Pool, ServerError> {
+        Self::start_on(spec, n, Hosts::Loopback)
+    }
+
+    /// [`Pool::start`] with server `i` on `hosts`' host `i`.
+    ///
+    /// # Errors
+    /// As [`Pool::start`].
+    pub fn start_on(spec: &ServerSpec, n: usize, hosts: Hosts<'_>) -> Result<Pool, ServerError> {
         Ok(Pool {
             nodes: (0..n)
-                .map(|_| Server::start(spec))
+                .map(|i| Server::start_on(spec, &hosts.host(i)?))
                 .collect::<Result<_, _>>()?,
         })
     }

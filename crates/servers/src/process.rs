@@ -6,6 +6,7 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -44,7 +45,7 @@ pub(crate) struct ProcessGuard {
     state: Mutex<State>,
 }
 
-struct SpawnRequest {
+pub(crate) struct SpawnRequest {
     command: Command,
     reply: mpsc::Sender<io::Result<Child>>,
 }
@@ -54,32 +55,8 @@ struct SpawnRequest {
 /// threads, tokio's blocking pool), so every fork happens on one dedicated
 /// thread that lives as long as the process.
 fn spawn_on_spawner_thread(command: Command) -> io::Result<Child> {
-    static SPAWNER: Mutex<Option<mpsc::Sender<SpawnRequest>>> = Mutex::new(None);
-    let sender = {
-        let mut slot = SPAWNER.lock().unwrap_or_else(|p| p.into_inner());
-        match slot.as_ref() {
-            Some(s) => s.clone(),
-            None => {
-                let (tx, rx) = mpsc::channel::<SpawnRequest>();
-                std::thread::Builder::new()
-                    .name("kvbench-spawner".into())
-                    .spawn(move || {
-                        for mut req in rx {
-                            let result = req.command.spawn();
-                            if let Err(mpsc::SendError(Ok(mut orphan))) = req.reply.send(result) {
-                                // The requester is gone; do not leave its server running.
-                                let _ = orphan.kill();
-                                let _ = orphan.wait();
-                            }
-                        }
-                    })?;
-                *slot = Some(tx.clone());
-                tx
-            }
-        }
-    };
     let (reply, answer) = mpsc::channel();
-    sender
+    spawner()?
         .send(SpawnRequest { command, reply })
         .map_err(|_| io::Error::other("the spawner thread has stopped"))?;
     answer
@@ -87,16 +64,46 @@ fn spawn_on_spawner_thread(command: Command) -> io::Result<Child> {
         .map_err(|_| io::Error::other("the spawner thread has stopped"))?
 }
 
+/// The spawner thread's queue, starting the thread on first use. A thread
+/// stays in the network namespace it was created in, so `netns.rs` calls
+/// this before moving its own thread into a run's client namespace.
+pub(crate) fn spawner() -> io::Result<mpsc::Sender<SpawnRequest>> {
+    static SPAWNER: Mutex<Option<mpsc::Sender<SpawnRequest>>> = Mutex::new(None);
+    let mut slot = SPAWNER.lock().unwrap_or_else(|p| p.into_inner());
+    Ok(match slot.as_ref() {
+        Some(s) => s.clone(),
+        None => {
+            let (tx, rx) = mpsc::channel::<SpawnRequest>();
+            std::thread::Builder::new()
+                .name("kvbench-spawner".into())
+                .spawn(move || {
+                    for mut req in rx {
+                        let result = req.command.spawn();
+                        if let Err(mpsc::SendError(Ok(mut orphan))) = req.reply.send(result) {
+                            // The requester is gone; do not leave its server running.
+                            let _ = orphan.kill();
+                            let _ = orphan.wait();
+                        }
+                    }
+                })?;
+            *slot = Some(tx.clone());
+            tx
+        }
+    })
+}
+
 impl ProcessGuard {
     /// Starts `program args` in `cwd`, stdin from /dev/null, stdout and stderr
     /// appended to `log`, in its own process group (so a terminal Ctrl-C reaches
     /// kvbench only, which then stops the server in order), and with
-    /// SIGKILL as its parent-death signal.
+    /// SIGKILL as its parent-death signal. With `netns` (an open
+    /// `/run/netns/NAME`), it joins that network namespace before exec.
     pub(crate) fn spawn(
         program: &Path,
         args: &[String],
         cwd: &Path,
         log: &Path,
+        netns: Option<&File>,
     ) -> io::Result<Self> {
         let out = File::options().create(true).append(true).open(log)?;
         let err = out.try_clone()?;
@@ -109,10 +116,19 @@ impl ProcessGuard {
             .stderr(err)
             .process_group(0);
         let parent = std::process::id() as libc::pid_t;
+        // The file was opened before the fork (opening is not
+        // async-signal-safe); it is close-on-exec and outlives the spawn,
+        // which blocks until the child has exec'd.
+        let netns = netns.map(|f| f.as_raw_fd());
         // SAFETY: the closure runs between fork and exec and only makes
-        // async-signal-safe calls (prctl, getppid) without allocating.
+        // async-signal-safe calls (setns, prctl, getppid) without allocating.
         unsafe {
             command.pre_exec(move || {
+                if let Some(fd) = netns {
+                    if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
                 if libc::prctl(
                     libc::PR_SET_PDEATHSIG,
                     libc::SIGKILL as libc::c_ulong,
@@ -283,8 +299,8 @@ mod tests {
             "-c".to_string(),
             "trap '' TERM; echo up; exec sleep 30".to_string(),
         ];
-        let guard =
-            ProcessGuard::spawn(Path::new("/bin/sh"), &args, dir.path(), &log).expect("spawn");
+        let guard = ProcessGuard::spawn(Path::new("/bin/sh"), &args, dir.path(), &log, None)
+            .expect("spawn");
         // Give the shell time to install its trap.
         let start = Instant::now();
         while !log_tail(&log, 1).contains("up") && start.elapsed() < Duration::from_secs(5) {

@@ -4,15 +4,17 @@
 //!
 //! The configuration kvbench writes keeps twemproxy's own defaults (fnv1a_64
 //! keys on a ketama ring, no timeout, no ejection) and says so, binds the
-//! proxy and its stats port to loopback, and is recorded with the run.
+//! proxy and its stats port to loopback (or, with `--netns`, to the address
+//! of its own namespace), and is recorded with the run.
 
 use crate::cluster::probe_nodes;
 use crate::process::{log_tail, ProcessGuard};
 use crate::server::ServerVersion;
-use crate::{find_in_path, ports, probe, Pool, ServerError, ServerSpec};
+use crate::system::bind_reason;
+use crate::{find_in_path, ports, probe, Host, Hosts, Pool, ServerError, ServerSpec};
 use kvbench_model::{NodeProbe, Probe, Protocol, Setting};
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
@@ -49,15 +51,32 @@ impl Proxied {
         nodes: usize,
         binary: Option<&Path>,
     ) -> Result<Proxied, ServerError> {
+        Self::start_on(spec, nodes, binary, Hosts::Loopback)
+    }
+
+    /// [`Proxied::start`] with server `i` on `hosts`' host `i` and the proxy
+    /// on host `nodes`: a proxy tier of its own, so with `--netns` the
+    /// client's requests cross one link to the proxy and the proxy's cross
+    /// another to the servers, as on separate machines.
+    ///
+    /// # Errors
+    /// As [`Proxied::start`].
+    pub fn start_on(
+        spec: &ServerSpec,
+        nodes: usize,
+        binary: Option<&Path>,
+        hosts: Hosts<'_>,
+    ) -> Result<Proxied, ServerError> {
         let binary = find_in_path(
             binary.unwrap_or(Path::new("nutcracker")),
             "install it with `apt-get install nutcracker`",
         )?;
-        let backends = Pool::start(spec, nodes)?;
+        let backends = Pool::start_on(spec, nodes, hosts)?;
+        let host = hosts.host(nodes)?;
         let redis = spec.system.protocol() == Protocol::Resp;
         let mut last = None;
         for _ in 0..START_ATTEMPTS {
-            match start_proxy(&binary, &backends, redis, spec) {
+            match start_proxy(&binary, &backends, redis, spec, &host) {
                 Ok((proxy, addr, settings, log_path, dir)) => {
                     return Ok(Proxied {
                         proxy,
@@ -193,6 +212,7 @@ fn start_proxy(
     backends: &Pool,
     redis: bool,
     spec: &ServerSpec,
+    host: &Host,
 ) -> Result<Started, (ServerError, bool)> {
     let io = |what: &str| {
         let what = what.to_string();
@@ -204,7 +224,9 @@ fn start_proxy(
         .prefix("kvbench-twemproxy-")
         .tempdir()
         .map_err(io("create a temporary directory"))?;
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let netns = host.open_netns().map_err(|e| (e, false))?;
+    let ip = host.ip().to_string();
+    let addr = SocketAddr::from((host.ip(), port));
     let servers: Vec<String> = backends
         .addrs()
         .iter()
@@ -224,13 +246,13 @@ fn start_proxy(
         "-s".into(),
         stats_port.to_string(),
         "-a".into(),
-        "127.0.0.1".into(),
+        ip.clone(),
         "-o".into(),
         path(&log_path),
         "-p".into(),
         path(&dir.path().join("nutcracker.pid")),
     ];
-    let proxy = ProcessGuard::spawn(binary, &args, dir.path(), &log_path)
+    let proxy = ProcessGuard::spawn(binary, &args, dir.path(), &log_path, netns.as_ref())
         .map_err(io(&format!("start {}", binary.display())))?;
     let setting = |name: &str, value: &str, reason: &str| Setting {
         name: format!("twemproxy.{name}"),
@@ -238,11 +260,7 @@ fn start_proxy(
         reason: reason.to_string(),
     };
     let settings = vec![
-        setting(
-            "listen",
-            "127.0.0.1",
-            "loopback only, like every server kvbench starts",
-        ),
+        setting("listen", &ip, bind_reason(host.ip().into())),
         setting("hash", "fnv1a_64", "twemproxy's default, written out"),
         setting("distribution", "ketama", "twemproxy's default, written out"),
         setting(
@@ -257,8 +275,8 @@ fn start_proxy(
         ),
         setting(
             "stats-addr",
-            "127.0.0.1",
-            "loopback only (its default is every interface)",
+            &ip,
+            "the proxy's own address only (its default is every interface)",
         ),
     ];
     let deadline = Instant::now() + READY_TIMEOUT;
@@ -301,7 +319,7 @@ fn start_proxy(
 /// The stats port says it is nutcracker, and a request through the proxy is
 /// answered by a server behind it.
 fn answers(addr: SocketAddr, stats_port: u16, redis: bool) -> Result<(), String> {
-    let stats = SocketAddr::from((Ipv4Addr::LOCALHOST, stats_port));
+    let stats = SocketAddr::from((addr.ip(), stats_port));
     let mut s = TcpStream::connect_timeout(&stats, QUERY_TIMEOUT).map_err(|e| e.to_string())?;
     s.set_read_timeout(Some(QUERY_TIMEOUT))
         .map_err(|e| e.to_string())?;

@@ -7,11 +7,11 @@
 
 use crate::process::{log_tail, Ending, ProcessGuard};
 use crate::system::{Peer, Role};
-use crate::{find_binary, ports, probe, system, ServerError};
+use crate::{find_binary, ports, probe, system, Host, ServerError};
 use kvbench_model::{Probe, Setting, SystemKind};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -111,17 +111,30 @@ impl Server {
     /// On failure nothing is left behind: the process is stopped, the
     /// temporary directory removed, and the error quotes the server's log.
     pub fn start(spec: &ServerSpec) -> Result<Server, ServerError> {
-        Self::start_as(spec, Role::Single)
+        Self::start_on(spec, &Host::loopback())
     }
 
-    /// [`Server::start`] for a server with a `role`.
-    pub(crate) fn start_as(spec: &ServerSpec, role: Role) -> Result<Server, ServerError> {
+    /// [`Server::start`] on `host`: in its network namespace, bound to its
+    /// address.
+    ///
+    /// # Errors
+    /// As [`Server::start`], or the namespace cannot be opened.
+    pub fn start_on(spec: &ServerSpec, host: &Host) -> Result<Server, ServerError> {
+        Self::start_as(spec, Role::Single, host)
+    }
+
+    /// [`Server::start_on`] for a server with a `role`.
+    pub(crate) fn start_as(
+        spec: &ServerSpec,
+        role: Role,
+        host: &Host,
+    ) -> Result<Server, ServerError> {
         let binary = find_binary(spec.system, spec.binary.as_deref())?;
         // Refuse bad extra arguments before spawning anything.
         system::user_settings(spec.system, &spec.extra_args)?;
         let mut last = None;
         for _ in 0..START_ATTEMPTS {
-            match Self::start_once(spec, role, &binary) {
+            match Self::start_once(spec, role, host, &binary) {
                 Ok(server) => return Ok(server),
                 Err(Attempt::PortTaken(e)) => last = Some(e),
                 Err(Attempt::Failed(e)) => return Err(e),
@@ -134,26 +147,35 @@ impl Server {
         }))
     }
 
-    fn start_once(spec: &ServerSpec, role: Role, binary: &Path) -> Result<Server, Attempt> {
+    fn start_once(
+        spec: &ServerSpec,
+        role: Role,
+        host: &Host,
+        binary: &Path,
+    ) -> Result<Server, Attempt> {
         let io = |what: String| {
             move |source: std::io::Error| Attempt::Failed(ServerError::Io { what, source })
         };
+        // Free on loopback, so also in a fresh namespace, where nothing listens.
         let port = ports::free_loopback_port().map_err(io("pick a free loopback port".into()))?;
+        let netns = host.open_netns().map_err(Attempt::Failed)?;
         let dir = tempfile::Builder::new()
             .prefix(&format!("kvbench-{}-", spec.system))
             .tempdir()
             .map_err(io("create a temporary directory".into()))?;
         // SAFETY: geteuid has no preconditions and cannot fail.
         let as_root = unsafe { libc::geteuid() } == 0;
+        let addr = SocketAddr::from((host.ip(), port));
         let launch =
-            system::launch(spec, role, port, dir.path(), as_root).map_err(Attempt::Failed)?;
+            system::launch(spec, role, addr, dir.path(), as_root).map_err(Attempt::Failed)?;
         let log_path = dir.path().join("server.log");
-        let process = ProcessGuard::spawn(binary, &launch.args, dir.path(), &log_path)
-            .map_err(io(format!("start {}", binary.display())))?;
+        let process =
+            ProcessGuard::spawn(binary, &launch.args, dir.path(), &log_path, netns.as_ref())
+                .map_err(io(format!("start {}", binary.display())))?;
         let server = Server {
             system: spec.system,
             binary: binary.to_path_buf(),
-            addr: SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+            addr,
             settings: launch.settings,
             log_path,
             dir_path: dir.path().to_path_buf(),
@@ -210,7 +232,7 @@ impl Server {
         }
     }
 
-    /// The loopback address the server listens on.
+    /// The address the server listens on (loopback, or its namespace's).
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }

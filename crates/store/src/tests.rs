@@ -104,6 +104,10 @@ fn full_record() -> RunRecord {
             flush: false,
             allow_existing: false,
             cleanup: false,
+            netns: Some(kvbench_model::NetnsConfig {
+                link_rate_bits: Some(1_000_000_000),
+                link_delay_us: 50.0,
+            }),
             workload_properties: vec![
                 ("recordcount".into(), "123457".into()),
                 ("requestdistribution".into(), "zipfian".into()),

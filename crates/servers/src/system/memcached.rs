@@ -8,6 +8,7 @@ use crate::ServerError;
 use kvbench_model::Setting;
 use kvbench_proto::memcache_text;
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
@@ -27,12 +28,12 @@ impl System for Memcached {
 
     fn launch(
         &self,
-        port: u16,
+        addr: SocketAddr,
         _dir: &Path,
         memory_limit_mb: Option<u64>,
         as_root: bool,
     ) -> Result<Launch, ServerError> {
-        Ok(launch(port, memory_limit_mb, as_root))
+        Ok(launch(addr, memory_limit_mb, as_root))
     }
 
     fn forbidden(&self, arg: &str) -> Option<&'static str> {
@@ -112,14 +113,15 @@ pub(crate) const DEFAULT_MEMORY_MB: u64 = 64;
 /// such as `-vt4`, everything after one of these is its value.
 const TAKES_VALUE: &str = "pUsalumcPfnDtRbBIYeo";
 
-/// `-p P -l 127.0.0.1 -U 0 -m <MB>`, plus `-u root` when running as root.
-fn launch(port: u16, memory_limit_mb: Option<u64>, as_root: bool) -> Launch {
+/// `-p P -l IP -U 0 -m <MB>`, plus `-u root` when running as root.
+fn launch(addr: SocketAddr, memory_limit_mb: Option<u64>, as_root: bool) -> Launch {
     let mb = memory_limit_mb.unwrap_or(DEFAULT_MEMORY_MB);
+    let bind = addr.ip().to_string();
     let mut args: Vec<String> = [
         "-p",
-        &port.to_string(),
+        &addr.port().to_string(),
         "-l",
-        "127.0.0.1",
+        &bind,
         "-U",
         "0",
         "-m",
@@ -136,8 +138,12 @@ fn launch(port: u16, memory_limit_mb: Option<u64>, as_root: bool) -> Launch {
     // The port (-p) is not recorded: it is random per run and has no effect on
     // performance, so recording it would only make equal configurations differ.
     let mut settings = vec![
-        setting("-l", "127.0.0.1".into(), "loopback only: the server is private to this run and must not be reachable from the network"),
-        setting("-U", "0".into(), "UDP off (the default since 1.5.6, made explicit): the benchmark uses TCP only"),
+        setting("-l", bind.clone(), super::bind_reason(addr.ip())),
+        setting(
+            "-U",
+            "0".into(),
+            "UDP off (the default since 1.5.6, made explicit): the benchmark uses TCP only",
+        ),
         setting(
             "-m",
             mb.to_string(),
@@ -295,7 +301,8 @@ mod tests {
 
     #[test]
     fn default_memory_is_recorded() {
-        let l = launch(1, None, true);
+        let addr = SocketAddr::from(([127, 0, 0, 1], 1));
+        let l = launch(addr, None, true);
         let m = l
             .settings
             .iter()
@@ -303,7 +310,7 @@ mod tests {
             .expect("-m recorded");
         assert_eq!(m.value, "64");
         assert!(l.settings.iter().any(|s| s.name == "-u"));
-        assert!(!launch(1, Some(8), false)
+        assert!(!launch(addr, Some(8), false)
             .settings
             .iter()
             .any(|s| s.name == "-u"));

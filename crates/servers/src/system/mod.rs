@@ -16,7 +16,7 @@ use kvbench_model::{Probe, Setting, SystemKind};
 use kvbench_proto::DecodeError;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::time::Duration;
 
@@ -83,11 +83,11 @@ pub(crate) trait System: Sync {
     fn binary(&self) -> &'static str;
     /// How to get the binary, for the "not found" message.
     fn install_hint(&self) -> &'static str;
-    /// The command line for a private server on `port` in `dir`, before
-    /// the caller's extra arguments.
+    /// The command line for a private server bound to `addr` in `dir`,
+    /// before the caller's extra arguments.
     fn launch(
         &self,
-        port: u16,
+        addr: SocketAddr,
         dir: &Path,
         memory_limit_mb: Option<u64>,
         as_root: bool,
@@ -114,9 +114,9 @@ pub(crate) trait System: Sync {
     /// selected database only; Memcached `flush_all`). Only ever called for
     /// `--flush` on a server kvbench did not start.
     fn flush(&self, at: Peer<'_>, timeout: Duration) -> Result<(), String>;
-    /// What a node of a server-side cluster adds to its command line;
-    /// `None` when the system has no such cluster.
-    fn cluster_node(&self) -> Option<Launch> {
+    /// What a node of a server-side cluster bound to `addr` adds to its
+    /// command line; `None` when the system has no such cluster.
+    fn cluster_node(&self, _addr: SocketAddr) -> Option<Launch> {
         None
     }
 }
@@ -139,21 +139,21 @@ pub(crate) fn of(kind: SystemKind) -> &'static dyn System {
     }
 }
 
-/// The command line for a private server on `port` in `dir`, kvbench's own
+/// The command line for a private server bound to `addr` in `dir`, kvbench's own
 /// settings followed by the caller's extra arguments. The extra arguments come
 /// last, so the server's parser lets them win; a recorded kvbench setting they
 /// override is dropped from the list so the record says what really ran.
 pub(crate) fn launch(
     spec: &ServerSpec,
     role: Role,
-    port: u16,
+    addr: SocketAddr,
     dir: &Path,
     as_root: bool,
 ) -> Result<Launch, ServerError> {
     let sys = of(spec.system);
-    let mut launch = sys.launch(port, dir, spec.memory_limit_mb, as_root)?;
+    let mut launch = sys.launch(addr, dir, spec.memory_limit_mb, as_root)?;
     if role == Role::ClusterNode {
-        let node = sys.cluster_node().ok_or(ServerError::NoCluster {
+        let node = sys.cluster_node(addr).ok_or(ServerError::NoCluster {
             system: spec.system,
         })?;
         launch.args.extend(node.args);
@@ -166,6 +166,15 @@ pub(crate) fn launch(
     launch.settings.extend(user);
     launch.args.extend(spec.extra_args.iter().cloned());
     Ok(launch)
+}
+
+/// Why a server binds `ip`, recorded with its bind-address setting.
+pub(crate) fn bind_reason(ip: IpAddr) -> &'static str {
+    if ip.is_loopback() {
+        "loopback only: the server is private to this run and must not be reachable from the network"
+    } else {
+        "its own network namespace's address (--netns): reachable only inside this run's private network"
+    }
 }
 
 /// Records the caller's extra arguments as settings (reason `user`), grouping
@@ -381,7 +390,8 @@ mod tests {
             memory_limit_mb: Some(128),
             extra_args: vec!["-m".into(), "256".into()],
         };
-        let l = launch(&spec, Role::Single, 1234, Path::new("/tmp"), false).expect("launch");
+        let addr = SocketAddr::from(([127, 0, 0, 1], 1234));
+        let l = launch(&spec, Role::Single, addr, Path::new("/tmp"), false).expect("launch");
         let m: Vec<_> = l.settings.iter().filter(|s| s.name == "-m").collect();
         assert_eq!(m.len(), 1);
         assert_eq!((m[0].value.as_str(), m[0].reason.as_str()), ("256", "user"));

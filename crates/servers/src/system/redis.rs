@@ -10,6 +10,7 @@ use crate::ServerError;
 use kvbench_model::Setting;
 use kvbench_proto::resp::{self, Value};
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -37,12 +38,12 @@ impl System for Resp {
 
     fn launch(
         &self,
-        port: u16,
+        addr: SocketAddr,
         dir: &Path,
         memory_limit_mb: Option<u64>,
         _as_root: bool,
     ) -> Result<Launch, ServerError> {
-        launch(port, dir, memory_limit_mb)
+        launch(addr, dir, memory_limit_mb)
     }
 
     fn forbidden(&self, arg: &str) -> Option<&'static str> {
@@ -86,13 +87,19 @@ impl System for Resp {
         }
     }
 
-    /// Cluster mode with its state file in the node's private directory.
-    fn cluster_node(&self) -> Option<Launch> {
+    /// Cluster mode with its state file in the node's private directory,
+    /// announcing the address it is bound to.
+    fn cluster_node(&self, addr: SocketAddr) -> Option<Launch> {
         let reason = "cluster topology: this server is a node of a cluster kvbench started";
+        let ip = addr.ip().to_string();
         let pairs = [
             ("cluster-enabled", "yes"),
             // Relative to --dir, the node's private directory.
             ("cluster-config-file", "nodes.conf"),
+            // What the other nodes and clients are told to connect to:
+            // the one address the node listens on (its namespace's with
+            // --netns), never one it guessed from a connection.
+            ("cluster-announce-ip", ip.as_str()),
         ];
         Some(Launch {
             args: pairs
@@ -116,18 +123,23 @@ fn option_name(arg: &str) -> String {
     arg.trim_start_matches('-').to_ascii_lowercase()
 }
 
-/// `--port P --bind 127.0.0.1 --save "" --appendonly no --dir <dir>
+/// `--port P --bind IP --save "" --appendonly no --dir <dir>
 /// --daemonize no`, plus `--maxmemory <N>mb` when the caller sets a limit.
-fn launch(port: u16, dir: &Path, memory_limit_mb: Option<u64>) -> Result<Launch, ServerError> {
+fn launch(
+    addr: SocketAddr,
+    dir: &Path,
+    memory_limit_mb: Option<u64>,
+) -> Result<Launch, ServerError> {
+    let (port, bind) = (addr.port().to_string(), addr.ip().to_string());
     let dir = dir.to_str().ok_or_else(|| ServerError::Io {
         what: format!("temporary directory {} is not valid UTF-8", dir.display()),
         source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
     })?;
     let mut args: Vec<String> = [
         "--port",
-        &port.to_string(),
+        &port,
         "--bind",
-        "127.0.0.1",
+        &bind,
         "--save",
         "",
         "--appendonly",
@@ -150,11 +162,19 @@ fn launch(port: u16, dir: &Path, memory_limit_mb: Option<u64>) -> Result<Launch,
     // The port is not recorded: it is random per run and has no effect on
     // performance, so recording it would only make equal configurations differ.
     let mut settings = vec![
-        setting("bind", "127.0.0.1", "loopback only: the server is private to this run and must not be reachable from the network"),
+        setting("bind", &bind, super::bind_reason(addr.ip())),
         setting("save", "", "RDB snapshots off, so no background save (fork and copy-on-write) disturbs a measurement"),
         setting("appendonly", "no", "AOF off (the Redis 7 default, made explicit), so no fsync or rewrite disturbs a measurement"),
         setting("dir", dir, "private temporary directory, removed when the server stops"),
     ];
+    if !addr.ip().is_loopback() {
+        args.extend(["--protected-mode".to_string(), "no".to_string()]);
+        settings.push(setting(
+            "protected-mode",
+            "no",
+            "the client connects from another network namespace (--netns), which protected mode refuses without a password; the address is reachable only inside this run's private network",
+        ));
+    }
     if let Some(mb) = memory_limit_mb {
         let value = format!("{mb}mb");
         args.extend(["--maxmemory".to_string(), value.clone()]);
