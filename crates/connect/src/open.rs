@@ -271,6 +271,52 @@ pub fn open(addr: SocketAddr, access: &Access, timeout: Duration) -> Result<Stre
     Ok(stream)
 }
 
+/// One request and its one complete reply, on a fresh ready connection:
+/// the cold path's queries (probes, `CLUSTER SLOTS`). `parse` returns the
+/// value and the bytes it used, or `None` while the reply is incomplete; a
+/// reply growing past `max_reply` bytes is refused rather than buffered.
+/// Errors are plain messages; the caller knows which server they concern.
+///
+/// # Errors
+/// A message naming the step that failed (set-up, send, receive, decode).
+pub fn exchange<T, E: std::fmt::Display>(
+    addr: SocketAddr,
+    access: &Access,
+    timeout: Duration,
+    request: &[u8],
+    max_reply: usize,
+    mut parse: impl FnMut(&[u8]) -> Result<Option<(T, usize)>, E>,
+) -> Result<T, String> {
+    let mut stream = open(addr, access, timeout).map_err(|e| e.to_string())?;
+    stream
+        .write_all(request)
+        .and_then(|()| stream.flush())
+        .map_err(|e| format!("send: {e}"))?;
+    let mut buf = Vec::with_capacity(16 * 1024);
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let n = stream
+            .read(&mut chunk)
+            .map_err(|e| format!("receive: {e}"))?;
+        if n == 0 {
+            return Err(format!(
+                "connection closed after {} bytes of an incomplete reply",
+                buf.len()
+            ));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        match parse(&buf) {
+            Ok(Some((value, _))) => return Ok(value),
+            Ok(None) if buf.len() < max_reply => {}
+            Ok(None) => return Err(format!("reply larger than {max_reply} bytes")),
+            Err(e) => {
+                let preview = String::from_utf8_lossy(&buf[..buf.len().min(120)]);
+                return Err(format!("undecodable reply: {e}: {preview:?}"));
+            }
+        }
+    }
+}
+
 /// rustls reports handshake failures as `InvalidData` I/O errors; the
 /// inner error is the useful part ("invalid peer certificate: UnknownIssuer").
 fn tls_error(addr: SocketAddr, e: io::Error) -> ConnectError {

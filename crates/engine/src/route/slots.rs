@@ -13,7 +13,6 @@
 use kvbench_connect::Access;
 use kvbench_proto::resp::{self, Value};
 use std::cell::Cell;
-use std::io::{Read, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
@@ -219,25 +218,8 @@ fn cluster_slots(
 ) -> Result<Vec<(u16, u16, SocketAddr)>, String> {
     let mut request = Vec::new();
     resp::encode_command(&mut request, &[b"CLUSTER", b"SLOTS"]);
-    let mut s = kvbench_connect::open(addr, access, timeout).map_err(|e| e.to_string())?;
-    s.write_all(&request)
-        .and_then(|()| s.flush())
-        .map_err(|e| format!("send: {e}"))?;
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 16384];
-    let value = loop {
-        if let Some((v, _)) = resp::parse_value(&buf).map_err(|e| e.to_string())? {
-            break v;
-        }
-        if buf.len() > 64 << 20 {
-            return Err("CLUSTER SLOTS reply larger than 64 MiB".into());
-        }
-        let n = s.read(&mut chunk).map_err(|e| format!("receive: {e}"))?;
-        if n == 0 {
-            return Err("connection closed".into());
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
+    let value =
+        kvbench_connect::exchange(addr, access, timeout, &request, 64 << 20, resp::parse_value)?;
     let ranges = match value {
         Value::Array(items) => items,
         Value::Error(e) => return Err(format!("CLUSTER SLOTS: {e}")),

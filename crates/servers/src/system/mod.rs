@@ -15,7 +15,6 @@ use kvbench_connect::Access;
 use kvbench_model::{Probe, Setting, SystemKind};
 use kvbench_proto::DecodeError;
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::time::Duration;
@@ -250,38 +249,9 @@ pub(crate) fn exchange<T>(
     at: Peer<'_>,
     timeout: Duration,
     request: &[u8],
-    mut parse: impl FnMut(&[u8]) -> Result<Option<(T, usize)>, DecodeError>,
+    parse: impl FnMut(&[u8]) -> Result<Option<(T, usize)>, DecodeError>,
 ) -> Result<T, String> {
-    let mut stream =
-        kvbench_connect::open(at.addr, at.access, timeout).map_err(|e| e.to_string())?;
-    stream
-        .write_all(request)
-        .and_then(|()| stream.flush())
-        .map_err(|e| format!("send: {e}"))?;
-    let mut buf = Vec::with_capacity(16 * 1024);
-    let mut chunk = [0u8; 16 * 1024];
-    loop {
-        let n = stream
-            .read(&mut chunk)
-            .map_err(|e| format!("receive: {e}"))?;
-        if n == 0 {
-            return Err(format!(
-                "connection closed after {} bytes of an incomplete reply",
-                buf.len()
-            ));
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        match parse(&buf) {
-            Ok(Some((value, _))) => return Ok(value),
-            Ok(None) if buf.len() < MAX_REPLY => {}
-            Ok(None) => return Err(format!("reply larger than {MAX_REPLY} bytes")),
-            Err(e) => return Err(format!("undecodable reply: {e}: {:?}", preview(&buf))),
-        }
-    }
-}
-
-fn preview(buf: &[u8]) -> String {
-    String::from_utf8_lossy(&buf[..buf.len().min(120)]).into_owned()
+    kvbench_connect::exchange(at.addr, at.access, timeout, request, MAX_REPLY, parse)
 }
 
 fn parse_u64(value: Option<&String>) -> Option<u64> {
