@@ -182,6 +182,15 @@ pub(crate) struct Lane {
     /// Its connection failed: nothing more is sent on it, and operations
     /// for its node fail at once (as a client library reports a dead server).
     dead: bool,
+    /// Replies arrived since the last [`Client::fill`]: the lane gets a
+    /// write this round.
+    touched: bool,
+    /// Closed loop over several nodes: requests drawn for this lane while
+    /// it had no write due, encoded (so the operation stream draws exactly
+    /// what it would without holding) and sent with the lane's next write.
+    held: Vec<u8>,
+    /// The held requests, each with the end of its bytes in `held`.
+    held_pending: VecDeque<(Pending, usize)>,
 }
 
 impl Lane {
@@ -193,7 +202,42 @@ impl Lane {
             end: 0,
             pending: VecDeque::with_capacity(pipeline),
             dead: false,
+            touched: false,
+            held: Vec::new(),
+            held_pending: VecDeque::with_capacity(pipeline),
         }
+    }
+
+    /// True when the lane is written this round anyway, or must be (nothing
+    /// in flight would otherwise bring it a reply and a write).
+    #[inline]
+    fn writes_now(&self) -> bool {
+        self.touched || !self.wbuf.is_empty() || self.pending.is_empty()
+    }
+
+    /// Moves up to `max` held requests, oldest first, into the write
+    /// buffer, sent at `now_ns`; returns how many.
+    fn release(&mut self, max: usize, now_ns: u64) -> usize {
+        let n = max.min(self.held_pending.len());
+        if n == 0 {
+            return 0;
+        }
+        let cut = self.held_pending[n - 1].1;
+        if n == self.held_pending.len() && self.wbuf.is_empty() {
+            std::mem::swap(&mut self.wbuf, &mut self.held);
+        } else {
+            self.wbuf.extend_from_slice(&self.held[..cut]);
+            self.held.drain(..cut);
+        }
+        for (mut p, _) in self.held_pending.drain(..n) {
+            p.sent_ns = now_ns;
+            p.intended_ns = now_ns;
+            self.pending.push_back(p);
+        }
+        for (_, end) in self.held_pending.iter_mut() {
+            *end -= cut;
+        }
+        n
     }
 
     /// Free space to read into (compacting or growing the buffer as needed).
@@ -253,6 +297,16 @@ pub(crate) struct Client {
     free_scan_keys: Vec<u32>,
     /// Draws for requests encoded again after a redirect.
     redirect_rng: Rng,
+    /// Closed loop over several nodes: a request for a lane that has no
+    /// write due this round is held until the lane's next reply, so each
+    /// lane keeps one write per read as a single connection does (without
+    /// it, every read would refill all lanes with a few requests each: up
+    /// to one write, and one packet, per node per read). At most
+    /// `pipeline` requests are in flight, as always, and at most `pipeline`
+    /// more are held.
+    hold: bool,
+    /// Operations held (counted in `ops` too).
+    held: usize,
 }
 
 /// What became of a scan's record reads.
@@ -285,7 +339,10 @@ impl Client {
     ) -> Client {
         let now = Instant::now();
         let base = schedule.as_ref().map_or(now, |s| s.next().min(now));
+        let hold = schedule.is_none() && router.nodes() > 1;
         Client {
+            hold,
+            held: 0,
             lanes: (0..router.nodes()).map(|_| Lane::new(pipeline)).collect(),
             driver,
             router,
@@ -347,7 +404,15 @@ impl Client {
         let now_ns = self.nanos(now);
         // One handle for the loop: `self` is borrowed mutably inside it.
         let driver = self.driver.clone();
-        while self.sending && self.ops < self.pipeline {
+        if self.hold {
+            for l in self.lanes.iter_mut() {
+                let room = self.pipeline.saturating_sub(self.ops - self.held);
+                if room > 0 && !l.held_pending.is_empty() && l.writes_now() {
+                    self.held -= l.release(room, now_ns);
+                }
+            }
+        }
+        while self.sending && self.ops - self.held < self.pipeline && self.held < self.pipeline {
             let intended = match &self.schedule {
                 Some(s) if s.next() > now => break,
                 Some(s) => s.next(),
@@ -393,12 +458,10 @@ impl Client {
                 }
                 continue;
             }
-            driver.encode_first(
-                &op,
-                self.source.rng(),
-                &self.key,
-                &mut self.lanes[lane].wbuf,
-            );
+            let hold = self.hold && index_lane.is_none() && !self.lanes[lane].writes_now();
+            let l = &mut self.lanes[lane];
+            let buf = if hold { &mut l.held } else { &mut l.wbuf };
+            driver.encode_first(&op, self.source.rng(), &self.key, buf);
             let intended_ns = if self.schedule.is_some() {
                 self.nanos(intended)
             } else {
@@ -422,7 +485,13 @@ impl Client {
                     ..p
                 });
             }
-            self.lanes[lane].pending.push_back(p);
+            if hold {
+                let l = &mut self.lanes[lane];
+                l.held_pending.push_back((p, l.held.len()));
+                self.held += 1;
+            } else {
+                self.lanes[lane].pending.push_back(p);
+            }
             self.ops += 1;
             self.measured_sent += u64::from(measured);
             added += 1;
@@ -430,6 +499,10 @@ impl Client {
                 s.advance();
             }
         }
+        for l in self.lanes.iter_mut() {
+            l.touched = false;
+        }
+        debug_assert!(self.ops - self.held <= self.pipeline && self.held <= self.pipeline);
         added
     }
 
@@ -569,6 +642,7 @@ impl Client {
         let arrived_ns = self.nanos(arrived);
         let mut done = 0u64;
         let driver = self.driver.clone();
+        self.lanes[lane].touched = true;
         while let Some(head) = self.lanes[lane].pending.front_mut() {
             if head.asking {
                 // The `+OK` of the `ASKING` sent before this request.
@@ -851,7 +925,10 @@ impl Client {
         let l = &mut self.lanes[lane];
         l.dead = true;
         l.wbuf.clear();
-        let pending: Vec<Pending> = l.pending.drain(..).collect();
+        l.held.clear();
+        self.held -= l.held_pending.len();
+        let held = l.held_pending.drain(..).map(|(p, _)| p);
+        let pending: Vec<Pending> = l.pending.drain(..).chain(held).collect();
         for p in pending {
             if p.measured {
                 rec.count_node_error(lane);

@@ -42,10 +42,57 @@ const fn crc16_table() -> [u16; 256] {
 
 static CRC16: [u16; 256] = crc16_table();
 
+/// Slicing-by-8 tables: `CRC16_8[k][b]` is the CRC of byte `b` followed by
+/// `k` zero bytes. The CRC is linear, so the CRC of 8 bytes (the register
+/// folded into the first two) is the XOR of each byte's entry for its
+/// distance from the end: 8 independent lookups instead of a chain of 8
+/// dependent steps. Routing hashes every key, and the chain was a tenth
+/// of the client's CPU per operation in the cluster benchmark.
+const fn crc16_slice_tables() -> [[u16; 256]; 8] {
+    let t = crc16_table();
+    let mut out = [[0u16; 256]; 8];
+    out[0] = t;
+    let mut k = 1;
+    while k < 8 {
+        let mut b = 0;
+        while b < 256 {
+            // One more zero byte after `b`'s CRC.
+            let prev = out[k - 1][b];
+            out[k][b] = (prev << 8) ^ t[(prev >> 8) as usize];
+            b += 1;
+        }
+        k += 1;
+    }
+    out
+}
+
+static CRC16_8: [[u16; 256]; 8] = crc16_slice_tables();
+
 /// CRC16/XMODEM of `data`.
 #[inline]
 pub fn crc16(data: &[u8]) -> u16 {
-    data.iter().fold(0u16, |crc, &b| {
+    let mut chunks = data.chunks_exact(8);
+    let mut crc = 0u16;
+    for c in &mut chunks {
+        let t = &CRC16_8;
+        let hi = (crc >> 8) as u8 ^ c[0];
+        let lo = crc as u8 ^ c[1];
+        crc = t[7][usize::from(hi)]
+            ^ t[6][usize::from(lo)]
+            ^ t[5][usize::from(c[2])]
+            ^ t[4][usize::from(c[3])]
+            ^ t[3][usize::from(c[4])]
+            ^ t[2][usize::from(c[5])]
+            ^ t[1][usize::from(c[6])]
+            ^ t[0][usize::from(c[7])];
+    }
+    crc16_bytewise(crc, chunks.remainder())
+}
+
+/// The reference: one byte at a time from register `crc`.
+#[inline]
+fn crc16_bytewise(crc: u16, data: &[u8]) -> u16 {
+    data.iter().fold(crc, |crc, &b| {
         (crc << 8) ^ CRC16[usize::from((crc >> 8) as u8 ^ b)]
     })
 }
@@ -54,8 +101,8 @@ pub fn crc16(data: &[u8]) -> u16 {
 /// one, else the whole key.
 #[inline]
 pub fn hashed_part(key: &[u8]) -> &[u8] {
-    if let Some(open) = key.iter().position(|&b| b == b'{') {
-        if let Some(len) = key[open + 1..].iter().position(|&b| b == b'}') {
+    if let Some(open) = memchr::memchr(b'{', key) {
+        if let Some(len) = memchr::memchr(b'}', &key[open + 1..]) {
             if len > 0 {
                 return &key[open + 1..open + 1 + len];
             }
@@ -266,6 +313,28 @@ mod tests {
         // The cluster specification's check value.
         assert_eq!(crc16(b"123456789"), 0x31C3);
         assert_eq!(crc16(b""), 0);
+    }
+
+    #[test]
+    fn sliced_crc16_equals_the_bytewise_reference() {
+        // Every length up to 64 (all remainders after 8-byte chunks), with
+        // bytes from a fixed pseudo-random sequence.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let data: Vec<u8> = (0..64)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        for len in 0..=data.len() {
+            for start in [0, 1, 3] {
+                let d = &data[start.min(len)..len];
+                assert_eq!(crc16(d), crc16_bytewise(0, d), "length {}", d.len());
+            }
+        }
+        assert_eq!(crc16(&[0xff; 40]), crc16_bytewise(0, &[0xff; 40]));
     }
 
     #[test]
