@@ -29,10 +29,17 @@
 //! A `MOVED` or `ASK` reply is not an outcome: the request is encoded again
 //! for the node named (after `ASKING` for `ASK`), sent there, and counted as
 //! a redirect; the operation's time still runs from its first send.
+//!
+//! Nor is a `CLUSTERDOWN` or `TRYAGAIN` reply, and a request for a node
+//! whose connection was lost is not failed at once: the request is parked,
+//! a refresh of the slot map is asked for, and it is routed again after a
+//! backoff (1 ms, doubling to 100 ms), until it succeeds or the request
+//! timeout has passed since its first send, when it fails. Every such retry
+//! is counted apart, like a redirect.
 
 use crate::driver::{Driver, Outcome, Step};
 use crate::recorder::{ErrorKind, Recorder};
-use crate::route::slots::Redirect;
+use crate::route::slots::{self, Redirect};
 use crate::route::Router;
 use crate::schedule::Schedule;
 use kvbench_model::OpKind;
@@ -52,10 +59,16 @@ const MAX_REDIRECTS: u8 = 16;
 const NO_GROUP: u32 = u32::MAX;
 /// Why an operation for a node whose connection failed was not sent.
 const NODE_DOWN: &str = "not sent: the connection to its node had failed";
+/// Why a cluster request waited (see [`Parked`]).
+const NODE_LOST: &str = "its node's connection was lost and no other node took its slot over";
+const RETRY_LATER: &str = "the cluster answered CLUSTERDOWN or TRYAGAIN";
 /// Seeds the generator that re-encodes redirected requests, so the
 /// operation stream's own generator draws exactly what it would without
 /// redirects.
 const REDIRECT_SEED: u64 = 0x6b76_7265_6469_7200;
+/// The first and the longest wait before a parked request is tried again.
+const RETRY_FIRST_NS: u64 = 1_000_000;
+const RETRY_MAX_NS: u64 = 100_000_000;
 
 /// Where a connection's operations come from.
 pub(crate) enum Source {
@@ -162,6 +175,17 @@ struct Pending {
     /// An `ASKING` was sent just before it: its `+OK` comes first.
     asking: bool,
     measured: bool,
+    /// Times it was parked (the exponent of its backoff).
+    retries: u8,
+}
+
+/// A request waiting to be routed again (see the module documentation).
+#[derive(Debug, Clone, Copy)]
+struct Parked {
+    due_ns: u64,
+    p: Pending,
+    /// What it is waiting out, for the failure if it times out.
+    why: &'static str,
 }
 
 /// The requests of one operation that are in flight together.
@@ -307,6 +331,12 @@ pub(crate) struct Client {
     hold: bool,
     /// Operations held (counted in `ops` too).
     held: usize,
+    /// Requests waiting to be routed again (their operations are in `ops`).
+    parked: Vec<Parked>,
+    /// How long after its first send a parked request gives up.
+    timeout_ns: u64,
+    /// Stopped by Ctrl-C: parked requests are not tried again.
+    interrupted: bool,
 }
 
 /// What became of a scan's record reads.
@@ -328,6 +358,7 @@ pub(crate) enum ReadResult {
 }
 
 impl Client {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         driver: Rc<Driver>,
         router: Rc<Router>,
@@ -336,6 +367,7 @@ impl Client {
         measure_from: Instant,
         limit: Limit,
         schedule: Option<Schedule>,
+        timeout: Duration,
     ) -> Client {
         let now = Instant::now();
         let base = schedule.as_ref().map_or(now, |s| s.next().min(now));
@@ -343,6 +375,9 @@ impl Client {
         Client {
             hold,
             held: 0,
+            parked: Vec::new(),
+            timeout_ns: timeout.as_nanos() as u64,
+            interrupted: false,
             lanes: (0..router.nodes()).map(|_| Lane::new(pipeline)).collect(),
             driver,
             router,
@@ -390,9 +425,11 @@ impl Client {
         &mut self.lanes[lane].wbuf
     }
 
-    /// Stops sending new operations (those in flight still complete).
+    /// Stops sending new operations (those in flight still complete;
+    /// parked requests fail at the next [`Client::fill`]).
     pub(crate) fn stop_sending(&mut self) {
         self.sending = false;
+        self.interrupted = true;
     }
 
     /// Encodes every operation that is due at `now` while the pipeline has
@@ -404,6 +441,12 @@ impl Client {
         let now_ns = self.nanos(now);
         // One handle for the loop: `self` is borrowed mutably inside it.
         let driver = self.driver.clone();
+        if let Router::Cluster(t) = &*self.router {
+            t.refresh_if_due(now);
+        }
+        if !self.parked.is_empty() {
+            self.retry_parked(now, rec);
+        }
         if self.hold {
             for l in self.lanes.iter_mut() {
                 let room = self.pipeline.saturating_sub(self.ops - self.held);
@@ -440,10 +483,11 @@ impl Client {
             let index_lane = driver
                 .indexes_insert(&op)
                 .then(|| self.router.node_of(driver.index_key()));
+            let cluster = self.router.redirects();
             if let Some(dead) = [Some(lane), index_lane]
                 .into_iter()
                 .flatten()
-                .find(|&l| self.lanes[l].dead)
+                .find(|&l| self.lanes[l].dead && !cluster)
             {
                 self.measured_sent += u64::from(measured);
                 if op.kind == OpKind::Insert {
@@ -458,10 +502,14 @@ impl Client {
                 }
                 continue;
             }
-            let hold = self.hold && index_lane.is_none() && !self.lanes[lane].writes_now();
-            let l = &mut self.lanes[lane];
-            let buf = if hold { &mut l.held } else { &mut l.wbuf };
-            driver.encode_first(&op, self.source.rng(), &self.key, buf);
+            let main_down = self.lanes[lane].dead;
+            let hold =
+                self.hold && index_lane.is_none() && !main_down && !self.lanes[lane].writes_now();
+            if !main_down {
+                let l = &mut self.lanes[lane];
+                let buf = if hold { &mut l.held } else { &mut l.wbuf };
+                driver.encode_first(&op, self.source.rng(), &self.key, buf);
+            }
             let intended_ns = if self.schedule.is_some() {
                 self.nanos(intended)
             } else {
@@ -476,16 +524,24 @@ impl Client {
                 redirects: 0,
                 asking: false,
                 measured,
+                retries: 0,
             };
             if let Some(index_lane) = index_lane {
-                driver.encode_index(&self.key, &mut self.lanes[index_lane].wbuf);
                 p.group = self.new_group(2);
-                self.lanes[index_lane].pending.push_back(Pending {
+                let index = Pending {
                     part: Part::Index,
                     ..p
-                });
+                };
+                if self.lanes[index_lane].dead {
+                    self.park(index, now_ns, NODE_LOST);
+                } else {
+                    driver.encode_index(&self.key, &mut self.lanes[index_lane].wbuf);
+                    self.lanes[index_lane].pending.push_back(index);
+                }
             }
-            if hold {
+            if main_down {
+                self.park(p, now_ns, NODE_LOST);
+            } else if hold {
                 let l = &mut self.lanes[lane];
                 l.held_pending.push_back((p, l.held.len()));
                 self.held += 1;
@@ -502,7 +558,10 @@ impl Client {
         for l in self.lanes.iter_mut() {
             l.touched = false;
         }
-        debug_assert!(self.ops - self.held <= self.pipeline && self.held <= self.pipeline);
+        // Drawn ahead: at most `pipeline` held, at most `pipeline` more in
+        // flight or parked (more only after a lost connection parks the
+        // requests held for it).
+        debug_assert!(self.ops <= 2 * self.pipeline && self.held <= self.pipeline);
         added
     }
 
@@ -568,7 +627,7 @@ impl Client {
 
     /// True when any request awaits a reply.
     pub(crate) fn awaiting_any(&self) -> bool {
-        self.ops > 0
+        self.lanes.iter().any(|l| !l.pending.is_empty())
     }
 
     /// Free space to read `lane`'s bytes into.
@@ -689,6 +748,10 @@ impl Client {
                         done +=
                             self.complete_part(failed, Outcome::Error, arrived, arrived_ns, rec);
                     }
+                    continue;
+                }
+                if slots::asks_to_retry(&buf[reply.clone()]) {
+                    self.park(p, arrived_ns, RETRY_LATER);
                     continue;
                 }
             }
@@ -826,9 +889,16 @@ impl Client {
             ));
             return Some(p);
         }
+        p.asking = matches!(r, Redirect::Ask { .. });
+        self.resend(p, to);
+        None
+    }
+
+    /// Encodes request `p` again (after `ASKING` when `p.asking`) on lane
+    /// `to`, and queues it there.
+    fn resend(&mut self, p: Pending, to: usize) {
         let driver = self.driver.clone();
         let wbuf = &mut self.lanes[to].wbuf;
-        p.asking = matches!(r, Redirect::Ask { .. });
         if p.asking {
             resp::encode_command(wbuf, &[b"ASKING"]);
         }
@@ -847,7 +917,93 @@ impl Client {
             Part::ScanRead(i) => driver.encode_scan_read(&p.op, &self.scan_keys[i as usize], wbuf),
         }
         self.lanes[to].pending.push_back(p);
-        None
+    }
+
+    /// The node request `p` goes to now.
+    fn route(&mut self, p: &Pending) -> usize {
+        let driver = self.driver.clone();
+        match p.part {
+            Part::Main => {
+                driver.write_key(&p.op, &mut self.key);
+                self.router
+                    .node_of(driver.first_request_key(&p.op, &self.key))
+            }
+            Part::Index => self.router.node_of(driver.index_key()),
+            Part::RmwWrite => {
+                driver.write_key(&p.op, &mut self.key);
+                self.router.node_of(&self.key)
+            }
+            Part::ScanRead(i) => self.router.node_of(&self.scan_keys[i as usize]),
+        }
+    }
+
+    /// Parks request `p` (its backoff counted from `now_ns`) and asks for a
+    /// refresh of the slot map.
+    fn park(&mut self, mut p: Pending, now_ns: u64, why: &'static str) {
+        if let Router::Cluster(t) = &*self.router {
+            t.want_refresh();
+        }
+        let wait = (RETRY_FIRST_NS << p.retries.min(20)).min(RETRY_MAX_NS);
+        p.retries = p.retries.saturating_add(1);
+        p.asking = false;
+        self.parked.push(Parked {
+            due_ns: now_ns + wait,
+            p,
+            why,
+        });
+    }
+
+    /// Routes every parked request that is due again: sent when its node's
+    /// connection is up, parked again when not, failed once the timeout has
+    /// passed since its first send, or when the run is over.
+    fn retry_parked(&mut self, now: Instant, rec: &mut Recorder) {
+        let now_ns = self.nanos(now);
+        let over = self.interrupted || self.deadline().is_some_and(|d| now >= d);
+        let mut i = 0;
+        while i < self.parked.len() {
+            if self.parked[i].due_ns > now_ns && !over {
+                i += 1;
+                continue;
+            }
+            let Parked { p, why, .. } = self.parked.swap_remove(i);
+            if over || now_ns.saturating_sub(p.sent_ns) > self.timeout_ns {
+                if !over {
+                    rec.note_error(&format!(
+                        "failed after {:?} of retries: {why}",
+                        Duration::from_nanos(self.timeout_ns)
+                    ));
+                }
+                self.complete_part(p, Outcome::Error, now, now_ns, rec);
+                continue;
+            }
+            let to = self.route(&p);
+            if self.lanes[to].dead {
+                self.park(p, now_ns, NODE_LOST);
+                // Parked again behind `i`: looked at in the next round.
+                let last = self.parked.len() - 1;
+                self.parked.swap(i, last);
+                i += 1;
+                continue;
+            }
+            if p.measured {
+                rec.count_retry();
+            }
+            self.resend(p, to);
+        }
+    }
+
+    /// True when requests are parked.
+    pub(crate) fn has_parked(&self) -> bool {
+        !self.parked.is_empty()
+    }
+
+    /// When the earliest parked request is due.
+    pub(crate) fn next_retry(&self) -> Option<Instant> {
+        self.parked
+            .iter()
+            .map(|p| p.due_ns)
+            .min()
+            .map(|ns| self.base + Duration::from_nanos(ns))
     }
 
     /// One request of an operation is answered with `outcome`: completes the
@@ -927,8 +1083,17 @@ impl Client {
         l.wbuf.clear();
         l.held.clear();
         self.held -= l.held_pending.len();
-        let held = l.held_pending.drain(..).map(|(p, _)| p);
-        let pending: Vec<Pending> = l.pending.drain(..).chain(held).collect();
+        let held: Vec<Pending> = l.held_pending.drain(..).map(|(p, _)| p).collect();
+        let mut pending: Vec<Pending> = l.pending.drain(..).collect();
+        if self.router.redirects() {
+            // Never sent: routed again once the slot map says where.
+            let now_ns = self.nanos(now);
+            for p in held {
+                self.park(p, now_ns, NODE_LOST);
+            }
+        } else {
+            pending.extend(held);
+        }
         for p in pending {
             if p.measured {
                 rec.count_node_error(lane);
@@ -951,6 +1116,10 @@ impl Client {
             if p.measured {
                 rec.record_failure(p.op.kind, 1, kind, message, now);
             }
+        }
+        if let Router::Cluster(t) = &*self.router {
+            // Its slots may have gone to another node (a failover).
+            t.want_refresh();
         }
         if self.lanes.iter().all(|l| l.dead) {
             self.sending = false;

@@ -6,7 +6,8 @@
 //! saw them).
 //!
 //! Open loop: a client with room in its pipeline also wakes at its next
-//! slot, on a microsecond-precise [`Timer`].
+//! slot, on a microsecond-precise [`Timer`]; a cluster client also wakes
+//! when a parked request is due to be tried again.
 
 use crate::client::{Client, ReadResult};
 use crate::recorder::{ErrorKind, Recorder};
@@ -35,7 +36,7 @@ pub(crate) struct Shared {
 /// latencies) and its node's later operations; the client goes on with its
 /// other nodes, and never ends the phase for other clients.
 pub(crate) async fn run(mut socks: Vec<AsyncStream>, mut client: Client, shared: Shared) {
-    let mut timer = client.schedule_next().map(|_| Timer::new());
+    let mut timer: Option<Timer> = None;
     loop {
         if shared.stop.load(Ordering::Relaxed) {
             client.stop_sending();
@@ -62,22 +63,22 @@ pub(crate) async fn run(mut socks: Vec<AsyncStream>, mut client: Client, shared:
             return;
         }
         if !client.awaiting_any() {
-            // Open loop with nothing in flight: wait for the next slot.
-            if let (Some(t), Some(timer)) = (client.schedule_next(), timer.as_mut()) {
-                timer.sleep_until(t).await;
+            // Nothing in flight: wait for the next slot or retry.
+            if let Some(t) = earliest(client.schedule_next(), client.next_retry()) {
+                timer.get_or_insert_with(Timer::new).sleep_until(t).await;
             }
             continue;
         }
 
-        let next_slot = client.next_slot();
+        let wake = earliest(client.next_slot(), client.next_retry());
         let ready = tokio::time::timeout(shared.timeout, async {
             let read = read_any(&mut socks, &mut client);
-            match (next_slot, timer.as_mut()) {
-                (Some(t), Some(timer)) => tokio::select! {
+            match wake {
+                Some(t) => tokio::select! {
                     r = read => Some(r),
-                    _ = timer.sleep_until(t) => None,
+                    _ = timer.get_or_insert_with(Timer::new).sleep_until(t) => None,
                 },
-                _ => Some(read.await),
+                None => Some(read.await),
             }
         })
         .await;
@@ -141,6 +142,14 @@ async fn read_any(
         Poll::Pending
     })
     .await
+}
+
+/// The earlier of two optional instants.
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 fn fail(client: &mut Client, lane: usize, shared: &Shared, kind: ErrorKind, message: &str) {

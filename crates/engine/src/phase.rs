@@ -545,6 +545,7 @@ impl WorkerJob {
                     measure_from,
                     limit,
                     schedule,
+                    self.timeout,
                 )
             })
             .collect();

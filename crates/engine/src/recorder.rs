@@ -51,6 +51,9 @@ pub struct Recorder {
     /// Measured requests answered `ASK` and sent again, after `ASKING`, to
     /// the node importing the slot.
     pub asked: u64,
+    /// Measured requests sent again after waiting out a `CLUSTERDOWN` or
+    /// `TRYAGAIN` reply or a lost connection (never counted as completed).
+    pub retried: u64,
     /// The reply time of the last measured operation (ops-bound windows end there).
     pub last_reply: Option<Instant>,
     error_samples: Vec<String>,
@@ -178,6 +181,7 @@ impl Default for Recorder {
             node_counts: Vec::new(),
             moved: 0,
             asked: 0,
+            retried: 0,
             last_reply: None,
             error_samples: Vec::new(),
             error_kinds: [0; ErrorKind::COUNT],
@@ -315,6 +319,11 @@ impl Recorder {
         }
     }
 
+    /// Counts one request sent again after waiting (see `retried`).
+    pub fn count_retry(&mut self) {
+        self.retried += 1;
+    }
+
     /// Keeps an error message for the record, deduplicated and bounded.
     pub fn note_error(&mut self, message: &str) {
         if self.error_samples.len() < MAX_ERROR_SAMPLES
@@ -362,6 +371,7 @@ impl Recorder {
         }
         self.moved += other.moved;
         self.asked += other.asked;
+        self.retried += other.retried;
         self.last_reply = match (self.last_reply, other.last_reply) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
@@ -440,6 +450,7 @@ impl Recorder {
             offered_rate: None,
             redirects_moved: self.moved,
             redirects_ask: self.asked,
+            retries: self.retried,
             nodes: Vec::new(),
         }
     }

@@ -213,6 +213,8 @@ fn drive(
     let mut completions: Vec<(u64, i32, u32)> = Vec::with_capacity(4 * conns.len() + 8);
     let mut next_sweep = now + TICK;
     let mut stopped = false;
+    // When the earliest parked request of any client is due (cluster retries).
+    let mut retry_at: Option<Instant> = None;
 
     loop {
         let now = Instant::now();
@@ -225,6 +227,10 @@ fn drive(
                 c.stop_sending();
                 dirty.push(ci);
             }
+        }
+        if retry_at.is_some_and(|t| now >= t) {
+            retry_at = None;
+            dirty.extend((0..clients.len()).filter(|&ci| clients[ci].has_parked()));
         }
         if now >= next_sweep {
             next_sweep = now + TICK;
@@ -249,6 +255,9 @@ fn drive(
             was_awaiting.clear();
             was_awaiting.extend((0..client.lanes()).map(|l| client.awaiting(l)));
             client.fill(now, rec);
+            if let Some(t) = client.next_retry() {
+                retry_at = Some(retry_at.map_or(t, |r| r.min(t)));
+            }
             for i in lanes {
                 let c = &mut conns[i];
                 if c.finished {
@@ -288,11 +297,19 @@ fn drive(
             }
         }
         if in_flight == 0 {
-            return Ok(cpu_start);
+            match retry_at {
+                // Every request left is parked: wait until one is due.
+                Some(t) => {
+                    std::thread::sleep(t.saturating_duration_since(now).min(TICK));
+                    continue;
+                }
+                None => return Ok(cpu_start),
+            }
         }
 
         bufs.publish();
-        let ts = types::Timespec::new().nsec(TICK.as_nanos() as u32);
+        let wait = retry_at.map_or(TICK, |t| t.saturating_duration_since(now).min(TICK));
+        let ts = types::Timespec::new().nsec(wait.as_nanos() as u32);
         let args = types::SubmitArgs::new().timespec(&ts);
         // Without this, a batch of sends would return at once with their own
         // completions and cost a second system call to wait for the replies.

@@ -297,3 +297,115 @@ fn slots_migrated_during_a_run_give_zero_failed_operations() {
     assert_eq!(probe.items, Some(3000));
     c.stop().expect("clean stop");
 }
+
+/// A run whose phase lasts `d`, started in a thread while `during` acts on
+/// the cluster.
+fn run_while(
+    c: &Cluster,
+    clients: u32,
+    pipeline: u32,
+    io: Io,
+    d: Duration,
+    during: impl FnOnce(),
+) -> PhaseOutput {
+    let spec = spec(3000, 4, 50, 0.5);
+    let keys = KeyNamer::default();
+    let load = phase(c, &spec, &keys, PhaseKind::Load, 4, 32, io);
+    assert_eq!(load.result.errors, 0);
+    std::thread::scope(|scope| {
+        let running = scope.spawn(|| {
+            let kind = PhaseKind::Run {
+                warmup: Duration::ZERO,
+                window: Window::Duration(d),
+                rate: None,
+            };
+            phase(c, &spec, &keys, kind, clients, pipeline, io)
+        });
+        during();
+        running.join().expect("run thread")
+    })
+}
+
+#[test]
+fn clusterdown_is_waited_out_retried_and_counted_apart() {
+    let c = start(3);
+    let first = c.seeds()[0];
+    let ok = Value::Status("OK".into());
+    let run = run_while(&c, 6, 4, Io::Tokio, Duration::from_secs(4), || {
+        std::thread::sleep(Duration::from_millis(800));
+        // Slot 0 served by no node: with full coverage required (the
+        // default), the first master answers CLUSTERDOWN for its keys.
+        assert_eq!(cmd(first, &[b"CLUSTER", b"DELSLOTS", b"0"]), ok);
+        std::thread::sleep(Duration::from_millis(700));
+        assert_eq!(cmd(first, &[b"CLUSTER", b"ADDSLOTS", b"0"]), ok);
+    });
+    let r = &run.result;
+    assert_eq!(r.errors, 0, "{:?}", r.error_samples);
+    assert!(r.retries > 0, "no retry counted: {r:?}");
+    // Retries are not completions: every completion is one operation.
+    let by_op: u64 = r.ops.iter().map(|o| o.completed).sum();
+    assert_eq!(by_op, r.completed);
+    // The run went on after the cluster came back.
+    let last: u64 = r
+        .series
+        .iter()
+        .filter(|p| p.second == 3)
+        .map(|p| p.completed)
+        .sum();
+    assert!(last > 100, "no progress after recovery: {:?}", r.series);
+    c.stop().expect("clean stop");
+}
+
+#[test]
+fn a_failover_moves_the_slots_to_the_promoted_replica_and_the_run_goes_on() {
+    let c = Cluster::start(&ServerSpec::new(SystemKind::Redis), 3, 1).expect("cluster forms");
+    // Fail over within seconds, not the default 15.
+    for n in c.masters().iter().chain(c.replicas()) {
+        let r = cmd(
+            n.addr(),
+            &[b"CONFIG", b"SET", b"cluster-node-timeout", b"1000"],
+        );
+        assert_eq!(r, Value::Status("OK".into()));
+    }
+    let victim = c.masters()[0].pid();
+    let heir = c.replicas()[0].addr();
+    let io = if kvbench_engine::uring::available() {
+        Io::Uring
+    } else {
+        Io::Tokio
+    };
+    let (clients, pipeline) = (6u32, 4u32);
+    let run = run_while(&c, clients, pipeline, io, Duration::from_secs(9), || {
+        std::thread::sleep(Duration::from_millis(1500));
+        // SAFETY: kill has no memory preconditions; the pid is our child.
+        assert_eq!(unsafe { libc::kill(victim as i32, libc::SIGKILL) }, 0);
+    });
+    let r = &run.result;
+    // Only the requests in flight on the lost connections fail; the rest
+    // wait for the failover and go to the promoted replica.
+    assert!(
+        r.errors <= u64::from(clients * pipeline),
+        "{} errors: {:?}",
+        r.errors,
+        r.error_samples
+    );
+    let view = text(cmd(c.masters()[1].addr(), &[b"CLUSTER", b"NODES"]));
+    let per_second: Vec<(u32, u64)> = r.series.iter().map(|p| (p.second, p.completed)).collect();
+    assert!(
+        r.retries > 0,
+        "no retry counted: {per_second:?} {:?} {:?}\n{view}",
+        r.error_samples,
+        r.nodes
+    );
+    let served = calls(&c.replicas()[0].command_stats().expect("stats"), "hgetall");
+    assert!(served > 0, "the promoted replica {heir} served no reads");
+    let last: u64 = r
+        .series
+        .iter()
+        .filter(|p| p.second >= 7)
+        .map(|p| p.completed)
+        .sum();
+    assert!(last > 100, "no progress after the failover: {:?}", r.series);
+    // The killed master makes the stop unclean; every node is stopped anyway.
+    let _ = c.stop();
+}

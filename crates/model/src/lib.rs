@@ -403,6 +403,11 @@ pub struct PhaseResult {
     /// again, after `ASKING`, to the importing node.
     #[serde(default)]
     pub redirects_ask: u64,
+    /// Cluster: requests sent again after waiting out a `CLUSTERDOWN` or
+    /// `TRYAGAIN` reply or a lost connection (with a refresh of the slot
+    /// map). Never a completed operation.
+    #[serde(default)]
+    pub retries: u64,
     /// A multi-node target: what each node answered in the window.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<NodeCount>,

@@ -184,9 +184,10 @@ pub fn run_summary(rec: &RunRecord) -> String {
         }
         if c.topology == kvbench_model::TopologyKind::Cluster {
             s.push_str(&format!(
-                "redirects (sent again, never counted as completed): {} MOVED, {} ASK\n",
+                "redirects (sent again, never counted as completed): {} MOVED, {} ASK; {} retried after CLUSTERDOWN, TRYAGAIN or a lost connection\n",
                 count(run.redirects_moved),
-                count(run.redirects_ask)
+                count(run.redirects_ask),
+                count(run.retries)
             ));
         }
         if !run.errors_by_kind.is_empty() {

@@ -90,6 +90,7 @@ impl Cluster {
             cluster.replicate(replicas).map_err(failed)?;
             cluster.wait_formed(masters).map_err(failed)?;
             cluster.wait_synced().map_err(failed)?;
+            cluster.wait_announced(replicas).map_err(failed)?;
         }
         Ok(cluster)
     }
@@ -193,6 +194,43 @@ impl Cluster {
                     return Err(format!(
                         "replica {} did not finish its first sync within {} s",
                         r.addr(),
+                        FORM_TIMEOUT.as_secs()
+                    ));
+                }
+                std::thread::sleep(POLL);
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until every node's `CLUSTER SLOTS` names `per_master` replicas
+    /// beside each master: a client finds the replicas there, and connects
+    /// to them so that it can follow a failover (gossip spreads who
+    /// replicates whom a little after the replicas have synced).
+    fn wait_announced(&self, per_master: usize) -> Result<(), String> {
+        let deadline = Instant::now() + FORM_TIMEOUT;
+        for node in self.nodes() {
+            loop {
+                let ranges = match command(
+                    Peer::plain(node.addr()),
+                    &[b"CLUSTER", b"SLOTS"],
+                    QUERY_TIMEOUT,
+                )? {
+                    Value::Array(ranges) => ranges,
+                    other => {
+                        return Err(format!("{}: CLUSTER SLOTS answered {other:?}", node.addr()))
+                    }
+                };
+                let complete = ranges
+                    .iter()
+                    .all(|r| matches!(r, Value::Array(parts) if parts.len() == 3 + per_master));
+                if complete {
+                    break;
+                }
+                if Instant::now() >= deadline {
+                    return Err(format!(
+                        "{} did not announce every replica within {} s",
+                        node.addr(),
                         FORM_TIMEOUT.as_secs()
                     ));
                 }
@@ -311,6 +349,16 @@ impl Cluster {
             .iter()
             .map(|m| Ok((m.addr(), m.command_stats()?)))
             .collect()
+    }
+
+    /// The masters, in slot order (for tests that act on one node).
+    pub fn masters(&self) -> &[Server] {
+        &self.masters
+    }
+
+    /// The replicas: `replicas()[i]` follows `masters()[i / per_master]`.
+    pub fn replicas(&self) -> &[Server] {
+        &self.replicas
     }
 
     /// Nodes whose process has exited, as `addr (how)`.

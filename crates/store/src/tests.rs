@@ -138,6 +138,7 @@ fn full_record() -> RunRecord {
             offered_rate: None,
             redirects_moved: 0,
             redirects_ask: 0,
+            retries: 0,
             nodes: Vec::new(),
         }),
         run: Some(PhaseResult {
@@ -175,6 +176,7 @@ fn full_record() -> RunRecord {
             offered_rate: Some(320_000.0),
             redirects_moved: 0,
             redirects_ask: 0,
+            retries: 0,
             nodes: Vec::new(),
         }),
         probes: vec![

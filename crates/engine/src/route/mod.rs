@@ -65,7 +65,7 @@ impl Router {
     pub fn nodes(&self) -> usize {
         match self {
             Router::Single => 1,
-            Router::Cluster(t) => t.nodes().len(),
+            Router::Cluster(t) => t.all_nodes().len(),
             Router::Pool { ring, .. } => ring.servers(),
         }
     }
@@ -127,7 +127,7 @@ pub fn connect_plan(
                     message,
                 }
             })?;
-            (table.nodes().to_vec(), Router::Cluster(table))
+            (table.all_nodes().to_vec(), Router::Cluster(table))
         }
         Topology::Pool(nodes, variant) => {
             let ring = pool_ring(nodes, *variant).map_err(EngineError::Config)?;

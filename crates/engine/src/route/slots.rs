@@ -7,14 +7,38 @@
 //! first `}` after it; an empty tag (`{}`) means the whole key is hashed.
 //!
 //! The table is shared by the clients of one worker thread and updated in
-//! place by `MOVED` replies, so it holds `Cell`s (no borrow checks per
-//! request, no locks: one worker owns it).
+//! place by `MOVED` replies and by refreshes, so it holds `Cell`s (no
+//! borrow checks per request, no locks: one worker owns it).
+//!
+//! Its nodes are the masters and, after them, their replicas: a client
+//! connects to every one, so when a failover promotes a replica, a refresh
+//! moves the slots to a connection that is already open.
 
 use kvbench_connect::Access;
 use kvbench_proto::resp::{self, Value};
 use std::cell::Cell;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// The shortest and longest wait between two refreshes of the slot map.
+const REFRESH_MIN: Duration = Duration::from_millis(50);
+const REFRESH_MAX: Duration = Duration::from_secs(1);
+/// A refresh asks one node at a time and blocks its worker meanwhile: a
+/// node that accepts but does not answer costs at most this long.
+const REFRESH_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// One range of `CLUSTER SLOTS`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotRange {
+    /// First slot.
+    pub first: u16,
+    /// Last slot (inclusive).
+    pub last: u16,
+    /// The master serving it.
+    pub master: SocketAddr,
+    /// Its replicas.
+    pub replicas: Vec<SocketAddr>,
+}
 
 /// Hash slots in a Redis Cluster.
 pub const SLOTS: usize = 16384;
@@ -117,31 +141,47 @@ pub fn slot_of(key: &[u8]) -> u16 {
     crc16(hashed_part(key)) & (SLOTS as u16 - 1)
 }
 
-/// Which node owns each slot, by index into [`SlotTable::nodes`].
+/// Which node owns each slot, by index into [`SlotTable::all_nodes`].
 #[derive(Debug, Clone)]
 pub struct SlotTable {
+    /// Masters first, then replicas.
     nodes: Vec<SocketAddr>,
+    masters: usize,
     owner: Vec<Cell<u16>>,
+    refresh: Refresh,
+}
+
+/// When the slot map is asked for again: after `CLUSTERDOWN`, `TRYAGAIN`
+/// or a lost connection, no sooner than the wait, which doubles (up to
+/// [`REFRESH_MAX`]) while refreshes change nothing.
+#[derive(Debug, Clone)]
+struct Refresh {
+    /// How to reach the nodes (no access: a table built from ranges alone,
+    /// which never refreshes).
+    access: Option<Access>,
+    wanted: Cell<bool>,
+    not_before: Cell<Option<Instant>>,
+    wait: Cell<Duration>,
+    done: Cell<u64>,
 }
 
 impl SlotTable {
-    /// A table from `(first slot, last slot, node address)` ranges; every
-    /// slot must be covered.
+    /// A table from `CLUSTER SLOTS` ranges; every slot must be covered.
     ///
     /// # Errors
     /// A message naming the first uncovered slot.
-    pub fn from_ranges(ranges: &[(u16, u16, SocketAddr)]) -> Result<SlotTable, String> {
+    pub fn from_ranges(ranges: &[SlotRange]) -> Result<SlotTable, String> {
         let mut nodes: Vec<SocketAddr> = Vec::new();
         let mut owner = vec![u16::MAX; SLOTS];
-        for &(first, last, addr) in ranges {
-            let node = match nodes.iter().position(|a| *a == addr) {
+        for r in ranges {
+            let node = match nodes.iter().position(|a| *a == r.master) {
                 Some(i) => i,
                 None => {
-                    nodes.push(addr);
+                    nodes.push(r.master);
                     nodes.len() - 1
                 }
             };
-            for slot in first..=last.min(SLOTS as u16 - 1) {
+            for slot in r.first..=r.last.min(SLOTS as u16 - 1) {
                 owner[usize::from(slot)] = node as u16;
             }
         }
@@ -150,15 +190,93 @@ impl SlotTable {
                 "slot {slot} is served by no node (the cluster is not fully set up)"
             ));
         }
+        let masters = nodes.len();
+        for a in ranges.iter().flat_map(|r| &r.replicas) {
+            if !nodes.contains(a) {
+                nodes.push(*a);
+            }
+        }
         Ok(SlotTable {
             nodes,
+            masters,
             owner: owner.into_iter().map(Cell::new).collect(),
+            refresh: Refresh {
+                access: None,
+                wanted: Cell::new(false),
+                not_before: Cell::new(None),
+                wait: Cell::new(REFRESH_MIN),
+                done: Cell::new(0),
+            },
         })
     }
 
-    /// The masters, in the order node indices refer to.
+    /// The masters the map was built from.
     pub fn nodes(&self) -> &[SocketAddr] {
+        &self.nodes[..self.masters]
+    }
+
+    /// Every node a client connects to, in the order node indices refer
+    /// to: the masters, then the replicas.
+    pub fn all_nodes(&self) -> &[SocketAddr] {
         &self.nodes
+    }
+
+    /// Asks for a refresh of the map at the next [`SlotTable::refresh_if_due`].
+    pub fn want_refresh(&self) {
+        self.refresh.wanted.set(true);
+    }
+
+    /// How many refreshes have been made.
+    pub fn refreshes(&self) -> u64 {
+        self.refresh.done.get()
+    }
+
+    /// Refreshes the map when one was asked for and the wait since the last
+    /// one is over: asks the nodes in turn for `CLUSTER SLOTS` and moves
+    /// each slot to its master, when that is one of the table's nodes (a
+    /// node that joined after the phase started has no connection and is
+    /// left out). Blocking; cheap when nothing is due.
+    pub fn refresh_if_due(&self, now: Instant) {
+        let r = &self.refresh;
+        if !r.wanted.get() || r.not_before.get().is_some_and(|t| now < t) {
+            return;
+        }
+        let Some(access) = &r.access else {
+            r.wanted.set(false);
+            return;
+        };
+        r.wanted.set(false);
+        r.done.set(r.done.get() + 1);
+        let changed = self
+            .nodes
+            .iter()
+            .find_map(|&n| cluster_slots(n, access, REFRESH_TIMEOUT).ok())
+            .is_some_and(|ranges| self.apply(&ranges));
+        let wait = if changed {
+            REFRESH_MIN
+        } else {
+            (r.wait.get() * 2).min(REFRESH_MAX)
+        };
+        r.wait.set(wait);
+        r.not_before.set(Some(now + wait));
+    }
+
+    /// Moves slots to the masters `ranges` name; true when any moved.
+    fn apply(&self, ranges: &[SlotRange]) -> bool {
+        let mut changed = false;
+        for r in ranges {
+            let Some(node) = self.node_index(r.master) else {
+                continue;
+            };
+            for slot in r.first..=r.last.min(SLOTS as u16 - 1) {
+                let o = &self.owner[usize::from(slot)];
+                if o.get() != node as u16 {
+                    o.set(node as u16);
+                    changed = true;
+                }
+            }
+        }
+        changed
     }
 
     /// The node serving `slot`.
@@ -180,6 +298,13 @@ impl SlotTable {
     pub fn node_index(&self, addr: SocketAddr) -> Option<usize> {
         self.nodes.iter().position(|a| *a == addr)
     }
+}
+
+/// True for a reply that asks to try again later: `TRYAGAIN` (a
+/// multi-key request during a migration) or `CLUSTERDOWN` (the cluster
+/// cannot serve the slot now, e.g. during a failover).
+pub fn asks_to_retry(reply: &[u8]) -> bool {
+    reply.starts_with(b"-TRYAGAIN") || reply.starts_with(b"-CLUSTERDOWN")
 }
 
 /// A redirect reply, parsed (`-MOVED 3999 127.0.0.1:6381`).
@@ -245,7 +370,10 @@ pub fn discover(
     let mut why = Vec::new();
     for &seed in seeds {
         match cluster_slots(seed, access, timeout).and_then(|r| SlotTable::from_ranges(&r)) {
-            Ok(t) => return Ok(t),
+            Ok(mut t) => {
+                t.refresh.access = Some(access.clone());
+                return Ok(t);
+            }
             Err(e) => why.push(format!("{seed}: {e}")),
         }
     }
@@ -255,14 +383,14 @@ pub fn discover(
     ))
 }
 
-/// `CLUSTER SLOTS` of the node at `addr`, as `(first, last, master)` ranges.
-/// A master announced with an empty host (`""`, Redis 7 when it does not
-/// know its own address) is at the seed's host.
+/// `CLUSTER SLOTS` of the node at `addr`. A node announced with an empty
+/// host (`""`, Redis 7 when it does not know its own address) is at the
+/// asked node's host.
 fn cluster_slots(
     addr: SocketAddr,
     access: &Access,
     timeout: Duration,
-) -> Result<Vec<(u16, u16, SocketAddr)>, String> {
+) -> Result<Vec<SlotRange>, String> {
     let mut request = Vec::new();
     resp::encode_command(&mut request, &[b"CLUSTER", b"SLOTS"]);
     let value =
@@ -284,24 +412,43 @@ fn cluster_slots(
         let (Some(first), Some(last)) = (num(parts.first()), num(parts.get(1))) else {
             return Err("a slot range without its bounds".into());
         };
-        let Some(Value::Array(master)) = parts.get(2) else {
+        if !matches!(parts.get(2), Some(Value::Array(_))) {
             return Err("a slot range without a master".into());
-        };
-        let host = master
-            .first()
-            .and_then(Value::as_bytes)
-            .map(|h| String::from_utf8_lossy(h).into_owned())
-            .unwrap_or_default();
-        let port = num(master.get(1)).ok_or("a master without a port")?;
-        let node = if host.is_empty() || host == "?" {
-            SocketAddr::new(addr.ip(), port)
-        } else {
-            parse_node_addr(&format!("{host}:{port}"))
-                .ok_or_else(|| format!("cannot resolve master {host}:{port}"))?
-        };
-        out.push((first, last, node));
+        }
+        let mut nodes = parts[2..].iter().map(|n| node_addr(n, addr));
+        let master = nodes.next().ok_or("a slot range without a master")??;
+        let replicas = nodes.collect::<Result<Vec<_>, _>>()?;
+        out.push(SlotRange {
+            first,
+            last,
+            master,
+            replicas,
+        });
     }
     Ok(out)
+}
+
+/// A node entry of `CLUSTER SLOTS` (`[host, port, id, ...]`), as an address.
+fn node_addr(entry: &Value, asked: SocketAddr) -> Result<SocketAddr, String> {
+    let Value::Array(fields) = entry else {
+        return Err("a node entry that is not an array".into());
+    };
+    let host = fields
+        .first()
+        .and_then(Value::as_bytes)
+        .map(|h| String::from_utf8_lossy(h).into_owned())
+        .unwrap_or_default();
+    let port = fields
+        .get(1)
+        .and_then(Value::as_i64)
+        .and_then(|n| u16::try_from(n).ok())
+        .ok_or("a node without a port")?;
+    if host.is_empty() || host == "?" {
+        Ok(SocketAddr::new(asked.ip(), port))
+    } else {
+        parse_node_addr(&format!("{host}:{port}"))
+            .ok_or_else(|| format!("cannot resolve node {host}:{port}"))
+    }
 }
 
 #[cfg(test)]
@@ -374,13 +521,27 @@ mod tests {
     fn the_table_covers_every_slot_and_follows_moves() {
         let a: SocketAddr = "127.0.0.1:1".parse().expect("addr");
         let b: SocketAddr = "127.0.0.1:2".parse().expect("addr");
-        let t = SlotTable::from_ranges(&[(0, 8191, a), (8192, 16383, b)]).expect("table");
+        let c: SocketAddr = "127.0.0.1:4".parse().expect("addr");
+        let range = |first, last, master, replicas: &[SocketAddr]| SlotRange {
+            first,
+            last,
+            master,
+            replicas: replicas.to_vec(),
+        };
+        let t = SlotTable::from_ranges(&[range(0, 8191, a, &[c]), range(8192, 16383, b, &[])])
+            .expect("table");
         assert_eq!(t.nodes(), [a, b]);
+        assert_eq!(t.all_nodes(), [a, b, c]);
+        // A failover: the replica takes the first range over.
+        assert!(t.apply(&[range(0, 8191, c, &[]), range(8192, 16383, b, &[])]));
+        assert_eq!(t.node_of_slot(0), 2);
+        assert!(!t.apply(&[range(0, 8191, c, &[])]));
+        assert!(t.apply(&[range(0, 8191, a, &[])]));
         assert_eq!((t.node_of_slot(0), t.node_of_slot(16383)), (0, 1));
         assert_eq!(t.moved(5, b), Some(1));
         assert_eq!(t.node_of_slot(5), 1);
         assert_eq!(t.moved(5, "127.0.0.1:3".parse().expect("addr")), None);
-        let err = SlotTable::from_ranges(&[(0, 100, a)]).expect_err("gaps");
+        let err = SlotTable::from_ranges(&[range(0, 100, a, &[])]).expect_err("gaps");
         assert!(err.contains("slot 101"), "{err}");
     }
 }
