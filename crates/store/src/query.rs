@@ -4,7 +4,7 @@
 //! It only reads; it never writes, never draws, never talks to servers.
 //! Formatting belongs to the report crate.
 
-use crate::save::{HISTOGRAM_ENCODING, MEASURES};
+use crate::save::{HISTOGRAM_ENCODING, MEASURES, SERIES_HISTOGRAM};
 use crate::Fault;
 use kvbench_model::{PhaseResult, Probe, RunRecord, RunStatus};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -125,9 +125,14 @@ pub(crate) fn load_run(conn: &Connection, id: i64) -> Result<RunRecord, Fault> {
         .run
         .map(|text| decode_phase(&text, "run", id, &mut histograms))
         .transpose()?;
-    if let Some((phase, op, measure)) = histograms.keys().next() {
+    if let Some((phase, op, measure)) = histograms.ops.keys().next() {
         return Err(Fault::Corrupt(format!(
             "run {id} has a {phase}/{op} {measure} histogram but no such operation"
+        )));
+    }
+    if let Some((phase, op, second)) = histograms.intervals.keys().next() {
+        return Err(Fault::Corrupt(format!(
+            "run {id} has a {phase}/{op} histogram for second {second} but no such series point"
         )));
     }
 
@@ -151,45 +156,92 @@ pub(crate) fn load_run(conn: &Connection, id: i64) -> Result<RunRecord, Fault> {
     })
 }
 
-/// Histogram data of run `id`, keyed by (phase, op, measure).
-fn load_histograms(conn: &Connection, id: i64) -> Result<HistogramRows, Fault> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT phase, op, measure, encoding, data FROM histograms WHERE run_id = ?1",
-    )?;
+/// Histogram rows of one run: (phase, op, measure) → data.
+type HistogramRows = HashMap<(String, String, String), String>;
+
+/// Interval histogram rows of one run: (phase, op, second) → data; none for
+/// a run saved before schema version 4.
+type IntervalRows = HashMap<(String, String, i64), String>;
+
+/// Every histogram row of one run, taken out as the phases claim them, so
+/// that a row no phase claims is noticed.
+struct Histograms {
+    ops: HistogramRows,
+    intervals: IntervalRows,
+}
+
+/// The rows of run `id` from `sql`, which selects (phase, op, key, encoding,
+/// data), keyed by (phase, op, key); `what` names a row's key in messages.
+fn load_histogram_rows<K>(
+    conn: &Connection,
+    id: i64,
+    sql: &str,
+    what: fn(&K) -> String,
+) -> Result<HashMap<(String, String, K), String>, Fault>
+where
+    K: rusqlite::types::FromSql + Eq + std::hash::Hash,
+{
+    let mut stmt = conn.prepare_cached(sql)?;
     let mut rows = stmt.query([id])?;
     let mut out = HashMap::new();
     while let Some(r) = rows.next()? {
-        let (phase, op, measure, encoding): (String, String, String, String) =
+        let (phase, op, key, encoding): (String, String, K, String) =
             (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
         if encoding != HISTOGRAM_ENCODING {
             return Err(Fault::Corrupt(format!(
-                "run {id} {phase}/{op} {measure} histogram has unknown encoding '{encoding}'"
+                "run {id} {phase}/{op} {} has unknown encoding '{encoding}'",
+                what(&key)
             )));
         }
-        out.insert((phase, op, measure), r.get(4)?);
+        out.insert((phase, op, key), r.get(4)?);
     }
     Ok(out)
 }
 
-/// Histogram rows of one run: (phase, op, measure) → data.
-type HistogramRows = HashMap<(String, String, String), String>;
+fn load_histograms(conn: &Connection, id: i64) -> Result<Histograms, Fault> {
+    Ok(Histograms {
+        ops: load_histogram_rows(
+            conn,
+            id,
+            "SELECT phase, op, measure, encoding, data FROM histograms WHERE run_id = ?1",
+            |measure: &String| format!("{measure} histogram"),
+        )?,
+        intervals: load_histogram_rows(
+            conn,
+            id,
+            "SELECT phase, op, second, encoding, data FROM interval_histograms WHERE run_id = ?1",
+            |second: &i64| format!("histogram of second {second}"),
+        )?,
+    })
+}
 
-/// Puts each op's histogram back into the phase JSON (an op without a row
-/// had an empty histogram) and decodes it.
+/// Puts each op's histograms and each series point's histogram back into
+/// the phase JSON (an op without a row had an empty histogram, a point
+/// without one had no completions) and decodes it.
 fn decode_phase(
     text: &str,
     phase: &'static str,
     id: i64,
-    histograms: &mut HistogramRows,
+    histograms: &mut Histograms,
 ) -> Result<PhaseResult, Fault> {
     let mut value: Value = from_json(text, phase, id)?;
+    if let Some(points) = value.get_mut("series").and_then(Value::as_array_mut) {
+        for point in points.iter_mut().filter_map(Value::as_object_mut) {
+            let op = point.get("op").and_then(Value::as_str).unwrap_or_default();
+            let second = point.get("second").and_then(Value::as_i64).unwrap_or(-1);
+            let key = (phase.to_string(), op.to_string(), second);
+            if let Some(data) = histograms.intervals.remove(&key) {
+                point.insert(SERIES_HISTOGRAM.to_string(), Value::String(data));
+            }
+        }
+    }
     if let Some(ops) = value.get_mut("ops").and_then(Value::as_array_mut) {
         for op in ops.iter_mut().filter_map(Value::as_object_mut) {
             let name = op.get("op").and_then(Value::as_str).unwrap_or_default();
             let name = name.to_string();
             for (measure, field) in MEASURES {
                 let key = (phase.to_string(), name.clone(), measure.to_string());
-                match histograms.remove(&key) {
+                match histograms.ops.remove(&key) {
                     Some(data) => {
                         op.insert(field.to_string(), Value::String(data));
                     }
