@@ -11,7 +11,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::ops::RangeInclusive;
 
 /// Which runs [`crate::Store::list_runs`] returns; `None` fields match all.
 #[derive(Debug, Clone, Default)]
@@ -24,6 +25,19 @@ pub struct RunFilter {
     pub status: Option<String>,
     /// At most this many runs (the newest).
     pub limit: Option<usize>,
+}
+
+/// Which runs a command covers (`kvbench export`). A selection is resolved
+/// to ids by [`crate::Store::select_runs`], so adding a way to select (an
+/// experiment's name, labels) is one variant and one query here, and the
+/// commands that take a selection do not change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunSelection {
+    /// Every stored run.
+    All,
+    /// These ids, as inclusive ranges (`3,5-9` is `3..=3, 5..=9`); every id
+    /// in them must exist.
+    Ids(Vec<RangeInclusive<i64>>),
 }
 
 /// One line of a run listing: enough to pick a run, without parsing its
@@ -336,4 +350,42 @@ pub(crate) fn list_runs(conn: &Connection, filter: &RunFilter) -> Result<Vec<Run
         )?
         .collect::<Result<_, _>>()?;
     Ok(rows)
+}
+
+/// The ids `selection` names, ascending and without repeats.
+pub(crate) fn select_runs(conn: &Connection, selection: &RunSelection) -> Result<Vec<i64>, Fault> {
+    match selection {
+        RunSelection::All => {
+            let mut stmt = conn.prepare_cached("SELECT id FROM runs ORDER BY id")?;
+            let ids = stmt
+                .query_map([], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            Ok(ids)
+        }
+        RunSelection::Ids(ranges) => {
+            // Ranges are checked against the table, never expanded first,
+            // so `1-1000000000` costs what the stored runs cost.
+            let mut stmt =
+                conn.prepare_cached("SELECT id FROM runs WHERE id BETWEEN ?1 AND ?2 ORDER BY id")?;
+            let mut ids = BTreeSet::new();
+            for range in ranges {
+                let found: Vec<i64> = stmt
+                    .query_map([range.start(), range.end()], |r| r.get(0))?
+                    .collect::<Result<_, _>>()?;
+                // The first id of the range that is not stored, if any.
+                let mut expected = *range.start();
+                for &id in &found {
+                    if id != expected {
+                        break;
+                    }
+                    expected += 1;
+                }
+                if expected <= *range.end() {
+                    return Err(Fault::NotFound(expected));
+                }
+                ids.extend(found);
+            }
+            Ok(ids.into_iter().collect())
+        }
+    }
 }

@@ -825,3 +825,29 @@ fn user_version(conn: &Connection) -> i64 {
     conn.pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap()
 }
+
+#[test]
+fn selections_resolve_to_stored_ids_and_name_the_first_missing_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&db_path(&dir)).unwrap();
+    for _ in 0..5 {
+        store.save_run(&failed_record()).unwrap();
+    }
+    store
+        .conn
+        .execute("DELETE FROM runs WHERE id = 4", [])
+        .unwrap();
+    assert_eq!(store.select_runs(&RunSelection::All).unwrap(), [1, 2, 3, 5]);
+    let ids =
+        |ranges: Vec<std::ops::RangeInclusive<i64>>| store.select_runs(&RunSelection::Ids(ranges));
+    assert_eq!(ids(vec![5..=5, 1..=3, 2..=2]).unwrap(), [1, 2, 3, 5]);
+    assert!(matches!(
+        ids(vec![1..=1, 3..=5]),
+        Err(StoreError::NotFound(4))
+    ));
+    assert!(matches!(
+        ids(vec![6..=1_000_000_000]),
+        Err(StoreError::NotFound(6))
+    ));
+    assert!(matches!(ids(vec![0..=1]), Err(StoreError::NotFound(0))));
+}
