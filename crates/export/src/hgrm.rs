@@ -9,7 +9,7 @@
 //! ratio is 1000, as Java's would be for the same histogram.
 
 use crate::hist::{self, PercentileStep};
-use crate::{file_name, phases, run_id, ExportError, ExportFile, RunRecord};
+use crate::{file_name, phases, require_phases, run_id, ExportError, ExportFile, RunRecord};
 use hdrhistogram::Histogram;
 
 /// Java's default: five percentile steps per half of the remaining distance.
@@ -25,6 +25,7 @@ const NS_PER_US: f64 = 1000.0;
 /// [`ExportError::BadHistogram`] for a stored histogram that does not decode.
 pub fn export(record: &RunRecord) -> Result<Vec<ExportFile>, ExportError> {
     let run = run_id(record);
+    require_phases(record)?;
     let mut files = Vec::new();
     for (phase, p) in phases(record) {
         for op in &p.ops {
@@ -40,12 +41,6 @@ pub fn export(record: &RunRecord) -> Result<Vec<ExportFile>, ExportError> {
                 bytes: distribution(&h, NS_PER_US).into_bytes(),
             });
         }
-    }
-    if files.is_empty() && record.load.is_none() && record.run.is_none() {
-        return Err(ExportError::NoPhases {
-            run,
-            status: record.status.as_str(),
-        });
     }
     Ok(files)
 }

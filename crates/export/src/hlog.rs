@@ -13,7 +13,7 @@
 //! and the warm-up: kvbench does not store the wall-clock instant the window
 //! opened.
 
-use crate::{file_name, hist, phases, run_id, ExportError, ExportFile, RunRecord};
+use crate::{file_name, hist, phases, require_phases, run_id, ExportError, ExportFile, RunRecord};
 use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
@@ -37,12 +37,7 @@ const LEGEND: &str =
 /// that does not decode.
 pub fn export(record: &RunRecord) -> Result<Vec<ExportFile>, ExportError> {
     let run = run_id(record);
-    if record.load.is_none() && record.run.is_none() {
-        return Err(ExportError::NoPhases {
-            run,
-            status: record.status.as_str(),
-        });
-    }
+    require_phases(record)?;
     let start = humantime::parse_rfc3339_weak(&record.started_at).ok();
     let mut files = Vec::new();
     for (phase, p) in phases(record) {

@@ -101,6 +101,18 @@ pub(crate) fn phases(
         .filter_map(|(name, p)| p.map(|p| (name, p)))
 }
 
+/// Refuses a run with no phase at all: the per-histogram formats would
+/// write nothing, and an empty directory would look like success.
+pub(crate) fn require_phases(r: &RunRecord) -> Result<(), ExportError> {
+    if r.load.is_none() && r.run.is_none() {
+        return Err(ExportError::NoPhases {
+            run: run_id(r),
+            status: r.status.as_str(),
+        });
+    }
+    Ok(())
+}
+
 /// A stored record's id (records read from the store always have one).
 pub(crate) fn run_id(r: &RunRecord) -> i64 {
     r.id.unwrap_or_default()
