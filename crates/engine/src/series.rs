@@ -6,8 +6,11 @@
 //! worth of similar values) and the histograms are reset, so a long run costs
 //! little memory. At the end the phase merges every worker's seconds by
 //! index, so percentiles are exact merges, never averages of percentiles.
+//! Each merged second keeps its histogram (`SeriesPoint::histogram`), which
+//! the store keeps apart from the phase JSON and `kvbench export --format
+//! hlog` writes as one interval of an HdrHistogram interval log.
 
-use crate::recorder::MAX_LATENCY_NS;
+use crate::recorder::{encode_histogram, MAX_LATENCY_NS};
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use kvbench_model::{OpKind, SeriesPoint};
@@ -185,6 +188,13 @@ impl SeriesRecorder {
                     p50_us: us(h, 0.5),
                     p99_us: us(h, 0.99),
                     p999_us: us(h, 0.999),
+                    // Kept whole so the second can be exported as an interval
+                    // histogram; an empty second stores nothing.
+                    histogram: if h.is_empty() {
+                        String::new()
+                    } else {
+                        encode_histogram(h)
+                    },
                 });
             }
         }
@@ -218,5 +228,13 @@ mod tests {
         assert!(pts[0].p99_us > 8_000.0);
         assert_eq!((pts[1].second, pts[1].completed, pts[1].errors), (1, 0, 0));
         assert_eq!((pts[2].second, pts[2].completed, pts[2].errors), (2, 1, 3));
+        // Each second keeps its merged histogram, and its percentiles are
+        // the ones the point reports; a second without completions keeps none.
+        let h0 = crate::recorder::decode_histogram(&pts[0].histogram).expect("second 0");
+        assert_eq!(h0.len(), 200);
+        assert_eq!(h0.value_at_quantile(0.99) as f64 / 1000.0, pts[0].p99_us);
+        assert!(pts[1].histogram.is_empty());
+        let h2 = crate::recorder::decode_histogram(&pts[2].histogram).expect("second 2");
+        assert_eq!((h2.len(), h2.sigfig()), (1, SIGFIG));
     }
 }

@@ -13,6 +13,7 @@ Examples:
   kvbench runs --limit 5
   kvbench show 1 --series
   kvbench workloads
+  kvbench export --format csv --runs 3,5-9 --output runs.csv
 
 Exit codes:
   0  success
@@ -85,6 +86,21 @@ pub enum Command {
     /// List the workload presets and their parameters.
     #[command(after_help = "Examples:\n  kvbench workloads\n  kvbench workloads --json")]
     Workloads(WorkloadsArgs),
+    /// Write stored runs in standard formats: CSV, JSON, HdrHistogram logs, memtier JSON.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench export --format csv > runs.csv\n",
+        "  kvbench export --format csv --runs 3,5-9 --output some.csv\n",
+        "  kvbench export --format json --runs 12 --output run12.json\n",
+        "  kvbench export --format hlog --runs 12 --dir hdr/\n",
+        "  kvbench export --format hgrm --runs 12 --dir hdr/\n",
+        "  kvbench export --format memtier-json --runs 12 --output memtier.json\n",
+        "\nFiles are written whole to a temporary file beside the target, then renamed:\n",
+        "an existing file is replaced only by a complete export.\n",
+        "Exit codes: 0 ok, 1 unreadable stored data, 2 bad input (unknown run id,\n",
+        "bad --runs, unwritable --output or --dir, a run without what the format needs)."
+    ))]
+    Export(ExportArgs),
 }
 
 /// Dataset, load model and output settings shared by `run` and `compare`.
@@ -325,6 +341,43 @@ pub struct ShowArgs {
     /// Also print the measured window second by second.
     #[arg(long)]
     pub series: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// csv, json: every selected run, to stdout or --output; hlog, hgrm: one
+    /// file per run, phase and operation in --dir; memtier-json: one run.
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+    /// Runs to export: ids and ranges, comma-separated (3,5-9) [default: every stored run].
+    // An experiment's runs (`--experiment NAME`) will be one more way to
+    // select: a RunSelection variant, built in export::selection.
+    #[arg(long, value_name = "IDS")]
+    pub runs: Option<String>,
+    /// Write to this file instead of stdout (csv, json, memtier-json).
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Directory for the files of hlog and hgrm (created when missing).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// SQLite database that keeps every run.
+    #[arg(long, default_value = "kvbench.db")]
+    pub db: PathBuf,
+}
+
+/// Output format for `export --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// One row per run, phase and operation kind, with the run's configuration.
+    Csv,
+    /// The full stored records, as `kvbench show --json` prints them, in an array.
+    Json,
+    /// HdrHistogram interval logs: one interval per second of each phase.
+    Hlog,
+    /// HdrHistogram percentile distributions (microseconds).
+    Hgrm,
+    /// memtier_benchmark's JSON for one run.
+    MemtierJson,
 }
 
 #[derive(Debug, Args)]

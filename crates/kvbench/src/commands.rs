@@ -22,10 +22,11 @@ pub fn dispatch(command: Command, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         Command::Runs(a) => runs(a),
         Command::Show(a) => show(a),
         Command::Workloads(a) => workloads(a),
+        Command::Export(a) => crate::export::export(a),
     }
 }
 
-fn print(text: &str) -> Result<()> {
+pub(crate) fn print(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     if !text.ends_with('\n') {
@@ -39,7 +40,7 @@ fn open_store(path: &Path) -> Result<Store> {
     Store::open(path).map_err(|e| UsageError(format!("--db: {e}")).into())
 }
 
-fn open_existing_store(path: &Path) -> Result<Store> {
+pub(crate) fn open_existing_store(path: &Path) -> Result<Store> {
     if !path.exists() {
         return Err(UsageError(format!(
             "--db {}: no such database (runs are stored there by `kvbench run`)",
@@ -211,13 +212,7 @@ fn runs(a: RunsArgs) -> Result<Verdict> {
 
 fn show(a: ShowArgs) -> Result<Verdict> {
     let store = open_existing_store(&a.db)?;
-    let rec = store.get_run(a.id).map_err(|e| match e {
-        kvbench_store::StoreError::NotFound(id) => anyhow::Error::from(UsageError(format!(
-            "no run with id {id} in {}",
-            a.db.display()
-        ))),
-        other => other.into(),
-    })?;
+    let rec = store.get_run(a.id).map_err(|e| not_found(e, &a.db))?;
     if a.json {
         print(&serde_json::to_string_pretty(&rec)?)?;
     } else {
@@ -232,6 +227,16 @@ fn show(a: ShowArgs) -> Result<Verdict> {
         }
     }
     Ok(Verdict::Ok)
+}
+
+/// An unknown run id is bad input (exit 2); any other store error is not.
+pub(crate) fn not_found(e: kvbench_store::StoreError, db: &Path) -> anyhow::Error {
+    match e {
+        kvbench_store::StoreError::NotFound(id) => {
+            UsageError(format!("no run with id {id} in {}", db.display())).into()
+        }
+        other => other.into(),
+    }
 }
 
 fn workloads(a: WorkloadsArgs) -> Result<Verdict> {

@@ -3,12 +3,14 @@
 //! The binary is glue: `args` (what was typed) → `config` (resolved settings)
 //! → `orchestrate` (one cell end to end) → the store and the report crate for
 //! output. Errors are printed once, here, and mapped to the exit codes in
-//! `exit`.
+//! `exit`. `export` writes stored runs in other tools' formats (the
+//! formats themselves are the kvbench-export crate's).
 
 mod args;
 mod commands;
 mod config;
 mod exit;
+mod export;
 mod orchestrate;
 mod progress;
 mod target;

@@ -368,6 +368,12 @@ pub struct SeriesPoint {
     pub p99_us: f64,
     /// 99.9th percentile.
     pub p999_us: f64,
+    /// This second's merged latency histogram (HdrHistogram V2, base64, 2
+    /// significant digits, nanoseconds), kept so that interval logs can be
+    /// exported exactly; empty when nothing completed in the second, and in
+    /// runs stored before kvbench kept them (schema version 4).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub histogram: String,
 }
 
 /// Results of one phase (load, or the measured run window).

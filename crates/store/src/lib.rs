@@ -25,7 +25,7 @@ use std::time::Duration;
 
 pub use kvbench_model::RunRecord;
 pub use migrate::SCHEMA_VERSION;
-pub use query::{RunFilter, RunSummary};
+pub use query::{RunFilter, RunSelection, RunSummary};
 
 /// How long a writer waits for another kvbench process holding the write
 /// lock before giving up; generous, because losing a finished run to a brief
@@ -218,6 +218,14 @@ impl Store {
     /// Reads run `id` back with its id set, exactly as it was saved.
     pub fn get_run(&self, id: i64) -> Result<RunRecord, StoreError> {
         query::get_run(&self.conn, id).map_err(|f| f.at(&self.path))
+    }
+
+    /// The ids of the runs `selection` names, ascending and without repeats.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] with the first named id that is not stored.
+    pub fn select_runs(&self, selection: &RunSelection) -> Result<Vec<i64>, StoreError> {
+        query::select_runs(&self.conn, selection).map_err(|f| f.at(&self.path))
     }
 
     /// Summary rows for listing, newest first (by start time, then id).

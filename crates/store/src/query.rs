@@ -4,14 +4,15 @@
 //! It only reads; it never writes, never draws, never talks to servers.
 //! Formatting belongs to the report crate.
 
-use crate::save::{HISTOGRAM_ENCODING, MEASURES};
+use crate::save::{HISTOGRAM_ENCODING, MEASURES, SERIES_HISTOGRAM};
 use crate::Fault;
 use kvbench_model::{PhaseResult, Probe, RunRecord, RunStatus};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::ops::RangeInclusive;
 
 /// Which runs [`crate::Store::list_runs`] returns; `None` fields match all.
 #[derive(Debug, Clone, Default)]
@@ -24,6 +25,19 @@ pub struct RunFilter {
     pub status: Option<String>,
     /// At most this many runs (the newest).
     pub limit: Option<usize>,
+}
+
+/// Which runs a command covers (`kvbench export`). A selection is resolved
+/// to ids by [`crate::Store::select_runs`], so adding a way to select (an
+/// experiment's name, labels) is one variant and one query here, and the
+/// commands that take a selection do not change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunSelection {
+    /// Every stored run.
+    All,
+    /// These ids, as inclusive ranges (`3,5-9` is `3..=3, 5..=9`); every id
+    /// in them must exist.
+    Ids(Vec<RangeInclusive<i64>>),
 }
 
 /// One line of a run listing: enough to pick a run, without parsing its
@@ -125,9 +139,14 @@ pub(crate) fn load_run(conn: &Connection, id: i64) -> Result<RunRecord, Fault> {
         .run
         .map(|text| decode_phase(&text, "run", id, &mut histograms))
         .transpose()?;
-    if let Some((phase, op, measure)) = histograms.keys().next() {
+    if let Some((phase, op, measure)) = histograms.ops.keys().next() {
         return Err(Fault::Corrupt(format!(
             "run {id} has a {phase}/{op} {measure} histogram but no such operation"
+        )));
+    }
+    if let Some((phase, op, second)) = histograms.intervals.keys().next() {
+        return Err(Fault::Corrupt(format!(
+            "run {id} has a {phase}/{op} histogram for second {second} but no such series point"
         )));
     }
 
@@ -151,45 +170,92 @@ pub(crate) fn load_run(conn: &Connection, id: i64) -> Result<RunRecord, Fault> {
     })
 }
 
-/// Histogram data of run `id`, keyed by (phase, op, measure).
-fn load_histograms(conn: &Connection, id: i64) -> Result<HistogramRows, Fault> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT phase, op, measure, encoding, data FROM histograms WHERE run_id = ?1",
-    )?;
+/// Histogram rows of one run: (phase, op, measure) → data.
+type HistogramRows = HashMap<(String, String, String), String>;
+
+/// Interval histogram rows of one run: (phase, op, second) → data; none for
+/// a run saved before schema version 4.
+type IntervalRows = HashMap<(String, String, i64), String>;
+
+/// Every histogram row of one run, taken out as the phases claim them, so
+/// that a row no phase claims is noticed.
+struct Histograms {
+    ops: HistogramRows,
+    intervals: IntervalRows,
+}
+
+/// The rows of run `id` from `sql`, which selects (phase, op, key, encoding,
+/// data), keyed by (phase, op, key); `what` names a row's key in messages.
+fn load_histogram_rows<K>(
+    conn: &Connection,
+    id: i64,
+    sql: &str,
+    what: fn(&K) -> String,
+) -> Result<HashMap<(String, String, K), String>, Fault>
+where
+    K: rusqlite::types::FromSql + Eq + std::hash::Hash,
+{
+    let mut stmt = conn.prepare_cached(sql)?;
     let mut rows = stmt.query([id])?;
     let mut out = HashMap::new();
     while let Some(r) = rows.next()? {
-        let (phase, op, measure, encoding): (String, String, String, String) =
+        let (phase, op, key, encoding): (String, String, K, String) =
             (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
         if encoding != HISTOGRAM_ENCODING {
             return Err(Fault::Corrupt(format!(
-                "run {id} {phase}/{op} {measure} histogram has unknown encoding '{encoding}'"
+                "run {id} {phase}/{op} {} has unknown encoding '{encoding}'",
+                what(&key)
             )));
         }
-        out.insert((phase, op, measure), r.get(4)?);
+        out.insert((phase, op, key), r.get(4)?);
     }
     Ok(out)
 }
 
-/// Histogram rows of one run: (phase, op, measure) → data.
-type HistogramRows = HashMap<(String, String, String), String>;
+fn load_histograms(conn: &Connection, id: i64) -> Result<Histograms, Fault> {
+    Ok(Histograms {
+        ops: load_histogram_rows(
+            conn,
+            id,
+            "SELECT phase, op, measure, encoding, data FROM histograms WHERE run_id = ?1",
+            |measure: &String| format!("{measure} histogram"),
+        )?,
+        intervals: load_histogram_rows(
+            conn,
+            id,
+            "SELECT phase, op, second, encoding, data FROM interval_histograms WHERE run_id = ?1",
+            |second: &i64| format!("histogram of second {second}"),
+        )?,
+    })
+}
 
-/// Puts each op's histogram back into the phase JSON (an op without a row
-/// had an empty histogram) and decodes it.
+/// Puts each op's histograms and each series point's histogram back into
+/// the phase JSON (an op without a row had an empty histogram, a point
+/// without one had no completions) and decodes it.
 fn decode_phase(
     text: &str,
     phase: &'static str,
     id: i64,
-    histograms: &mut HistogramRows,
+    histograms: &mut Histograms,
 ) -> Result<PhaseResult, Fault> {
     let mut value: Value = from_json(text, phase, id)?;
+    if let Some(points) = value.get_mut("series").and_then(Value::as_array_mut) {
+        for point in points.iter_mut().filter_map(Value::as_object_mut) {
+            let op = point.get("op").and_then(Value::as_str).unwrap_or_default();
+            let second = point.get("second").and_then(Value::as_i64).unwrap_or(-1);
+            let key = (phase.to_string(), op.to_string(), second);
+            if let Some(data) = histograms.intervals.remove(&key) {
+                point.insert(SERIES_HISTOGRAM.to_string(), Value::String(data));
+            }
+        }
+    }
     if let Some(ops) = value.get_mut("ops").and_then(Value::as_array_mut) {
         for op in ops.iter_mut().filter_map(Value::as_object_mut) {
             let name = op.get("op").and_then(Value::as_str).unwrap_or_default();
             let name = name.to_string();
             for (measure, field) in MEASURES {
                 let key = (phase.to_string(), name.clone(), measure.to_string());
-                match histograms.remove(&key) {
+                match histograms.ops.remove(&key) {
                     Some(data) => {
                         op.insert(field.to_string(), Value::String(data));
                     }
@@ -284,4 +350,42 @@ pub(crate) fn list_runs(conn: &Connection, filter: &RunFilter) -> Result<Vec<Run
         )?
         .collect::<Result<_, _>>()?;
     Ok(rows)
+}
+
+/// The ids `selection` names, ascending and without repeats.
+pub(crate) fn select_runs(conn: &Connection, selection: &RunSelection) -> Result<Vec<i64>, Fault> {
+    match selection {
+        RunSelection::All => {
+            let mut stmt = conn.prepare_cached("SELECT id FROM runs ORDER BY id")?;
+            let ids = stmt
+                .query_map([], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            Ok(ids)
+        }
+        RunSelection::Ids(ranges) => {
+            // Ranges are checked against the table, never expanded first,
+            // so `1-1000000000` costs what the stored runs cost.
+            let mut stmt =
+                conn.prepare_cached("SELECT id FROM runs WHERE id BETWEEN ?1 AND ?2 ORDER BY id")?;
+            let mut ids = BTreeSet::new();
+            for range in ranges {
+                let found: Vec<i64> = stmt
+                    .query_map([range.start(), range.end()], |r| r.get(0))?
+                    .collect::<Result<_, _>>()?;
+                // The first id of the range that is not stored, if any.
+                let mut expected = *range.start();
+                for &id in &found {
+                    if id != expected {
+                        break;
+                    }
+                    expected += 1;
+                }
+                if expected <= *range.end() {
+                    return Err(Fault::NotFound(expected));
+                }
+                ids.extend(found);
+            }
+            Ok(ids.into_iter().collect())
+        }
+    }
 }

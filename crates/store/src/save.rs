@@ -22,6 +22,10 @@ pub(crate) const MEASURES: [(&str, &str); 3] = [
     ("lag", "lag_histogram"),
 ];
 
+/// The JSON field of a `SeriesPoint` that is stored as a row of the
+/// `interval_histograms` table, never inside the phase JSON.
+pub(crate) const SERIES_HISTOGRAM: &str = "histogram";
+
 pub(crate) fn save_run(conn: &mut Connection, record: &RunRecord) -> Result<i64, Fault> {
     // IMMEDIATE takes the write lock up front: a deferred transaction that
     // first reads could hit SQLITE_BUSY on upgrade, which the busy timeout
@@ -96,8 +100,9 @@ fn insert_run(tx: &Transaction<'_>, r: &RunRecord) -> Result<i64, Fault> {
     Ok(tx.last_insert_rowid())
 }
 
-/// The phase as JSON without the histograms: they are the bulk of a run and
-/// live in their own table, so listing and summarising never parse them.
+/// The phase as JSON without the histograms (the ops' and the series'):
+/// they are the bulk of a run and live in their own tables, so listing and
+/// summarising never parse them.
 fn phase_json(phase: &PhaseResult, field: &'static str) -> Result<String, Fault> {
     let mut value = serde_json::to_value(phase).map_err(|source| Fault::Json {
         field,
@@ -109,6 +114,11 @@ fn phase_json(phase: &PhaseResult, field: &'static str) -> Result<String, Fault>
             for (_, field) in MEASURES {
                 op.remove(field);
             }
+        }
+    }
+    if let Some(points) = value.get_mut("series").and_then(Value::as_array_mut) {
+        for point in points.iter_mut().filter_map(Value::as_object_mut) {
+            point.remove(SERIES_HISTOGRAM);
         }
     }
     to_json(&value, field)
@@ -167,6 +177,20 @@ fn insert_phase(
                 data
             ])?;
         }
+    }
+    let mut interval_stmt = tx.prepare_cached(
+        "INSERT INTO interval_histograms (run_id, phase, op, second, encoding, data)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for point in result.series.iter().filter(|p| !p.histogram.is_empty()) {
+        interval_stmt.execute(params![
+            id,
+            phase,
+            point.op.as_str(),
+            point.second,
+            HISTOGRAM_ENCODING,
+            point.histogram
+        ])?;
     }
     Ok(())
 }

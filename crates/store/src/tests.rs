@@ -162,6 +162,7 @@ fn full_record() -> RunRecord {
                     p50_us: 51.5,
                     p99_us: 210.25,
                     p999_us: 1_024.0,
+                    histogram: "HISTFAAAAB14nJNpmSzMwMDAyQABzFCaEUIzQ+j/SECOND0".into(),
                 },
                 SeriesPoint {
                     second: 1,
@@ -171,6 +172,7 @@ fn full_record() -> RunRecord {
                     p50_us: 0.0,
                     p99_us: 0.0,
                     p999_us: 0.0,
+                    histogram: String::new(),
                 },
             ],
             offered_rate: Some(320_000.0),
@@ -260,8 +262,15 @@ fn db_path(dir: &tempfile::TempDir) -> PathBuf {
 }
 
 /// Row counts of every table, to show that a refused save left nothing.
-fn counts(store: &Store) -> [i64; 4] {
-    ["runs", "op_results", "histograms", "probes"].map(|t| {
+fn counts(store: &Store) -> [i64; 5] {
+    [
+        "runs",
+        "op_results",
+        "histograms",
+        "probes",
+        "interval_histograms",
+    ]
+    .map(|t| {
         store
             .conn
             .query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0))
@@ -280,7 +289,7 @@ fn full_record_round_trips_exactly() {
     assert_eq!(store.get_run(id).unwrap(), with_id(record.clone(), id));
 
     // The layout reports rely on: histograms out of the JSON, into their table.
-    assert_eq!(counts(&store), [1, 4, 8, 3]);
+    assert_eq!(counts(&store), [1, 4, 8, 3, 1]);
     let (run_json, seed): (String, String) = store
         .conn
         .query_row("SELECT run_json, seed FROM runs WHERE id = 1", [], |r| {
@@ -573,10 +582,7 @@ fn newer_schema_is_refused() {
     );
     // Refusing did not lower the version.
     let conn = Connection::open(&path).unwrap();
-    let v: i64 = conn
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .unwrap();
-    assert_eq!(v, SCHEMA_VERSION + 1);
+    assert_eq!(user_version(&conn), SCHEMA_VERSION + 1);
 }
 
 #[test]
@@ -587,11 +593,7 @@ fn reopening_keeps_runs_and_schema_version() {
     let first = store.save_run(&full_record()).unwrap();
     drop(store);
     let mut store = Store::open(&path).unwrap();
-    let v: i64 = store
-        .conn
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .unwrap();
-    assert_eq!(v, SCHEMA_VERSION);
+    assert_eq!(user_version(&store.conn), SCHEMA_VERSION);
     assert_eq!(store.get_run(first).unwrap(), with_id(full_record(), first));
     assert_eq!(store.save_run(&full_record()).unwrap(), first + 1);
 }
@@ -640,7 +642,7 @@ fn record_that_would_not_read_back_is_refused() {
         matches!(err, StoreError::NotExact { part: "config", .. }),
         "{err:?}"
     );
-    assert_eq!(counts(&store), [0, 0, 0, 0]);
+    assert_eq!(counts(&store), [0, 0, 0, 0, 0]);
 }
 
 #[test]
@@ -732,7 +734,7 @@ fn crash_mid_save_keeps_earlier_runs() {
     );
 
     let store = Store::open(&path).unwrap();
-    assert_eq!(counts(&store), [1, 4, 8, 3], "uncommitted rows survived");
+    assert_eq!(counts(&store), [1, 4, 8, 3, 1], "uncommitted rows survived");
     assert_eq!(store.get_run(first).unwrap(), with_id(full_record(), first));
 }
 
@@ -762,11 +764,7 @@ fn version_1_database_is_migrated_and_its_runs_still_read() {
         .unwrap();
     }
     let store = Store::open(&path).unwrap();
-    let version: i64 = store
-        .conn
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .unwrap();
-    assert_eq!(version, SCHEMA_VERSION);
+    assert_eq!(user_version(&store.conn), SCHEMA_VERSION);
     let (measure, data): (String, String) = store
         .conn
         .query_row(
@@ -776,4 +774,82 @@ fn version_1_database_is_migrated_and_its_runs_still_read() {
         )
         .unwrap();
     assert_eq!((measure.as_str(), data.as_str()), ("latency", "OLD"));
+}
+
+#[test]
+fn interval_histograms_live_in_their_own_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&db_path(&dir)).unwrap();
+    let id = store.save_run(&full_record()).unwrap();
+    let row: (String, String, i64, String) = store
+        .conn
+        .query_row(
+            "SELECT phase, op, second, data FROM interval_histograms WHERE run_id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    let point = &full_record().run.unwrap().series[0];
+    assert_eq!(
+        row,
+        ("run".into(), "read".into(), 0, point.histogram.clone())
+    );
+}
+
+#[test]
+fn version_3_database_is_migrated_and_its_runs_read_without_interval_histograms() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    // A run as version 3 stored it: the same tables and JSON, but no
+    // interval histograms anywhere.
+    {
+        let mut store = Store::open(&path).unwrap();
+        store.save_run(&full_record()).unwrap();
+        store
+            .conn
+            .execute_batch("DROP TABLE interval_histograms; PRAGMA user_version = 3;")
+            .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    assert_eq!(user_version(&store.conn), SCHEMA_VERSION);
+    let back = store.get_run(1).unwrap();
+    let mut expected = with_id(full_record(), 1);
+    if let Some(run) = expected.run.as_mut() {
+        for point in &mut run.series {
+            point.histogram.clear();
+        }
+    }
+    assert_eq!(back, expected);
+    assert_eq!(counts(&store), [1, 4, 8, 3, 0]);
+}
+
+fn user_version(conn: &Connection) -> i64 {
+    conn.pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn selections_resolve_to_stored_ids_and_name_the_first_missing_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&db_path(&dir)).unwrap();
+    for _ in 0..5 {
+        store.save_run(&failed_record()).unwrap();
+    }
+    store
+        .conn
+        .execute("DELETE FROM runs WHERE id = 4", [])
+        .unwrap();
+    assert_eq!(store.select_runs(&RunSelection::All).unwrap(), [1, 2, 3, 5]);
+    let ids =
+        |ranges: Vec<std::ops::RangeInclusive<i64>>| store.select_runs(&RunSelection::Ids(ranges));
+    assert_eq!(ids(vec![5..=5, 1..=3, 2..=2]).unwrap(), [1, 2, 3, 5]);
+    assert!(matches!(
+        ids(vec![1..=1, 3..=5]),
+        Err(StoreError::NotFound(4))
+    ));
+    assert!(matches!(
+        ids(vec![6..=1_000_000_000]),
+        Err(StoreError::NotFound(6))
+    ));
+    assert!(matches!(ids(vec![0..=1]), Err(StoreError::NotFound(0))));
 }

@@ -1,0 +1,239 @@
+//! `kvbench export`: checks the destination, selects and reads the runs, and
+//! writes what the kvbench-export crate makes of them, to stdout or to files.
+//!
+//! Files are never truncated ahead of time: each is written whole into a
+//! temporary file in its own directory and renamed over the target, so a
+//! failed export leaves an existing file as it was. The formats themselves
+//! are not here.
+
+use crate::args::{ExportArgs, ExportFormat};
+use crate::commands::{not_found, open_existing_store};
+use crate::exit::{UsageError, Verdict};
+use anyhow::{Context, Result};
+use kvbench_export::{ExportError, ExportFile, RunRecord};
+use kvbench_store::RunSelection;
+use std::io::Write;
+use std::ops::RangeInclusive;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use tempfile::NamedTempFile;
+
+/// Where the bytes go, decided (and checked) before any run is read.
+enum Destination {
+    Stdout,
+    /// The temporary file already exists, so an unwritable place fails now.
+    File(PathBuf, NamedTempFile),
+    Dir(PathBuf),
+}
+
+pub fn export(a: ExportArgs) -> Result<Verdict> {
+    let selection = selection(a.runs.as_deref())?;
+    let destination = destination(&a)?;
+    let store = open_existing_store(&a.db)?;
+    let ids = store
+        .select_runs(&selection)
+        .map_err(|e| not_found(e, &a.db))?;
+    if a.format == ExportFormat::MemtierJson && ids.len() != 1 {
+        return Err(UsageError(format!(
+            "--format memtier-json describes one run, and {} are selected; give --runs ID",
+            ids.len()
+        ))
+        .into());
+    }
+    let records = ids
+        .iter()
+        .map(|&id| store.get_run(id).map_err(|e| not_found(e, &a.db)))
+        .collect::<Result<Vec<RunRecord>>>()?;
+    match destination {
+        Destination::Stdout => {
+            let bytes = single(a.format, &records)?;
+            let mut out = std::io::stdout().lock();
+            out.write_all(&bytes)?;
+            out.flush()?;
+        }
+        Destination::File(path, tmp) => {
+            let bytes = single(a.format, &records)?;
+            commit(tmp, &path, &bytes)?;
+            eprintln!("exported {} run(s) to {}", records.len(), path.display());
+        }
+        Destination::Dir(dir) => {
+            let mut files = Vec::new();
+            for r in &records {
+                files.extend(per_histogram(a.format, r)?);
+            }
+            for f in &files {
+                write_atomic(&dir.join(&f.name), &f.bytes)?;
+            }
+            eprintln!("wrote {} file(s) to {}", files.len(), dir.display());
+        }
+    }
+    Ok(Verdict::Ok)
+}
+
+/// The selection `--runs` names; every stored run without it.
+fn selection(runs: Option<&str>) -> Result<RunSelection> {
+    match runs {
+        None => Ok(RunSelection::All),
+        Some(text) => parse_ids(text)
+            .map(RunSelection::Ids)
+            .map_err(|e| UsageError(format!("--runs '{text}': {e}")).into()),
+    }
+}
+
+/// `3,5-9` → `[3..=3, 5..=9]`.
+fn parse_ids(text: &str) -> Result<Vec<RangeInclusive<i64>>, String> {
+    let id = |s: &str| -> Result<i64, String> {
+        match s.trim().parse::<i64>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!(
+                "'{}' is not a run id (a positive whole number)",
+                s.trim()
+            )),
+        }
+    };
+    text.split(',')
+        .map(|part| match part.split_once('-') {
+            Some((from, to)) => {
+                let (from, to) = (id(from)?, id(to)?);
+                if from > to {
+                    return Err(format!("range '{}' runs backwards", part.trim()));
+                }
+                Ok(from..=to)
+            }
+            None => id(part).map(|n| n..=n),
+        })
+        .collect()
+}
+
+fn destination(a: &ExportArgs) -> Result<Destination> {
+    let per_histogram = matches!(a.format, ExportFormat::Hlog | ExportFormat::Hgrm);
+    if per_histogram {
+        if a.output.is_some() {
+            return Err(UsageError(
+                "--output: hlog and hgrm write one file per run, phase and operation; give --dir DIR"
+                    .into(),
+            )
+            .into());
+        }
+        let Some(dir) = &a.dir else {
+            return Err(UsageError(
+                "hlog and hgrm write one file per run, phase and operation: give --dir DIR".into(),
+            )
+            .into());
+        };
+        // Create it, then prove it takes a file, before reading any run.
+        std::fs::create_dir_all(dir)
+            .and_then(|()| NamedTempFile::new_in(dir).map(drop))
+            .map_err(|e| UsageError(format!("--dir {}: {e}", dir.display())))?;
+        return Ok(Destination::Dir(dir.clone()));
+    }
+    if let Some(dir) = &a.dir {
+        return Err(UsageError(format!(
+            "--dir {}: only hlog and hgrm write several files; use --output FILE or stdout",
+            dir.display()
+        ))
+        .into());
+    }
+    match &a.output {
+        None => Ok(Destination::Stdout),
+        Some(path) => {
+            let tmp = temporary_beside(path)
+                .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
+            Ok(Destination::File(path.clone(), tmp))
+        }
+    }
+}
+
+/// The bytes of a one-file format.
+fn single(format: ExportFormat, records: &[RunRecord]) -> Result<Vec<u8>> {
+    let bytes = match format {
+        ExportFormat::Csv => kvbench_export::csv::export(records),
+        ExportFormat::Json => kvbench_export::json::export(records),
+        ExportFormat::MemtierJson => match records {
+            [one] => kvbench_export::memtier::export(one),
+            _ => return Err(anyhow::anyhow!("memtier-json takes one run")),
+        },
+        ExportFormat::Hlog | ExportFormat::Hgrm => {
+            return Err(anyhow::anyhow!("{format:?} writes files, not one stream"))
+        }
+    };
+    bytes.map_err(user_or_data)
+}
+
+/// The files of a per-histogram format for one run.
+fn per_histogram(format: ExportFormat, r: &RunRecord) -> Result<Vec<ExportFile>> {
+    match format {
+        ExportFormat::Hlog => kvbench_export::hlog::export(r),
+        ExportFormat::Hgrm => kvbench_export::hgrm::export(r),
+        other => return Err(anyhow::anyhow!("{other:?} is one stream, not files")),
+    }
+    .map_err(user_or_data)
+}
+
+/// Asking a run for what it does not have is bad input (exit 2); stored
+/// data that does not decode is not (exit 1).
+fn user_or_data(e: ExportError) -> anyhow::Error {
+    match e {
+        ExportError::NoPhases { .. }
+        | ExportError::NoWindow { .. }
+        | ExportError::NoIntervalHistograms { .. } => UsageError(e.to_string()).into(),
+        other => other.into(),
+    }
+}
+
+/// A temporary file in `path`'s directory (so the rename cannot cross file
+/// systems), readable by others as a file written plainly would be.
+fn temporary_beside(path: &Path) -> std::io::Result<NamedTempFile> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    tempfile::Builder::new()
+        .prefix(".kvbench-export-")
+        .permissions(std::fs::Permissions::from_mode(0o644))
+        .tempfile_in(dir)
+}
+
+/// Writes `bytes` into `tmp`, flushes them to disk, and renames `tmp` to `path`.
+fn commit(mut tmp: NamedTempFile, path: &Path, bytes: &[u8]) -> Result<()> {
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.as_file().sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    tmp.persist(path)
+        .with_context(|| format!("cannot replace {}", path.display()))?;
+    Ok(())
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = temporary_beside(path).with_context(|| format!("cannot write {}", path.display()))?;
+    commit(tmp, path, bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_and_ranges_parse() {
+        assert_eq!(parse_ids("3").unwrap(), [3..=3]);
+        assert_eq!(parse_ids("3,5-9, 12").unwrap(), [3..=3, 5..=9, 12..=12]);
+        for bad in ["", "3,", "x", "0", "-2", "9-5", "3-", "1.5", "2-x"] {
+            assert!(parse_ids(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file_and_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.csv");
+        std::fs::write(&path, "old").unwrap();
+        let tmp = temporary_beside(&path).unwrap();
+        drop(tmp); // as when the export fails before committing
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        write_atomic(&path, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o044, 0o044, "readable by others: {mode:o}");
+    }
+}
