@@ -246,6 +246,7 @@ pub(crate) mod tests {
                 offered_rate: None,
                 redirects_moved: 0,
                 redirects_ask: 0,
+                retries: 0,
                 nodes: vec![],
             }),
             run: Some(PhaseResult {
@@ -270,6 +271,7 @@ pub(crate) mod tests {
                 offered_rate: None,
                 redirects_moved: 0,
                 redirects_ask: 0,
+                retries: 0,
                 nodes: vec![],
             }),
             probes: vec![],
