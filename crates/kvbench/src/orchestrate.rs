@@ -9,11 +9,14 @@ use crate::target::Target;
 use anyhow::{Context, Result};
 use kvbench_connect::Access;
 use kvbench_engine::{run_phase, EngineError, PhaseConfig, PhaseKind, PhaseOutput, Topology};
-use kvbench_model::{CpuCost, Environment, NetnsConfig, Protocol, RunConfig, RunRecord, RunStatus};
+use kvbench_model::{
+    CpuCost, Environment, NetnsConfig, PhaseResult, Protocol, RunConfig, RunRecord, RunStatus,
+};
 use kvbench_servers::{
     Cluster, Deployment, Hosts, Network, Pool, Proxied, RemoteServer, Server, ServerSpec,
     TopologyKind,
 };
+use kvbench_stats::Stability;
 use kvbench_store::Store;
 use std::cell::{Cell, RefCell};
 use std::ops::Range;
@@ -401,6 +404,9 @@ fn judge(s: &RunSettings, rec: &mut RunRecord) {
                 rec.marks.push(text);
             }
         }
+        if let Some(mark) = instability(run) {
+            rec.marks.push(mark);
+        }
         let misses: u64 = run.ops.iter().map(|o| o.misses).sum();
         if misses > 0 {
             rec.marks.push(format!(
@@ -420,6 +426,47 @@ fn judge(s: &RunSettings, rec: &mut RunRecord) {
     } else {
         RunStatus::Invalid
     };
+}
+
+/// A mark when the window's per-second throughput, or the median latency
+/// of its commonest operation, held two levels or drifted: its totals then
+/// describe no state the system was really in (kvbench_stats::stability).
+/// Only whole seconds count (an operation-bounded window ends inside one).
+fn instability(run: &PhaseResult) -> Option<String> {
+    let whole = (run.duration_s + 1e-6).floor() as usize;
+    let mut tput = vec![0.0; whole];
+    for p in &run.series {
+        if let Some(t) = tput.get_mut(p.second as usize) {
+            *t += p.completed as f64;
+        }
+    }
+    let describe = |what: &str, unit: &str, st: Stability| {
+        match st {
+        Stability::TwoLevels {
+            low,
+            high,
+            low_seconds,
+            high_seconds,
+        } => Some(format!(
+            "unstable: per-second {what} held two levels, {low:.0} {unit} for {low_seconds} s and {high:.0} {unit} for {high_seconds} s; the totals describe neither (see docs/metrics.md, \"Stability\")"
+        )),
+        Stability::Drifting { from, to } => Some(format!(
+            "unstable: per-second {what} drifted from {from:.0} to {to:.0} {unit} over the window; the totals describe neither end (see docs/metrics.md, \"Stability\")"
+        )),
+        Stability::TooShort | Stability::Stable => None,
+    }
+    };
+    if let Some(m) = describe("throughput", "ops/s", kvbench_stats::assess(&tput)) {
+        return Some(m);
+    }
+    let main = run.ops.iter().max_by_key(|o| o.completed)?.op;
+    let p50: Vec<f64> = run
+        .series
+        .iter()
+        .filter(|p| p.op == main && (p.second as usize) < whole && p.completed > 0)
+        .map(|p| p.p50_us)
+        .collect();
+    describe("median latency", "us", kvbench_stats::assess(&p50))
 }
 
 /// The name `--hash` takes for `v`, recorded with the run.

@@ -16,6 +16,7 @@ mod load;
 mod netns;
 mod pool;
 mod run_phase;
+mod stability;
 mod systems;
 mod targets;
 mod ycsb;

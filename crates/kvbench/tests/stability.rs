@@ -1,0 +1,105 @@
+//! A run whose per-second figures hold two levels is marked unstable with
+//! both, instead of reporting totals that describe neither; a steady run is
+//! not marked. The unsteadiness is real: the test stops and continues the
+//! server (SIGSTOP/SIGCONT in short cycles) during alternate stretches.
+
+use crate::util::{timing_sensitive, wait_for_children, Sandbox};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// `kvbench run` on a private Redis for `secs` seconds; `during` gets the
+/// server's pid once it runs. Returns the JSON record.
+fn run(secs: u32, during: impl FnOnce(u32)) -> serde_json::Value {
+    let sb = Sandbox::new();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kvbench"))
+        .args(["run", "--system", "redis", "--workload", "read-heavy"])
+        .args([
+            "--records",
+            "2000",
+            "--field-count",
+            "1",
+            "--field-length",
+            "100",
+        ])
+        .args(["--duration", &format!("{secs}s"), "--warmup", "1s"])
+        .args(["--clients", "4", "--pipeline", "1", "--quiet", "--json"])
+        .current_dir(sb.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kvbench starts");
+    let server = wait_for_children(child.id(), 1, |_| true)[0];
+    during(server);
+    let out = child.wait_with_output().expect("kvbench ends");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "kvbench's JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill has no memory preconditions; the pid is our grandchild.
+    unsafe { libc::kill(pid as i32, sig) };
+}
+
+#[test]
+fn a_server_paused_in_stretches_marks_the_run_unstable_with_both_levels() {
+    let _quiet = timing_sensitive();
+    let rec = run(12, |server| {
+        // Past the load and the warm-up, then 3 s of stop/continue cycles
+        // (70 ms stopped in every 100 ms) and 3 s untouched, twice.
+        std::thread::sleep(Duration::from_millis(1800));
+        for _ in 0..2 {
+            let until = Instant::now() + Duration::from_secs(3);
+            while Instant::now() < until {
+                signal(server, libc::SIGSTOP);
+                std::thread::sleep(Duration::from_millis(70));
+                signal(server, libc::SIGCONT);
+                std::thread::sleep(Duration::from_millis(30));
+            }
+            std::thread::sleep(Duration::from_secs(3));
+        }
+    });
+    let marks = rec["marks"].to_string();
+    assert_eq!(rec["status"], "invalid", "{marks}");
+    assert!(
+        marks.contains("unstable: per-second throughput held two levels"),
+        "{marks}"
+    );
+    // Both levels are named, the lower well under the higher.
+    let m = rec["marks"]
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .find_map(|m| m.as_str().filter(|s| s.starts_with("unstable")))
+        })
+        .expect("the mark");
+    let levels: Vec<f64> = m
+        .split_whitespace()
+        .zip(m.split_whitespace().skip(1))
+        .filter(|(_, unit)| *unit == "ops/s")
+        .filter_map(|(n, _)| n.parse().ok())
+        .collect();
+    assert_eq!(levels.len(), 2, "{m}");
+    assert!(levels[0] < 0.75 * levels[1], "{m}");
+}
+
+#[test]
+fn a_steady_run_is_not_marked_unstable() {
+    let _quiet = timing_sensitive();
+    // The machine is shared (other tests, other work): a run that another
+    // process slows half-way is rightly marked, so the claim is that an
+    // undisturbed run is not, and one of three tries must be undisturbed.
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let rec = run(6, |_| {});
+        let marks = rec["marks"].to_string();
+        if !marks.contains("unstable") {
+            return;
+        }
+        seen.push(marks);
+    }
+    panic!("every steady run was marked unstable: {seen:?}");
+}

@@ -1,0 +1,10 @@
+//! Statistics over what kvbench measured, kept apart from measuring and
+//! from rendering (as criterion keeps its analysis apart from its reports):
+//! [`summary`] for repeated iterations of one cell, [`stability`] for the
+//! per-second figures of one run.
+
+pub mod stability;
+pub mod summary;
+
+pub use stability::{assess, Stability};
+pub use summary::Summary;
