@@ -229,6 +229,8 @@ pub(crate) mod tests {
                 allow_existing: false,
                 cleanup: false,
                 netns: None,
+                server_cpus: None,
+                client_cpus: None,
             },
             environment: Environment {
                 server_version: "7.0.15".into(),

@@ -239,6 +239,13 @@ pub struct BenchArgs {
     /// records and the run's inserts) and nothing else, also when the run failed.
     #[arg(long)]
     pub cleanup: bool,
+    /// Place every server process kvbench starts (all threads, and twemproxy)
+    /// on these CPUs, e.g. `0` or `0-1,3`; recorded with the run.
+    #[arg(long, value_name = "CPUS")]
+    pub server_cpus: Option<String>,
+    /// Place kvbench's worker threads on these CPUs; recorded with the run.
+    #[arg(long, value_name = "CPUS")]
+    pub client_cpus: Option<String>,
     /// The prefix of every record key (YCSB's `user`; property kvbench.keyprefix).
     #[arg(long, value_name = "TEXT")]
     pub key_prefix: Option<String>,

@@ -3,6 +3,7 @@
 //! the run.
 
 use crate::args::{ArrivalArg, BenchArgs, HashArg, IoArg};
+use crate::cpus::CpuList;
 use crate::exit::UsageError;
 use crate::target::{Safety, Target};
 use kvbench_engine::driver::Driver;
@@ -54,6 +55,9 @@ pub struct RunSettings {
     pub pool_hash: Variant,
     /// `--netns`: the links of the run's private network.
     pub netns: Option<Link>,
+    /// `--server-cpus`, `--client-cpus`.
+    pub server_cpus: Option<CpuList>,
+    pub client_cpus: Option<CpuList>,
 }
 
 /// The largest cluster kvbench starts on one machine: every client opens a
@@ -293,10 +297,21 @@ pub fn settings(
         None => topology(system, b)?,
     };
     let netns = netns(b)?;
+    let cpus =
+        |flag: &str, v: &Option<String>| v.as_deref().map(|t| CpuList::parse(flag, t)).transpose();
+    let server_cpus = cpus("--server-cpus", &b.server_cpus)?;
+    let client_cpus = cpus("--client-cpus", &b.client_cpus)?;
+    if server_cpus.is_some() && target.is_some() {
+        return Err(UsageError(
+            "--server-cpus places servers kvbench starts; a --target's servers are not".into(),
+        ));
+    }
     let tls = target.as_ref().is_some_and(|t| t.access.is_tls());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     Ok(RunSettings {
         netns,
+        server_cpus,
+        client_cpus,
         topology,
         nodes,
         replicas,

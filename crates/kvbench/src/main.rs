@@ -9,6 +9,7 @@
 mod args;
 mod commands;
 mod config;
+mod cpus;
 mod exit;
 mod export;
 mod orchestrate;

@@ -3,6 +3,7 @@
 //! its reason, when it did not finish) and the server is stopped.
 
 use crate::config::{memcached_memory_mb, RunSettings};
+use crate::cpus::CpuList;
 use crate::exit::UsageError;
 use crate::progress::PhaseBar;
 use crate::target::Target;
@@ -127,6 +128,8 @@ fn new_record(s: &RunSettings) -> RunRecord {
                 link_rate_bits: l.rate_bits,
                 link_delay_us: l.delay.as_nanos() as f64 / 1e3,
             }),
+            server_cpus: s.server_cpus.as_ref().map(CpuList::to_string),
+            client_cpus: s.client_cpus.as_ref().map(CpuList::to_string),
         },
         environment,
         load: None,
@@ -209,6 +212,14 @@ fn execute(
                 .context("cannot start twemproxy and its servers")?,
         ),
     };
+    if let Some(cpus) = &s.server_cpus {
+        for pid in server.pids() {
+            cpus.place_process(pid)
+                .map_err(|e| anyhow::anyhow!("--server-cpus {cpus}: {e}"))?;
+        }
+    }
+    // Worker threads start inside the phases and inherit this placement.
+    let _placed = s.client_cpus.as_ref().map(CpuList::place_this_thread);
     let topology = match server.endpoints() {
         (TopologyKind::Cluster, seeds) => Topology::Cluster(seeds),
         (TopologyKind::Pool, nodes) => Topology::Pool(nodes, s.pool_hash),

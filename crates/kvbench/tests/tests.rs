@@ -9,6 +9,7 @@ mod util;
 mod bad_input;
 mod cluster;
 mod connections;
+mod cpus;
 mod engine_timing;
 mod export;
 mod lifecycle;

@@ -248,6 +248,13 @@ pub struct RunConfig {
     /// shaped links; `None`: loopback in one namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub netns: Option<NetnsConfig>,
+    /// `--server-cpus`: the CPUs every process kvbench started was placed
+    /// on (`0-1,3`); `None`: wherever the scheduler put them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpus: Option<String>,
+    /// `--client-cpus`: the CPUs kvbench's worker threads were placed on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpus: Option<String>,
 }
 
 /// How the links of a run's private network were shaped (`--netns`).

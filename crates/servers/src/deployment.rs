@@ -37,6 +37,11 @@ pub trait Deployment {
     fn lost_nodes(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The processes kvbench started for it (none for a server it did not
+    /// start), e.g. to place them on CPUs.
+    fn pids(&self) -> Vec<u32> {
+        Vec::new()
+    }
     /// Stops what kvbench started; leaves anything else alone.
     ///
     /// # Errors
@@ -45,6 +50,9 @@ pub trait Deployment {
 }
 
 impl Deployment for Server {
+    fn pids(&self) -> Vec<u32> {
+        vec![self.pid()]
+    }
     fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
         (TopologyKind::Single, vec![self.addr()])
     }
@@ -69,6 +77,13 @@ impl Deployment for Server {
 }
 
 impl Deployment for Cluster {
+    fn pids(&self) -> Vec<u32> {
+        self.masters()
+            .iter()
+            .chain(self.replicas())
+            .map(Server::pid)
+            .collect()
+    }
     fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
         (TopologyKind::Cluster, self.seeds())
     }
@@ -96,6 +111,9 @@ impl Deployment for Cluster {
 }
 
 impl Deployment for Pool {
+    fn pids(&self) -> Vec<u32> {
+        self.nodes().iter().map(Server::pid).collect()
+    }
     fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
         (TopologyKind::Pool, self.addrs())
     }
@@ -123,6 +141,11 @@ impl Deployment for Pool {
 }
 
 impl Deployment for Proxied {
+    fn pids(&self) -> Vec<u32> {
+        let mut p = self.backends().pids();
+        p.push(self.proxy_pid());
+        p
+    }
     fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
         (TopologyKind::Twemproxy, vec![self.addr()])
     }

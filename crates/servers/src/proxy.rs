@@ -109,6 +109,12 @@ impl Proxied {
     }
 
     /// The servers behind the proxy.
+    /// The proxy's process id.
+    pub fn proxy_pid(&self) -> u32 {
+        self.proxy.pid()
+    }
+
+    /// The servers behind the proxy.
     pub fn backends(&self) -> &Pool {
         // Set at start, taken only by `stop`, which consumes `self`.
         self.backends.as_ref().expect("backends present until stop")

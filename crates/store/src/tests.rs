@@ -108,6 +108,8 @@ fn full_record() -> RunRecord {
                 link_rate_bits: Some(1_000_000_000),
                 link_delay_us: 50.0,
             }),
+            server_cpus: Some("0".into()),
+            client_cpus: Some("1-3".into()),
             workload_properties: vec![
                 ("recordcount".into(), "123457".into()),
                 ("requestdistribution".into(), "zipfian".into()),
