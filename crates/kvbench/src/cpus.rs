@@ -41,7 +41,7 @@ impl CpuList {
         if let Some(c) = set.iter().find(|c| !allowed.contains(c)) {
             return Err(bad(format!(
                 "CPU {c} is not available to kvbench (available: {})",
-                CpuList(allowed).to_string()
+                CpuList(allowed)
             )));
         }
         Ok(CpuList(set))
