@@ -47,23 +47,38 @@ fn signal(pid: u32, sig: i32) {
 #[test]
 fn a_server_paused_in_stretches_marks_the_run_unstable_with_both_levels() {
     let _quiet = timing_sensitive();
-    let rec = run(12, |server| {
-        // Past the load and the warm-up, then 3 s of stop/continue cycles
-        // (70 ms stopped in every 100 ms) and 3 s untouched, twice.
+    let rec = run(16, |server| {
+        // Past the load and the warm-up, then 4 s of stop/continue cycles
+        // (90 ms stopped in every 100 ms) and 4 s untouched, twice. Stretches
+        // of several seconds keep most seconds wholly in one state whatever
+        // the offset between them and the window's seconds.
         std::thread::sleep(Duration::from_millis(1800));
         for _ in 0..2 {
-            let until = Instant::now() + Duration::from_secs(3);
+            let until = Instant::now() + Duration::from_secs(4);
             while Instant::now() < until {
                 signal(server, libc::SIGSTOP);
-                std::thread::sleep(Duration::from_millis(70));
+                std::thread::sleep(Duration::from_millis(90));
                 signal(server, libc::SIGCONT);
-                std::thread::sleep(Duration::from_millis(30));
+                std::thread::sleep(Duration::from_millis(10));
             }
-            std::thread::sleep(Duration::from_secs(3));
+            std::thread::sleep(Duration::from_secs(4));
         }
     });
     let marks = rec["marks"].to_string();
-    assert_eq!(rec["status"], "invalid", "{marks}");
+    let per_second: Vec<(u64, u64)> = rec["run"]["series"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|p| {
+                    (
+                        p["second"].as_u64().unwrap_or(0),
+                        p["completed"].as_u64().unwrap_or(0),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(rec["status"], "invalid", "{marks} {per_second:?}");
     assert!(
         marks.contains("unstable: per-second throughput held two levels"),
         "{marks}"
