@@ -10,6 +10,7 @@ mod args;
 mod commands;
 mod config;
 mod exit;
+mod experiment;
 mod export;
 mod orchestrate;
 mod progress;
