@@ -10,6 +10,7 @@ mod bad_input;
 mod cluster;
 mod connections;
 mod engine_timing;
+mod experiment;
 mod export;
 mod lifecycle;
 mod load;
