@@ -14,6 +14,8 @@ Examples:
   kvbench show 1 --series
   kvbench workloads
   kvbench export --format csv --runs 3,5-9 --output runs.csv
+  kvbench experiment plan experiments/client-sweep.toml
+  kvbench experiment run experiments/client-sweep.toml
 
 Exit codes:
   0  success
@@ -101,6 +103,78 @@ pub enum Command {
         "bad --runs, unwritable --output or --dir, a run without what the format needs)."
     ))]
     Export(ExportArgs),
+    /// Run a matrix of runs declared in a TOML file, resumably (docs/experiments.md).
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench experiment plan experiments/client-sweep.toml\n",
+        "  kvbench experiment run experiments/client-sweep.toml\n",
+        "  kvbench experiment run experiments/client-sweep.toml --restart --db sweep.db\n",
+        "\nEach finished cell is stored at once; running the file again skips the\n",
+        "finished cells and runs the rest."
+    ))]
+    Experiment(ExperimentArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExperimentArgs {
+    #[command(subcommand)]
+    pub command: ExperimentCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ExperimentCommand {
+    /// List the cells in order with estimated times, marking those already stored.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench experiment plan experiments/client-sweep.toml\n",
+        "  kvbench experiment plan experiments/client-sweep.toml --db sweep.db --json\n",
+        "\nEstimates are means of stored runs of the same configuration, else\n",
+        "guesses (marked ~). Nothing runs and nothing is written.\n",
+        "Exit codes: 0 ok, 2 bad file (the message names file, line and key)."
+    ))]
+    Plan(ExperimentPlanArgs),
+    /// Run the cells not stored yet, then print the comparison table.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench experiment run experiments/client-sweep.toml\n",
+        "  kvbench experiment run experiments/client-sweep.toml --db sweep.db --quiet\n",
+        "  kvbench experiment run experiments/client-sweep.toml --restart --json\n",
+        "\nCtrl-C stops after the current cell (stored as failed, run again next time);\n",
+        "every finished cell stays stored, and the next start runs only the rest.\n",
+        "Exit codes: 0 all ok, 1 some run failed, 2 bad file or input,\n",
+        "3 some run invalid, 130 interrupted."
+    ))]
+    Run(ExperimentRunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExperimentPlanArgs {
+    /// The experiment file (TOML).
+    pub file: PathBuf,
+    /// SQLite database to look for finished cells and earlier timings (not created).
+    #[arg(long, default_value = "kvbench.db")]
+    pub db: PathBuf,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExperimentRunArgs {
+    /// The experiment file (TOML).
+    pub file: PathBuf,
+    /// Run every cell again as a new pass (earlier runs are kept).
+    #[arg(long)]
+    pub restart: bool,
+    /// SQLite database that keeps every run.
+    #[arg(long, default_value = "kvbench.db")]
+    pub db: PathBuf,
+    /// No progress bars.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print the runs as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Dataset, load model and output settings shared by `run` and `compare`.

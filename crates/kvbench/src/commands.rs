@@ -23,6 +23,7 @@ pub fn dispatch(command: Command, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         Command::Show(a) => show(a),
         Command::Workloads(a) => workloads(a),
         Command::Export(a) => crate::export::export(a),
+        Command::Experiment(a) => crate::experiment::dispatch(a, stop),
     }
 }
 
@@ -36,7 +37,7 @@ pub(crate) fn print(text: &str) -> Result<()> {
     Ok(())
 }
 
-fn open_store(path: &Path) -> Result<Store> {
+pub(crate) fn open_store(path: &Path) -> Result<Store> {
     Store::open(path).map_err(|e| UsageError(format!("--db: {e}")).into())
 }
 
@@ -60,7 +61,34 @@ fn check_binaries(systems: &[SystemKind], b: &BenchArgs) -> Result<()> {
     Ok(())
 }
 
-fn verdict_of(rec: &RunRecord, stop: &AtomicBool) -> Verdict {
+/// One line on stderr for a cell that failed; the sweep goes on.
+pub(crate) fn warn_if_failed(bar: &indicatif::ProgressBar, rec: &RunRecord) {
+    if rec.status != RunStatus::Failed {
+        return;
+    }
+    let c = &rec.config;
+    bar.suspend(|| {
+        eprintln!(
+            "warning: run {} ({} {} x{}) failed: {}",
+            rec.id.unwrap_or_default(),
+            c.system,
+            c.workload,
+            c.clients,
+            rec.failure.as_deref().unwrap_or("unknown")
+        )
+    });
+}
+
+/// The runs of a sweep side by side, or as a JSON array.
+pub(crate) fn print_comparison(records: &[RunRecord], json: bool) -> Result<()> {
+    if json {
+        print(&serde_json::to_string_pretty(records)?)
+    } else {
+        print(&kvbench_report::text::comparison(records))
+    }
+}
+
+pub(crate) fn verdict_of(rec: &RunRecord, stop: &AtomicBool) -> Verdict {
     match rec.status {
         RunStatus::Ok => Verdict::Ok,
         RunStatus::Invalid => Verdict::Invalid,
@@ -70,21 +98,8 @@ fn verdict_of(rec: &RunRecord, stop: &AtomicBool) -> Verdict {
 }
 
 fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
-    let system = config::system(&a.system)?;
-    let w = config::WorkloadArgs {
-        preset: a.workload.as_deref(),
-        files: &a.property_files,
-    };
-    let resolved = config::workload(&w, &a.bench)?;
-    let mut s = config::settings(
-        system,
-        resolved.spec,
-        a.clients,
-        &a.bench,
-        config::seed(a.bench.seed),
-    )?;
-    s.properties = resolved.properties;
-    s.warnings = resolved.warnings;
+    let s = config::run_settings(&a)?;
+    let system = s.system;
     for w in &s.warnings {
         eprintln!("warning: {w}");
     }
@@ -93,7 +108,7 @@ fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         Some(t) => crate::orchestrate::preflight(t, &s)?,
         None => check_binaries(&[system], &a.bench)?,
     }
-    let rec = run_cell(&s, &mut store, a.bench.quiet, stop)?;
+    let rec = run_cell(&s, &mut store, a.bench.quiet, stop, None)?;
     if a.bench.json {
         print(&serde_json::to_string_pretty(&rec)?)?;
     } else {
@@ -160,29 +175,16 @@ fn compare(a: CompareArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
             "{} {} x{}",
             cell.system, cell.spec.name, cell.clients
         ));
-        let rec = run_cell(cell, &mut store, a.bench.quiet, stop)?;
+        let rec = run_cell(cell, &mut store, a.bench.quiet, stop, None)?;
         verdict = verdict.max(verdict_of(&rec, stop));
-        if !a.bench.json && rec.status == RunStatus::Failed {
-            bar.suspend(|| {
-                eprintln!(
-                    "warning: run {} ({} {} x{}) failed: {}",
-                    rec.id.unwrap_or_default(),
-                    cell.system,
-                    cell.spec.name,
-                    cell.clients,
-                    rec.failure.as_deref().unwrap_or("unknown")
-                )
-            });
+        if !a.bench.json {
+            warn_if_failed(&bar, &rec);
         }
         records.push(rec);
         bar.inc(1);
     }
     bar.finish_and_clear();
-    if a.bench.json {
-        print(&serde_json::to_string_pretty(&records)?)?;
-    } else {
-        print(&kvbench_report::text::comparison(&records))?;
-    }
+    print_comparison(&records, a.bench.json)?;
     if let Some(p) = &a.report {
         let md = kvbench_report::markdown::comparison_report(&records, cells.len());
         std::fs::write(p, md)

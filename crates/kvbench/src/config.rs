@@ -2,7 +2,7 @@
 //! that depends on the machine is decided here, once, and then recorded with
 //! the run.
 
-use crate::args::{ArrivalArg, BenchArgs, HashArg, IoArg};
+use crate::args::{ArrivalArg, BenchArgs, HashArg, IoArg, RunArgs};
 use crate::cpus::CpuList;
 use crate::exit::UsageError;
 use crate::target::{Safety, Target};
@@ -360,6 +360,28 @@ pub fn settings(
             (IoArg::Auto, None) => Io::auto(),
         },
     })
+}
+
+/// Everything `kvbench run` resolves from its flags. An experiment's cells
+/// come through here too, as the `run` flags they stand for, so a cell is
+/// exactly the run those flags give.
+pub fn run_settings(a: &RunArgs) -> Result<RunSettings, UsageError> {
+    let system = system(&a.system)?;
+    let w = WorkloadArgs {
+        preset: a.workload.as_deref(),
+        files: &a.property_files,
+    };
+    let resolved = workload(&w, &a.bench)?;
+    let mut s = settings(
+        system,
+        resolved.spec,
+        a.clients,
+        &a.bench,
+        seed(a.bench.seed),
+    )?;
+    s.properties = resolved.properties;
+    s.warnings = resolved.warnings;
+    Ok(s)
 }
 
 /// The user's seed, or one from the OS (recorded either way).

@@ -11,6 +11,7 @@ mod commands;
 mod config;
 mod cpus;
 mod exit;
+mod experiment;
 mod export;
 mod orchestrate;
 mod progress;

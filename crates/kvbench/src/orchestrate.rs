@@ -18,7 +18,7 @@ use kvbench_servers::{
     TopologyKind,
 };
 use kvbench_stats::Stability;
-use kvbench_store::Store;
+use kvbench_store::{CellTag, Store};
 use std::cell::{Cell, RefCell};
 use std::ops::Range;
 use std::sync::atomic::AtomicBool;
@@ -32,7 +32,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// have limited throughput.
 const CLIENT_BOUND_SHARE: f64 = 0.9;
 
-/// Runs one cell and saves it. Returns the saved record (with its id).
+/// Runs one cell and saves it, with its experiment cell (`cell`) in the
+/// same transaction when it has one. Returns the saved record (with its id).
 ///
 /// # Errors
 /// Only when the store cannot save; every other failure is saved as a failed run.
@@ -41,6 +42,7 @@ pub fn run_cell(
     store: &mut Store,
     quiet: bool,
     stop: &Arc<AtomicBool>,
+    cell: Option<&CellTag>,
 ) -> Result<RunRecord> {
     let mut rec = new_record(s);
     let written = RefCell::new(Vec::new());
@@ -63,11 +65,20 @@ pub fn run_cell(
             });
         }
     }
-    let id = store
-        .save_run(&rec)
-        .with_context(|| format!("cannot save the run to {}", store.path().display()))?;
+    let id = match cell {
+        Some(c) => store.save_cell_run(&rec, c),
+        None => store.save_run(&rec),
+    }
+    .with_context(|| format!("cannot save the run to {}", store.path().display()))?;
     rec.id = Some(id);
     Ok(rec)
+}
+
+/// The configuration a run of `s` records before anything starts: every
+/// setting the user chose or kvbench resolved. An experiment hashes it to
+/// recognise the cell.
+pub fn planned_config(s: &RunSettings) -> RunConfig {
+    new_record(s).config
 }
 
 fn new_record(s: &RunSettings) -> RunRecord {

@@ -104,12 +104,23 @@ fn time_style() -> ProgressStyle {
 
 /// An overall bar for `compare`: one step per cell.
 pub fn cells_bar(cells: u64, quiet: bool) -> ProgressBar {
+    overall_bar(cells, quiet, "cells [{bar:30}] {pos}/{len} {msg} ETA {eta}")
+}
+
+/// The overall bar of `experiment run`: its length is the estimated time of
+/// the cells to run (in ms) and each finished cell adds its estimate, so the
+/// ETA weighs a long cell more than a short one; the message counts cells.
+pub fn experiment_bar(estimate_ms: u64, quiet: bool) -> ProgressBar {
+    overall_bar(estimate_ms, quiet, "cells {msg} [{bar:30}] ETA {eta}")
+}
+
+fn overall_bar(len: u64, quiet: bool, template: &str) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    let b = ProgressBar::with_draw_target(Some(cells), ProgressDrawTarget::stderr_with_hz(4));
+    let b = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr_with_hz(4));
     b.set_style(
-        ProgressStyle::with_template("cells [{bar:30}] {pos}/{len} {msg} ETA {eta}")
+        ProgressStyle::with_template(template)
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );

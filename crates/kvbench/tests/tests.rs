@@ -11,6 +11,7 @@ mod cluster;
 mod connections;
 mod cpus;
 mod engine_timing;
+mod experiment;
 mod export;
 mod lifecycle;
 mod load;

@@ -15,6 +15,7 @@
 //! - a database written by a newer kvbench is refused, never misread.
 #![deny(missing_docs)]
 
+mod experiment;
 mod migrate;
 mod query;
 mod save;
@@ -23,6 +24,7 @@ use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use experiment::{CellTag, FinishedCell};
 pub use kvbench_model::RunRecord;
 pub use migrate::SCHEMA_VERSION;
 pub use query::{RunFilter, RunSelection, RunSummary};
@@ -212,7 +214,36 @@ impl Store {
     /// ids belong to the database. Before committing, the run is read back
     /// and compared, so a run that is saved can always be read exactly.
     pub fn save_run(&mut self, record: &RunRecord) -> Result<i64, StoreError> {
-        save::save_run(&mut self.conn, record).map_err(|f| f.at(&self.path))
+        save::save_run(&mut self.conn, record, None).map_err(|f| f.at(&self.path))
+    }
+
+    /// [`Store::save_run`] for a cell of an experiment: the run and its
+    /// cell row commit in the same transaction, so a stored run is never
+    /// missing from its experiment (and a resumed experiment never redoes it).
+    pub fn save_cell_run(&mut self, record: &RunRecord, cell: &CellTag) -> Result<i64, StoreError> {
+        save::save_run(&mut self.conn, record, Some(cell)).map_err(|f| f.at(&self.path))
+    }
+
+    /// The newest pass over experiment `name` (1 for the first, one more
+    /// per `--restart`), or `None` when no run of it is stored.
+    pub fn experiment_generation(&self, name: &str) -> Result<Option<i64>, StoreError> {
+        experiment::generation(&self.conn, name).map_err(|f| f.at(&self.path))
+    }
+
+    /// The cells of one pass whose runs did not fail (ok or invalid): the
+    /// ones a resumed experiment skips.
+    pub fn finished_cells(
+        &self,
+        name: &str,
+        generation: i64,
+    ) -> Result<Vec<FinishedCell>, StoreError> {
+        experiment::finished(&self.conn, name, generation).map_err(|f| f.at(&self.path))
+    }
+
+    /// Mean wall-clock seconds of the stored runs (of any experiment) that
+    /// did not fail and had this cell key, or `None` when there are none.
+    pub fn cell_seconds(&self, cell_key: &str) -> Result<Option<f64>, StoreError> {
+        experiment::seconds(&self.conn, cell_key).map_err(|f| f.at(&self.path))
     }
 
     /// Reads run `id` back with its id set, exactly as it was saved.

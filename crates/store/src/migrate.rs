@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrate_2.sql"),
     include_str!("migrate_3.sql"),
     include_str!("migrate_4.sql"),
+    include_str!("migrate_5.sql"),
 ];
 
 /// The schema version this build writes and the newest it can read.

@@ -4,7 +4,7 @@
 //!
 //! It never measures, never talks to servers, and never changes a saved run.
 
-use crate::{query, Fault};
+use crate::{query, CellTag, Fault};
 use kvbench_model::{PhaseResult, Probe, RunRecord};
 use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 use serde::Serialize;
@@ -26,7 +26,11 @@ pub(crate) const MEASURES: [(&str, &str); 3] = [
 /// `interval_histograms` table, never inside the phase JSON.
 pub(crate) const SERIES_HISTOGRAM: &str = "histogram";
 
-pub(crate) fn save_run(conn: &mut Connection, record: &RunRecord) -> Result<i64, Fault> {
+pub(crate) fn save_run(
+    conn: &mut Connection,
+    record: &RunRecord,
+    cell: Option<&CellTag>,
+) -> Result<i64, Fault> {
     // IMMEDIATE takes the write lock up front: a deferred transaction that
     // first reads could hit SQLITE_BUSY on upgrade, which the busy timeout
     // cannot wait out.
@@ -39,6 +43,9 @@ pub(crate) fn save_run(conn: &mut Connection, record: &RunRecord) -> Result<i64,
         insert_phase(&tx, id, "run", run)?;
     }
     insert_probes(&tx, id, &record.probes)?;
+    if let Some(cell) = cell {
+        crate::experiment::insert_cell(&tx, id, cell)?;
+    }
     // Read the run back before committing: a value that does not survive
     // SQLite or JSON (NaN, infinity) is refused now, with nothing stored,
     // instead of producing a run that get_run cannot return.

@@ -809,7 +809,10 @@ fn version_3_database_is_migrated_and_its_runs_read_without_interval_histograms(
         store.save_run(&full_record()).unwrap();
         store
             .conn
-            .execute_batch("DROP TABLE interval_histograms; PRAGMA user_version = 3;")
+            .execute_batch(
+                "DROP TABLE experiment_cells; DROP TABLE interval_histograms;
+                 PRAGMA user_version = 3;",
+            )
             .unwrap();
     }
     let store = Store::open(&path).unwrap();
@@ -854,4 +857,43 @@ fn selections_resolve_to_stored_ids_and_name_the_first_missing_one() {
         Err(StoreError::NotFound(6))
     ));
     assert!(matches!(ids(vec![0..=1]), Err(StoreError::NotFound(0))));
+}
+
+fn tag(key: &str, generation: i64, iteration: u32) -> CellTag {
+    CellTag {
+        experiment: "sweep".into(),
+        generation,
+        cell_key: key.into(),
+        cell_index: 0,
+        iteration,
+    }
+}
+
+#[test]
+fn experiment_cells_count_only_runs_that_did_not_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&db_path(&dir)).unwrap();
+    assert_eq!(store.experiment_generation("sweep").unwrap(), None);
+    let mut ok = full_record();
+    ok.started_at = "2024-05-01T10:00:00Z".into();
+    ok.finished_at = "2024-05-01T10:00:04Z".into();
+    let a = store.save_cell_run(&ok, &tag("a", 1, 1)).unwrap();
+    store
+        .save_cell_run(&failed_record(), &tag("b", 1, 1))
+        .unwrap();
+    store.save_cell_run(&ok, &tag("a", 2, 1)).unwrap();
+    assert_eq!(store.experiment_generation("sweep").unwrap(), Some(2));
+    let first = store.finished_cells("sweep", 1).unwrap();
+    assert_eq!(
+        first,
+        vec![FinishedCell {
+            cell_key: "a".into(),
+            iteration: 1,
+            run_id: a
+        }]
+    );
+    assert_eq!(store.finished_cells("other", 1).unwrap(), vec![]);
+    let secs = store.cell_seconds("a").unwrap().unwrap();
+    assert!((secs - 4.0).abs() < 1e-3, "{secs}");
+    assert_eq!(store.cell_seconds("b").unwrap(), None);
 }

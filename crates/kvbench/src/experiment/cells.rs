@@ -1,0 +1,530 @@
+//! Expands an experiment file into its ordered cells. Each cell is written
+//! as the `kvbench run` flags it stands for and resolved by the same code as
+//! `kvbench run`, so a cell is exactly the run those flags give: there is one
+//! way to turn settings into a run, not two.
+//!
+//! Order: iterations outermost (a stopped experiment has whole passes, and
+//! drift on the machine spreads over every cell instead of one), then
+//! system, deployment, workload, and the sweep with its last list fastest.
+
+use super::file::{self, ExperimentFile, Source, SystemEntry, TopologyEntry, WorkloadEntry};
+use crate::args::{Cli, Command};
+use crate::config::{self, RunSettings};
+use crate::exit::UsageError;
+use clap::Parser;
+use sha2::{Digest, Sha256};
+use std::ops::Range;
+use std::path::Path;
+
+/// One run of the plan.
+pub struct Cell {
+    /// Place in the plan, from 0.
+    pub index: u32,
+    /// From 1.
+    pub iteration: u32,
+    pub system: String,
+    /// `single`, `cluster/3`, or a target's URL (password hidden).
+    pub deployment: String,
+    pub workload: String,
+    /// The `kvbench run` flags this cell stands for.
+    pub args: Vec<String>,
+    pub settings: RunSettings,
+    /// A hash of the complete configuration and kvbench's version.
+    pub key: String,
+}
+
+/// A file turned into cells.
+pub struct Experiment {
+    pub name: String,
+    pub iterations: u32,
+    pub cells: Vec<Cell>,
+}
+
+/// A `run` flag and the place in the file it came from, so that an error
+/// about the flag points at the file.
+#[derive(Clone)]
+struct Flag {
+    name: &'static str,
+    value: Option<String>,
+    key: &'static str,
+    span: Range<usize>,
+}
+
+#[derive(Default, Clone)]
+struct Flags(Vec<Flag>);
+
+impl Flags {
+    /// Sets a flag; a later value replaces an earlier one (clap refuses a
+    /// repeated single-valued flag), except for the repeatable -P and -p.
+    fn set(&mut self, name: &'static str, value: String, key: &'static str, span: Range<usize>) {
+        if name != "-P" && name != "-p" {
+            self.0.retain(|f| f.name != name);
+        }
+        self.0.push(Flag {
+            name,
+            value: Some(value),
+            key,
+            span,
+        });
+    }
+    fn switch(&mut self, name: &'static str, key: &'static str, span: Range<usize>) {
+        self.0.push(Flag {
+            name,
+            value: None,
+            key,
+            span,
+        });
+    }
+    fn argv(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for f in &self.0 {
+            out.push(f.name.to_string());
+            out.extend(f.value.clone());
+        }
+        out
+    }
+    /// The flag an error message names (the longest match, so that
+    /// `--load-pipeline` is not taken for `--pipeline`).
+    fn named_in(&self, message: &str) -> Option<&Flag> {
+        self.0
+            .iter()
+            .filter(|f| message.contains(f.name))
+            .max_by_key(|f| f.name.len())
+    }
+}
+
+/// One list of the sweep: flag, key, and each value with its span.
+struct Axis {
+    flag: &'static str,
+    key: &'static str,
+    values: Vec<(String, Range<usize>)>,
+}
+
+fn axis<T: ToString>(
+    flag: &'static str,
+    key: &'static str,
+    list: &Option<toml::Spanned<Vec<toml::Spanned<T>>>>,
+    src: &Source,
+) -> Result<Option<Axis>, UsageError> {
+    let Some(list) = list else { return Ok(None) };
+    if list.get_ref().is_empty() {
+        return Err(src.error(list.span(), key, "an empty list leaves nothing to run"));
+    }
+    Ok(Some(Axis {
+        flag,
+        key,
+        values: list
+            .get_ref()
+            .iter()
+            .map(|v| (v.get_ref().to_string(), v.span()))
+            .collect(),
+    }))
+}
+
+/// The flags every cell shares: dataset, load model, window, seed.
+fn common(f: &ExperimentFile) -> Flags {
+    let mut fl = Flags::default();
+    let d = &f.dataset;
+    if let Some(v) = &d.records {
+        fl.set(
+            "--records",
+            v.get_ref().to_string(),
+            "dataset.records",
+            v.span(),
+        );
+    }
+    if let Some(v) = &d.field_count {
+        fl.set(
+            "--field-count",
+            v.get_ref().to_string(),
+            "dataset.field_count",
+            v.span(),
+        );
+    }
+    if let Some(v) = &d.field_length {
+        fl.set(
+            "--field-length",
+            v.get_ref().to_string(),
+            "dataset.field_length",
+            v.span(),
+        );
+    }
+    if let Some(v) = &d.key_prefix {
+        fl.set(
+            "--key-prefix",
+            v.get_ref().clone(),
+            "dataset.key_prefix",
+            v.span(),
+        );
+    }
+    let l = &f.load;
+    let numbers = [
+        ("--clients", "load.clients", &l.clients),
+        ("--pipeline", "load.pipeline", &l.pipeline),
+        ("--threads", "load.threads", &l.threads),
+        ("--load-clients", "load.load_clients", &l.load_clients),
+        ("--load-pipeline", "load.load_pipeline", &l.load_pipeline),
+    ];
+    for (flag, key, v) in numbers {
+        if let Some(v) = v {
+            fl.set(flag, v.get_ref().to_string(), key, v.span());
+        }
+    }
+    if let Some(v) = &l.rate {
+        fl.set("--rate", v.get_ref().to_string(), "load.rate", v.span());
+    }
+    if let Some(v) = &l.arrival {
+        fl.set("--arrival", v.get_ref().clone(), "load.arrival", v.span());
+    }
+    let w = &f.run;
+    let texts = [
+        ("--warmup", "run.warmup", &w.warmup),
+        ("--duration", "run.duration", &w.duration),
+        ("--timeout", "run.timeout", &w.timeout),
+    ];
+    for (flag, key, v) in texts {
+        if let Some(v) = v {
+            fl.set(flag, v.get_ref().clone(), key, v.span());
+        }
+    }
+    if let Some(v) = &w.operations {
+        fl.set(
+            "--operations",
+            v.get_ref().to_string(),
+            "run.operations",
+            v.span(),
+        );
+    }
+    if w.allow_errors {
+        fl.switch("--allow-errors", "run.allow_errors", 0..0);
+    }
+    let seed = match &f.seed {
+        Some(s) => (*s.get_ref(), s.span()),
+        None => (name_seed(f.name.get_ref()), f.name.span()),
+    };
+    fl.set("--seed", seed.0.to_string(), "seed", seed.1);
+    fl
+}
+
+/// Without a `seed`, one derived from the name: the cells' configurations,
+/// and so their keys, stay the same from one start to the next, which is
+/// what lets a stopped experiment resume.
+fn name_seed(name: &str) -> u64 {
+    let d = Sha256::digest(name.as_bytes());
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&d[..8]);
+    u64::from_le_bytes(b)
+}
+
+/// How one system is deployed in a cell: flags, label, span for errors.
+struct Deployment {
+    flags: Flags,
+    label: String,
+}
+
+fn deployments(
+    f: &ExperimentFile,
+    topologies: &[TopologyEntry],
+    system: &SystemEntry,
+    src: &Source,
+) -> Vec<Deployment> {
+    let name = system.name.get_ref();
+    let mut out = Vec::new();
+    let local = |flags: &mut Flags| {
+        if let Some(bin) = &system.server_bin {
+            let path = src.dir().join(bin.get_ref());
+            flags.set(
+                "--server-bin",
+                path.display().to_string(),
+                "systems.server_bin",
+                bin.span(),
+            );
+        }
+    };
+    if topologies.is_empty() && f.targets.is_empty() {
+        let mut flags = Flags::default();
+        local(&mut flags);
+        out.push(Deployment {
+            flags,
+            label: "single".into(),
+        });
+    }
+    for t in topologies {
+        if let Some(only) = &t.systems {
+            if !only.iter().any(|s| s.get_ref() == name) {
+                continue;
+            }
+        }
+        let mut flags = Flags::default();
+        flags.set(
+            "--topology",
+            t.kind.get_ref().clone(),
+            "topologies",
+            t.kind.span(),
+        );
+        let mut label = t.kind.get_ref().clone();
+        if let Some(n) = &t.nodes {
+            flags.set(
+                "--nodes",
+                n.get_ref().to_string(),
+                "topologies.nodes",
+                n.span(),
+            );
+            label = format!("{label}/{}", n.get_ref());
+        }
+        if let Some(r) = &t.replicas {
+            flags.set(
+                "--replicas",
+                r.get_ref().to_string(),
+                "topologies.replicas",
+                r.span(),
+            );
+            label = format!("{label}+{}r", r.get_ref());
+        }
+        local(&mut flags);
+        out.push(Deployment { flags, label });
+    }
+    for t in f.targets.iter().filter(|t| t.system.get_ref() == name) {
+        let mut flags = Flags::default();
+        flags.set(
+            "--target",
+            t.url.get_ref().clone(),
+            "targets.url",
+            t.url.span(),
+        );
+        let switches = [
+            ("--flush", t.flush),
+            ("--allow-existing", t.allow_existing),
+            ("--cleanup", t.cleanup),
+        ];
+        for (flag, on) in switches {
+            if on {
+                flags.switch(flag, "targets", t.url.span());
+            }
+        }
+        // The label is replaced by the resolved target's redacted URL.
+        out.push(Deployment {
+            flags,
+            label: String::new(),
+        });
+    }
+    out
+}
+
+/// A workload's flags and label.
+fn workload(w: &WorkloadEntry, src: &Source) -> Result<(Flags, String), UsageError> {
+    let mut flags = Flags::default();
+    if w.preset.is_none() && w.files.is_empty() {
+        return Err(src.error(
+            w.span.clone(),
+            "workloads",
+            "a workload needs a preset or files (properties only adjust them)",
+        ));
+    }
+    let mut label = Vec::new();
+    if let Some(p) = &w.preset {
+        flags.set("--workload", p.get_ref().clone(), "workloads", p.span());
+        label.push(p.get_ref().clone());
+    }
+    for file in &w.files {
+        let path = src.dir().join(file.get_ref());
+        flags.set(
+            "-P",
+            path.display().to_string(),
+            "workloads.files",
+            file.span(),
+        );
+        label.push(file.get_ref().clone());
+    }
+    for (name, value) in &w.properties {
+        let pair = format!("{name}={}", value.get_ref());
+        flags.set("-p", pair.clone(), "workloads.properties", value.span());
+        label.push(pair);
+    }
+    Ok((flags, label.join(" ")))
+}
+
+/// Resolves one cell's flags as `kvbench run` would; an error points at the
+/// key whose flag it names, else at `fallback`.
+fn resolve(flags: &Flags, src: &Source, fallback: Range<usize>) -> Result<RunSettings, UsageError> {
+    let mut argv = vec!["kvbench".to_string(), "run".to_string()];
+    argv.extend(flags.argv());
+    let at = |message: &str| match flags.named_in(message) {
+        Some(f) if !f.span.is_empty() => src.error(f.span.clone(), f.key, message),
+        _ => src.error(fallback.clone(), "", message),
+    };
+    let cli = Cli::try_parse_from(&argv).map_err(|e| {
+        let text = e.to_string();
+        let first = text.lines().next().unwrap_or_default();
+        at(first.trim_start_matches("error: "))
+    })?;
+    let Command::Run(run) = cli.command else {
+        return Err(at("internal: a cell is not a `run` command"));
+    };
+    config::run_settings(&run).map_err(|e| at(&e.0))
+}
+
+/// A hash of what makes the cell's measurement what it is: the recorded
+/// configuration, the server binary and kvbench's version.
+fn key(s: &RunSettings) -> String {
+    let doc = serde_json::json!({
+        "kvbench": env!("CARGO_PKG_VERSION"),
+        "config": crate::orchestrate::planned_config(s),
+        "server_binary": s.server_binary,
+    });
+    let d = Sha256::digest(doc.to_string().as_bytes());
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Reads `path` and expands it into cells.
+///
+/// # Errors
+/// [`UsageError`] naming the file, line and key.
+pub fn expand(path: &Path) -> Result<Experiment, UsageError> {
+    let (f, src) = file::load(path)?;
+    if let Some(r) = &f.reload {
+        if r.get_ref() != "per-run" {
+            return Err(src.error(r.span(), "reload", &format!(
+                "'{}' is not supported yet: every cell starts its own servers and loads its data; use \"per-run\"",
+                r.get_ref()
+            )));
+        }
+    }
+    let iterations = match &f.iterations {
+        Some(n) if *n.get_ref() == 0 => {
+            return Err(src.error(n.span(), "iterations", "must be at least 1"))
+        }
+        Some(n) => *n.get_ref(),
+        None => 1,
+    };
+    if f.name.get_ref().trim().is_empty() {
+        return Err(src.error(f.name.span(), "name", "must not be empty"));
+    }
+    let systems = f.systems(&src)?;
+    let topologies = f.topologies(&src)?;
+    let workloads = f.workloads(&src)?;
+    for s in &systems {
+        let n = &s.name;
+        config::system(n.get_ref()).map_err(|e| src.error(n.span(), "systems", &e.0))?;
+    }
+    for t in &topologies {
+        let k = &t.kind;
+        let kind: Result<kvbench_model::TopologyKind, String> = k.get_ref().parse();
+        kind.map_err(|e| src.error(k.span(), "topologies", &e))?;
+    }
+    if systems.is_empty() {
+        return Err(src.error(f.systems_span(), "systems", "name at least one system"));
+    }
+    if workloads.is_empty() {
+        return Err(src.error(
+            f.workloads_span(),
+            "workloads",
+            "name at least one workload",
+        ));
+    }
+    for t in &f.targets {
+        if !systems
+            .iter()
+            .any(|s| s.name.get_ref() == t.system.get_ref())
+        {
+            return Err(src.error(
+                t.system.span(),
+                "targets.system",
+                &format!("'{}' is not one of the file's systems", t.system.get_ref()),
+            ));
+        }
+    }
+    let s = &f.sweep;
+    let axes: Vec<Axis> = [
+        axis("--clients", "sweep.clients", &s.clients, &src)?,
+        axis("--pipeline", "sweep.pipeline", &s.pipeline, &src)?,
+        axis(
+            "--field-length",
+            "sweep.field_length",
+            &s.field_length,
+            &src,
+        )?,
+        axis("--rate", "sweep.rate", &s.rate, &src)?,
+        axis("--threads", "sweep.threads", &s.threads, &src)?,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let common = common(&f);
+    let mut once: Vec<(String, String, String, Flags, Range<usize>)> = Vec::new();
+    for system in &systems {
+        let name = &system.name;
+        for d in deployments(&f, &topologies, system, &src) {
+            for w in &workloads {
+                let (wf, label) = workload(w, &src)?;
+                let span = w.span.clone();
+                for point in product(&axes) {
+                    let mut flags = Flags::default();
+                    flags.set("--system", name.get_ref().clone(), "systems", name.span());
+                    flags.0.extend(wf.0.iter().cloned());
+                    flags.0.extend(d.flags.0.iter().cloned());
+                    flags.0.extend(common.0.iter().cloned());
+                    // Set last, so a swept value replaces `[load]`'s or `[dataset]`'s.
+                    for (a, (value, vspan)) in axes.iter().zip(point) {
+                        flags.set(a.flag, value, a.key, vspan);
+                    }
+                    once.push((
+                        name.get_ref().clone(),
+                        d.label.clone(),
+                        label.clone(),
+                        flags,
+                        span.clone(),
+                    ));
+                }
+            }
+        }
+    }
+    let mut resolved = Vec::with_capacity(once.len());
+    for (system, deployment, workload, flags, span) in once {
+        let settings = resolve(&flags, &src, span)?;
+        let deployment = match &settings.target {
+            Some(t) => t.redacted(),
+            None => deployment,
+        };
+        resolved.push((system, deployment, workload, flags.argv(), settings));
+    }
+    let mut cells = Vec::new();
+    for iteration in 1..=iterations {
+        for (system, deployment, workload, args, settings) in &resolved {
+            cells.push(Cell {
+                index: cells.len() as u32,
+                iteration,
+                system: system.clone(),
+                deployment: deployment.clone(),
+                workload: workload.clone(),
+                args: args.clone(),
+                key: key(settings),
+                settings: settings.clone(),
+            });
+        }
+    }
+    Ok(Experiment {
+        name: f.name.get_ref().clone(),
+        iterations,
+        cells,
+    })
+}
+
+/// Every combination of the axes' values, the last axis fastest; one empty
+/// point when there are no axes.
+fn product(axes: &[Axis]) -> Vec<Vec<(String, Range<usize>)>> {
+    let mut points: Vec<Vec<(String, Range<usize>)>> = vec![Vec::new()];
+    for a in axes {
+        points = points
+            .into_iter()
+            .flat_map(|p| {
+                a.values.iter().map(move |v| {
+                    let mut q = p.clone();
+                    q.push(v.clone());
+                    q
+                })
+            })
+            .collect();
+    }
+    points
+}

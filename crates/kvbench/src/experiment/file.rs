@@ -1,0 +1,322 @@
+//! The experiment file: TOML read into typed structs that keep where each
+//! value sits in the file, so that every error, from the TOML parser or from
+//! a later check, names the file, the line and the key.
+//!
+//! It only reads the file and checks its shape; `cells.rs` decides what runs.
+
+use crate::exit::UsageError;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// An experiment file as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentFile {
+    pub name: Spanned<String>,
+    systems: Spanned<Vec<Spanned<toml::Value>>>,
+    #[serde(default)]
+    topologies: Vec<Spanned<toml::Value>>,
+    #[serde(default)]
+    pub targets: Vec<TargetEntry>,
+    #[serde(default)]
+    pub dataset: Dataset,
+    workloads: Spanned<Vec<Spanned<toml::Value>>>,
+    #[serde(default)]
+    pub load: LoadModel,
+    #[serde(default)]
+    pub sweep: Sweep,
+    #[serde(default)]
+    pub run: Window,
+    pub iterations: Option<Spanned<u32>>,
+    pub seed: Option<Spanned<u64>>,
+    pub reload: Option<Spanned<String>>,
+}
+
+/// A system as `--system` names it, with an optional server binary.
+#[derive(Debug)]
+pub struct SystemEntry {
+    pub name: Spanned<String>,
+    pub server_bin: Option<Spanned<String>>,
+}
+
+/// A deployment kvbench starts; every part spans the entry, because
+/// toml keeps no spans inside an entry that may be a string or a table.
+#[derive(Debug)]
+pub struct TopologyEntry {
+    pub kind: Spanned<String>,
+    pub nodes: Option<Spanned<u32>>,
+    pub replicas: Option<Spanned<u32>>,
+    /// Only for these systems (default: every system).
+    pub systems: Option<Vec<Spanned<String>>>,
+}
+
+/// A server kvbench does not start (`--target`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetEntry {
+    pub system: Spanned<String>,
+    pub url: Spanned<String>,
+    #[serde(default)]
+    pub flush: bool,
+    #[serde(default)]
+    pub allow_existing: bool,
+    #[serde(default)]
+    pub cleanup: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dataset {
+    pub records: Option<Spanned<u64>>,
+    pub field_count: Option<Spanned<u32>>,
+    pub field_length: Option<Spanned<u32>>,
+    pub key_prefix: Option<Spanned<String>>,
+}
+
+/// A workload: a preset and/or YCSB files, adjusted by properties.
+#[derive(Debug)]
+pub struct WorkloadEntry {
+    pub span: Range<usize>,
+    pub preset: Option<Spanned<String>>,
+    /// YCSB property files, relative to the experiment file.
+    pub files: Vec<Spanned<String>>,
+    /// YCSB properties over the preset and files (as `-p NAME=VALUE`).
+    pub properties: BTreeMap<String, Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSystem {
+    name: String,
+    server_bin: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTopology {
+    kind: String,
+    nodes: Option<u32>,
+    replicas: Option<u32>,
+    systems: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    preset: Option<String>,
+    #[serde(default)]
+    files: Vec<String>,
+    #[serde(default)]
+    properties: BTreeMap<String, toml::Value>,
+}
+
+/// `"NAME"` or a table, read as `R`; errors point at the entry.
+fn entry<T, R: serde::de::DeserializeOwned>(
+    v: &Spanned<toml::Value>,
+    key: &str,
+    src: &Source,
+    name: impl Fn(Spanned<String>) -> T,
+    table: impl Fn(R, Range<usize>) -> T,
+) -> Result<T, UsageError> {
+    let span = v.span();
+    match v.get_ref() {
+        toml::Value::String(s) => Ok(name(Spanned::new(span, s.clone()))),
+        toml::Value::Table(_) => v
+            .get_ref()
+            .clone()
+            .try_into::<R>()
+            .map(|r| table(r, span.clone()))
+            .map_err(|e| src.error(span, key, e.message())),
+        other => Err(src.error(
+            span,
+            key,
+            &format!("expected a name or a table, found {}", other.type_str()),
+        )),
+    }
+}
+
+/// `value` at `span`.
+fn at<T>(span: &Range<usize>, value: T) -> Spanned<T> {
+    Spanned::new(span.clone(), value)
+}
+
+impl ExperimentFile {
+    /// The systems, each a name or a `{ name, server_bin }` table.
+    pub fn systems(&self, src: &Source) -> Result<Vec<SystemEntry>, UsageError> {
+        let list = self.systems.get_ref().iter();
+        list.map(|v| {
+            let name = |name| SystemEntry {
+                name,
+                server_bin: None,
+            };
+            let table = |r: RawSystem, span: Range<usize>| SystemEntry {
+                name: at(&span, r.name),
+                server_bin: r.server_bin.map(|b| at(&span, b)),
+            };
+            entry(v, "systems", src, name, table)
+        })
+        .collect()
+    }
+
+    /// Where the systems list is, for errors about it as a whole.
+    pub fn systems_span(&self) -> Range<usize> {
+        self.systems.span()
+    }
+
+    /// Where the workloads list is, for errors about it as a whole.
+    pub fn workloads_span(&self) -> Range<usize> {
+        self.workloads.span()
+    }
+
+    /// The topologies, each a kind or a `{ kind, nodes, replicas, systems }` table.
+    pub fn topologies(&self, src: &Source) -> Result<Vec<TopologyEntry>, UsageError> {
+        let list = self.topologies.iter();
+        list.map(|v| {
+            let name = |kind| TopologyEntry {
+                kind,
+                nodes: None,
+                replicas: None,
+                systems: None,
+            };
+            let table = |r: RawTopology, span: Range<usize>| TopologyEntry {
+                kind: at(&span, r.kind),
+                nodes: r.nodes.map(|n| at(&span, n)),
+                replicas: r.replicas.map(|n| at(&span, n)),
+                systems: r
+                    .systems
+                    .map(|l| l.into_iter().map(|s| at(&span, s)).collect()),
+            };
+            entry(v, "topologies", src, name, table)
+        })
+        .collect()
+    }
+
+    /// The workloads, each a preset or a `{ preset, files, properties }` table.
+    pub fn workloads(&self, src: &Source) -> Result<Vec<WorkloadEntry>, UsageError> {
+        let list = self.workloads.get_ref().iter();
+        list.map(|v| {
+            let name = |p: Spanned<String>| WorkloadEntry {
+                span: p.span(),
+                preset: Some(p),
+                files: Vec::new(),
+                properties: BTreeMap::new(),
+            };
+            let table = |r: RawWorkload, span: Range<usize>| WorkloadEntry {
+                preset: r.preset.map(|p| at(&span, p)),
+                files: r.files.into_iter().map(|f| at(&span, f)).collect(),
+                properties: r
+                    .properties
+                    .into_iter()
+                    .map(|(k, v)| (k, at(&span, property_text(&v))))
+                    .collect(),
+                span,
+            };
+            entry(v, "workloads", src, name, table)
+        })
+        .collect()
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadModel {
+    pub clients: Option<Spanned<u32>>,
+    pub pipeline: Option<Spanned<u32>>,
+    pub threads: Option<Spanned<u32>>,
+    /// Open loop: operations per second in total.
+    pub rate: Option<Spanned<f64>>,
+    pub arrival: Option<Spanned<String>>,
+    pub load_clients: Option<Spanned<u32>>,
+    pub load_pipeline: Option<Spanned<u32>>,
+}
+
+/// Lists to take the product of; the last named here varies fastest.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sweep {
+    pub clients: Option<Spanned<Vec<Spanned<u32>>>>,
+    pub pipeline: Option<Spanned<Vec<Spanned<u32>>>>,
+    pub field_length: Option<Spanned<Vec<Spanned<u32>>>>,
+    pub rate: Option<Spanned<Vec<Spanned<f64>>>>,
+    pub threads: Option<Spanned<Vec<Spanned<u32>>>>,
+}
+
+/// What each cell measures, with durations written as in the CLI ("30s").
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Window {
+    pub warmup: Option<Spanned<String>>,
+    pub duration: Option<Spanned<String>>,
+    pub operations: Option<Spanned<u64>>,
+    pub timeout: Option<Spanned<String>>,
+    #[serde(default)]
+    pub allow_errors: bool,
+}
+
+/// The file's text, kept to turn byte spans into lines for messages.
+pub struct Source {
+    pub path: PathBuf,
+    text: String,
+}
+
+impl Source {
+    /// A usage error at `span`: `FILE:LINE:COL: KEY: MESSAGE`, on one line.
+    pub fn error(&self, span: Range<usize>, key: &str, message: &str) -> UsageError {
+        let (line, col) = self.line_col(span.start);
+        let message = message.replace('\n', " ");
+        let key = if key.is_empty() {
+            String::new()
+        } else {
+            format!("{key}: ")
+        };
+        UsageError(format!(
+            "{}:{line}:{col}: {key}{}",
+            self.path.display(),
+            message.trim()
+        ))
+    }
+
+    fn line_col(&self, offset: usize) -> (usize, usize) {
+        let before = self.text.get(..offset).unwrap_or(&self.text);
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        (line, col)
+    }
+
+    /// Where the file's relative paths start.
+    pub fn dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new(""))
+    }
+}
+
+/// Reads and parses `path`.
+///
+/// # Errors
+/// [`UsageError`] naming the file, and for bad TOML or an unknown or
+/// mistyped key, its line and column.
+pub fn load(path: &Path) -> Result<(ExperimentFile, Source), UsageError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    let src = Source {
+        path: path.to_path_buf(),
+        text,
+    };
+    match toml::from_str::<ExperimentFile>(&src.text) {
+        Ok(f) => Ok((f, src)),
+        Err(e) => Err(match e.span() {
+            Some(span) => src.error(span, "", e.message()),
+            None => UsageError(format!("{}: {}", path.display(), e.message())),
+        }),
+    }
+}
+
+/// A TOML property value as `-p` takes it: strings unquoted.
+fn property_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}

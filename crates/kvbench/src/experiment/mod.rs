@@ -1,0 +1,36 @@
+//! Experiments: a TOML file declaring a matrix of runs (`file`), expanded
+//! into cells that are `kvbench run` flag sets (`cells`), listed with
+//! estimates (`plan`) and run resumably (`run`). See docs/experiments.md.
+
+mod cells;
+mod file;
+mod plan;
+mod run;
+
+use crate::args::{ExperimentArgs, ExperimentCommand, ExperimentPlanArgs};
+use crate::commands::print;
+use crate::exit::Verdict;
+use anyhow::Result;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// Runs one `experiment` subcommand.
+pub fn dispatch(a: ExperimentArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
+    match a.command {
+        ExperimentCommand::Plan(p) => show_plan(p),
+        ExperimentCommand::Run(r) => run::run(r, stop),
+    }
+}
+
+fn show_plan(a: ExperimentPlanArgs) -> Result<Verdict> {
+    let exp = cells::expand(&a.file)?;
+    let store = run::existing_store(&a.db)?;
+    let generation = plan::generation(store.as_ref(), &exp.name, false)?;
+    let rows = plan::plan(&exp, store.as_ref(), generation)?;
+    if a.json {
+        print(&serde_json::to_string_pretty(&plan::json(&exp, &rows))?)?;
+    } else {
+        print(&plan::text(&exp, &rows))?;
+    }
+    Ok(Verdict::Ok)
+}

@@ -1,0 +1,112 @@
+//! `kvbench experiment run`: runs the cells of the current pass that are not
+//! stored yet, each saved with its cell in one transaction by
+//! `orchestrate::run_cell`, so a stop at any point keeps every finished cell
+//! and the next start runs only the rest.
+
+use super::cells::{self, Experiment};
+use super::plan::{self, Planned};
+use crate::args::ExperimentRunArgs;
+use crate::commands::{open_store, print_comparison, verdict_of, warn_if_failed};
+use crate::exit::{UsageError, Verdict};
+use crate::orchestrate::run_cell;
+use anyhow::Result;
+use kvbench_store::{CellTag, Store};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
+    let exp = cells::expand(&a.file)?;
+    let mut store = open_store(&a.db)?;
+    let generation = plan::generation(Some(&store), &exp.name, a.restart)?;
+    let rows = plan::plan(&exp, Some(&store), generation)?;
+    let todo: Vec<&Planned<'_>> = rows.iter().filter(|p| p.finished.is_none()).collect();
+    preflight(&todo)?;
+    let done = rows.len() - todo.len();
+    if done > 0 {
+        eprintln!(
+            "experiment {}: {done} of {} cells already finished in {} (skipped; --restart redoes them); {} to run",
+            exp.name,
+            rows.len(),
+            a.db.display(),
+            todo.len()
+        );
+    }
+    let remaining_ms: f64 = todo.iter().map(|p| p.estimate_s * 1e3).sum();
+    let bar = crate::progress::experiment_bar(remaining_ms as u64, a.quiet);
+    let mut records = Vec::with_capacity(rows.len());
+    let mut verdict = Verdict::Ok;
+    let mut ran = 0;
+    for p in &rows {
+        if let Some(id) = p.finished {
+            let rec = store.get_run(id)?;
+            verdict = verdict.max(verdict_of(&rec, stop));
+            records.push(rec);
+            continue;
+        }
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        ran += 1;
+        bar.set_message(format!(
+            "{ran}/{} {} {} {} x{}",
+            todo.len(),
+            p.cell.system,
+            p.cell.deployment,
+            p.cell.workload,
+            p.cell.settings.clients
+        ));
+        let tag = tag(&exp, p, generation);
+        let rec = run_cell(&p.cell.settings, &mut store, a.quiet, stop, Some(&tag))?;
+        verdict = verdict.max(verdict_of(&rec, stop));
+        if !a.json {
+            warn_if_failed(&bar, &rec);
+        }
+        records.push(rec);
+        bar.inc((p.estimate_s * 1e3) as u64);
+    }
+    bar.finish_and_clear();
+    print_comparison(&records, a.json)?;
+    Ok(verdict)
+}
+
+fn tag(exp: &Experiment, p: &Planned<'_>, generation: i64) -> CellTag {
+    CellTag {
+        experiment: exp.name.clone(),
+        generation,
+        cell_key: p.cell.key.clone(),
+        cell_index: p.cell.index,
+        iteration: p.cell.iteration,
+    }
+}
+
+/// Before any cell starts: every server binary exists, and every target
+/// answers and may be written (once per target: later cells find the keys
+/// earlier ones wrote, which are kvbench's own).
+fn preflight(todo: &[&Planned<'_>]) -> Result<(), UsageError> {
+    let mut seen = HashSet::new();
+    for p in todo {
+        let s = &p.cell.settings;
+        match &s.target {
+            Some(t) => {
+                if seen.insert(t.redacted()) {
+                    crate::orchestrate::preflight(t, s)?;
+                }
+            }
+            None => {
+                kvbench_servers::find_binary(s.system, s.server_binary.as_deref())
+                    .map_err(|e| UsageError(e.to_string()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Opens the store for `plan` only if it exists: a plan never creates one.
+pub fn existing_store(path: &std::path::Path) -> Result<Option<Store>> {
+    if path.exists() {
+        Ok(Some(open_store(path)?))
+    } else {
+        Ok(None)
+    }
+}
