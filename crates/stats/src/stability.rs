@@ -6,7 +6,7 @@
 //! stall, or warm up slowly. The run's totals then describe neither state,
 //! so kvbench says so instead of reporting them as a finding.
 //!
-//! Two checks over the per-second values, in time order:
+//! Two checks over the per-second values, in time order (drift first):
 //! - **two levels**: the split of the sorted values into a low and a high
 //!   group with the least within-group variance (1-D 2-means, exact by
 //!   trying every split); two levels when each group holds at least
@@ -73,10 +73,12 @@ pub fn assess(values: &[f64]) -> Stability {
     if n < MIN_SECONDS || values.iter().any(|v| !v.is_finite()) {
         return Stability::TooShort;
     }
-    if let Some(two) = two_levels(values) {
-        return two;
+    // A trend first: an even climb also splits into a lower and a higher
+    // half, but a line describes it better than two levels.
+    if let Some(d) = drift(values) {
+        return d;
     }
-    drift(values).unwrap_or(Stability::Stable)
+    two_levels(values).unwrap_or(Stability::Stable)
 }
 
 fn two_levels(values: &[f64]) -> Option<Stability> {
