@@ -959,13 +959,11 @@ impl Client {
     fn retry_parked(&mut self, now: Instant, rec: &mut Recorder) {
         let now_ns = self.nanos(now);
         let over = self.interrupted || self.deadline().is_some_and(|d| now >= d);
-        let mut i = 0;
-        while i < self.parked.len() {
-            if self.parked[i].due_ns > now_ns && !over {
-                i += 1;
-                continue;
-            }
-            let Parked { p, why, .. } = self.parked.swap_remove(i);
+        let (due, waiting): (Vec<Parked>, Vec<Parked>) = std::mem::take(&mut self.parked)
+            .into_iter()
+            .partition(|q| over || q.due_ns <= now_ns);
+        self.parked = waiting;
+        for Parked { p, why, .. } in due {
             if over || now_ns.saturating_sub(p.sent_ns) > self.timeout_ns {
                 if !over {
                     rec.note_error(&format!(
@@ -979,10 +977,6 @@ impl Client {
             let to = self.route(&p);
             if self.lanes[to].dead {
                 self.park(p, now_ns, NODE_LOST);
-                // Parked again behind `i`: looked at in the next round.
-                let last = self.parked.len() - 1;
-                self.parked.swap(i, last);
-                i += 1;
                 continue;
             }
             if p.measured {
