@@ -32,17 +32,7 @@ fn write(sb: &Sandbox, name: &str, text: &str) -> String {
 }
 
 fn plan(sb: &Sandbox, file: &str) -> serde_json::Value {
-    let out = sb
-        .kvbench()
-        .args(["experiment", "plan", file, "--json"])
-        .output()
-        .expect("plan");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("plan JSON")
+    sb.json(&["experiment", "plan", file, "--json"])
 }
 
 fn stored_runs(sb: &Sandbox) -> usize {

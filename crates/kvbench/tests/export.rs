@@ -11,19 +11,10 @@ use std::path::{Path, PathBuf};
 
 /// Runs `kvbench run ARGS --json` with the small settings and returns the record.
 fn run(sb: &Sandbox, args: &[&str]) -> Value {
-    let out = sb
-        .kvbench()
-        .arg("run")
-        .args(args)
-        .args(["--seed", "5", "--json"])
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--seed", "5", "--json"]);
+    sb.json(&all)
 }
 
 fn small_run(sb: &Sandbox, system: &str) -> Value {

@@ -30,6 +30,17 @@ impl Sandbox {
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
+
+    /// `kvbench ARGS`, which must succeed; its stdout parsed as JSON.
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        let out = self.kvbench().args(args).output().expect("kvbench runs");
+        assert!(
+            out.status.success(),
+            "kvbench {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+    }
 }
 
 /// Small, quick settings shared by CLI runs.
