@@ -10,36 +10,29 @@ use crate::util::Sandbox;
 fn ten_thousand_connections_fit_in_150_mb() {
     let _serial = crate::util::timing_sensitive();
     let sb = Sandbox::new();
-    let kvbench = assert_cmd::cargo::cargo_bin("kvbench");
-    let mut child = std::process::Command::new(kvbench)
-        .args([
-            "run",
-            "--system",
-            "redis",
-            "--workload",
-            "read-heavy",
-            "--records",
-            "1000",
-            "--field-count",
-            "1",
-            "--field-length",
-            "100",
-            "--clients",
-            "10000",
-            "--operations",
-            "20000",
-            "--warmup",
-            "0s",
-            "--quiet",
-            "--json",
-            "--timeout",
-            "60s",
-        ])
-        .current_dir(sb.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let mut child = sb.spawn(&[
+        "run",
+        "--system",
+        "redis",
+        "--workload",
+        "read-heavy",
+        "--records",
+        "1000",
+        "--field-count",
+        "1",
+        "--field-length",
+        "100",
+        "--clients",
+        "10000",
+        "--operations",
+        "20000",
+        "--warmup",
+        "0s",
+        "--quiet",
+        "--json",
+        "--timeout",
+        "60s",
+    ]);
     let pid = child.id() as libc::pid_t;
     // Take the output pipes so the child never blocks on a full pipe, then
     // reap it with wait4 to get its peak RSS.

@@ -3,7 +3,6 @@
 //! are recorded; a CPU kvbench may not use is bad input.
 
 use crate::util::{wait_for_children, Sandbox};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// `Cpus_allowed_list` of every thread of `pid` whose name starts with
@@ -35,16 +34,27 @@ fn servers_and_workers_run_where_they_were_placed_and_it_is_recorded() {
         return; // Needs two CPUs to tell the placements apart.
     }
     let sb = Sandbox::new();
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kvbench"))
-        .args(["run", "--system", "redis", "--workload", "read-heavy"])
-        .args(["--records", "2000", "--duration", "3s", "--warmup", "500ms"])
-        .args(["--clients", "2", "--quiet", "--json"])
-        .args(["--server-cpus", "0", "--client-cpus", "1"])
-        .current_dir(sb.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kvbench starts");
+    let child = sb.spawn(&[
+        "run",
+        "--system",
+        "redis",
+        "--workload",
+        "read-heavy",
+        "--records",
+        "2000",
+        "--duration",
+        "3s",
+        "--warmup",
+        "500ms",
+        "--clients",
+        "2",
+        "--quiet",
+        "--json",
+        "--server-cpus",
+        "0",
+        "--client-cpus",
+        "1",
+    ]);
     let kvbench = child.id();
     let server = wait_for_children(kvbench, 1, |_| true)[0];
     // Sample while the workers exist (they live for the phases only).

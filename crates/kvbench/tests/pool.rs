@@ -118,40 +118,29 @@ fn every_key_is_on_the_server_the_clients_ring_chooses() {
 #[test]
 fn a_pool_server_killed_mid_run_costs_its_share_and_the_run_is_marked() {
     let sb = Sandbox::new();
-    let kvbench = assert_cmd::cargo::cargo_bin("kvbench");
-    let mut child = std::process::Command::new(kvbench)
-        .args([
-            "run",
-            "--system",
-            "memcached",
-            "--topology",
-            "pool",
-            "--nodes",
-            "3",
-        ])
-        .args([
-            "--workload",
-            "read-heavy",
-            "--records",
-            "2000",
-            "--field-count",
-            "2",
-        ])
-        .args([
-            "--duration",
-            "4s",
-            "--warmup",
-            "200ms",
-            "--clients",
-            "6",
-            "--quiet",
-            "--json",
-        ])
-        .current_dir(sb.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kvbench starts");
+    let mut child = sb.spawn(&[
+        "run",
+        "--system",
+        "memcached",
+        "--topology",
+        "pool",
+        "--nodes",
+        "3",
+        "--workload",
+        "read-heavy",
+        "--records",
+        "2000",
+        "--field-count",
+        "2",
+        "--duration",
+        "4s",
+        "--warmup",
+        "200ms",
+        "--clients",
+        "6",
+        "--quiet",
+        "--json",
+    ]);
     let pid = child.id();
     let servers = wait_for_children(pid, 3, |_| true);
     // Into the measured window, then one server dies.

@@ -4,30 +4,36 @@
 //! server (SIGSTOP/SIGCONT in short cycles) during alternate stretches.
 
 use crate::util::{timing_sensitive, wait_for_children, Sandbox};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// `kvbench run` on a private Redis for `secs` seconds; `during` gets the
 /// server's pid once it runs. Returns the JSON record.
 fn run(secs: u32, during: impl FnOnce(u32)) -> serde_json::Value {
     let sb = Sandbox::new();
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kvbench"))
-        .args(["run", "--system", "redis", "--workload", "read-heavy"])
-        .args([
-            "--records",
-            "2000",
-            "--field-count",
-            "1",
-            "--field-length",
-            "100",
-        ])
-        .args(["--duration", &format!("{secs}s"), "--warmup", "1s"])
-        .args(["--clients", "4", "--pipeline", "1", "--quiet", "--json"])
-        .current_dir(sb.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kvbench starts");
+    let duration = format!("{secs}s");
+    let child = sb.spawn(&[
+        "run",
+        "--system",
+        "redis",
+        "--workload",
+        "read-heavy",
+        "--records",
+        "2000",
+        "--field-count",
+        "1",
+        "--field-length",
+        "100",
+        "--duration",
+        &duration,
+        "--warmup",
+        "1s",
+        "--clients",
+        "4",
+        "--pipeline",
+        "1",
+        "--quiet",
+        "--json",
+    ]);
     let server = wait_for_children(child.id(), 1, |_| true)[0];
     during(server);
     let out = child.wait_with_output().expect("kvbench ends");

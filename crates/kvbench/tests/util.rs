@@ -31,6 +31,18 @@ impl Sandbox {
         self.dir.path()
     }
 
+    /// `kvbench ARGS` started in the background, stdout and stderr piped
+    /// (for tests that act on it, or its servers, while it runs).
+    pub fn spawn(&self, args: &[&str]) -> std::process::Child {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("kvbench"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("kvbench starts")
+    }
+
     /// `kvbench ARGS`, which must succeed; its stdout parsed as JSON.
     pub fn json(&self, args: &[&str]) -> serde_json::Value {
         let out = self.kvbench().args(args).output().expect("kvbench runs");
