@@ -231,6 +231,7 @@ pub(crate) mod tests {
                 netns: None,
                 server_cpus: None,
                 client_cpus: None,
+                reload: None,
             },
             environment: Environment {
                 server_version: "7.0.15".into(),

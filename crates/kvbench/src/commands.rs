@@ -16,6 +16,12 @@ use std::sync::Arc;
 
 /// Runs one subcommand.
 pub fn dispatch(command: Command, stop: &Arc<AtomicBool>) -> Result<Verdict> {
+    if matches!(
+        command,
+        Command::Run(_) | Command::Compare(_) | Command::Experiment(_)
+    ) {
+        remove_leftovers();
+    }
     match command {
         Command::Run(a) => run(a, stop),
         Command::Compare(a) => compare(a, stop),
@@ -24,6 +30,19 @@ pub fn dispatch(command: Command, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         Command::Workloads(a) => workloads(a),
         Command::Export(a) => crate::export::export(a),
         Command::Experiment(a) => crate::experiment::dispatch(a, stop),
+    }
+}
+
+/// What a killed kvbench left behind: its servers' directories, and any
+/// server still running in one (see kvbench_servers::workdir).
+fn remove_leftovers() {
+    let removed = kvbench_servers::workdir::remove_leftovers();
+    if !removed.is_empty() {
+        let names: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+        eprintln!(
+            "note: removed what a stopped kvbench left behind: {}",
+            names.join(", ")
+        );
     }
 }
 
@@ -108,7 +127,7 @@ fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         Some(t) => crate::orchestrate::preflight(t, &s)?,
         None => check_binaries(&[system], &a.bench)?,
     }
-    let rec = run_cell(&s, &mut store, a.bench.quiet, stop, None)?;
+    let rec = run_cell(&s, &mut store, a.bench.quiet, stop, None, None)?;
     if a.bench.json {
         print(&serde_json::to_string_pretty(&rec)?)?;
     } else {
@@ -175,7 +194,7 @@ fn compare(a: CompareArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
             "{} {} x{}",
             cell.system, cell.spec.name, cell.clients
         ));
-        let rec = run_cell(cell, &mut store, a.bench.quiet, stop, None)?;
+        let rec = run_cell(cell, &mut store, a.bench.quiet, stop, None, None)?;
         verdict = verdict.max(verdict_of(&rec, stop));
         if !a.bench.json {
             warn_if_failed(&bar, &rec);

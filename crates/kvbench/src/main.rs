@@ -15,6 +15,7 @@ mod experiment;
 mod export;
 mod orchestrate;
 mod progress;
+mod reuse;
 mod target;
 
 use clap::Parser;
@@ -30,11 +31,13 @@ fn main() -> ExitCode {
     let flag = stop.clone();
     // First Ctrl-C: finish cleanly (stop the server, store the run as
     // interrupted). Second: leave now; the servers die with us through
-    // PR_SET_PDEATHSIG, and the network namespaces (--netns), which would
-    // outlive us, go first.
+    // PR_SET_PDEATHSIG, and the network namespaces (--netns) and the
+    // servers' directories, which would outlive us, go first. Every run
+    // already saved stays saved: each is its own committed transaction.
     let _ = ctrlc::set_handler(move || {
         if flag.swap(true, Ordering::SeqCst) {
             kvbench_servers::netns::remove_own();
+            kvbench_servers::workdir::remove_own();
             std::process::exit(i32::from(exit::INTERRUPTED));
         }
     });

@@ -6,12 +6,14 @@ use crate::config::{memcached_memory_mb, RunSettings};
 use crate::cpus::CpuList;
 use crate::exit::UsageError;
 use crate::progress::PhaseBar;
+use crate::reuse::{self, Kept, Reload, Sharing};
 use crate::target::Target;
 use anyhow::{Context, Result};
 use kvbench_connect::Access;
 use kvbench_engine::{run_phase, EngineError, PhaseConfig, PhaseKind, PhaseOutput, Topology};
 use kvbench_model::{
-    CpuCost, Environment, NetnsConfig, PhaseResult, Protocol, RunConfig, RunRecord, RunStatus,
+    CpuCost, Environment, NetnsConfig, PhaseResult, Protocol, ReusedServer, RunConfig, RunRecord,
+    RunStatus,
 };
 use kvbench_servers::{
     Cluster, Deployment, Hosts, Network, Pool, Proxied, RemoteServer, Server, ServerSpec,
@@ -43,14 +45,33 @@ pub fn run_cell(
     quiet: bool,
     stop: &Arc<AtomicBool>,
     cell: Option<&CellTag>,
+    sharing: Option<Sharing<'_>>,
 ) -> Result<RunRecord> {
     let mut rec = new_record(s);
     let written = RefCell::new(Vec::new());
-    let outcome = execute(s, &mut rec, quiet, stop, &written);
+    let (mut slot, mut kept, mut keep_key) = (None, None, None);
+    if let Some(sh) = sharing {
+        if sh.policy != Reload::PerRun {
+            rec.config.reload = Some(sh.policy.to_string());
+        }
+        match sh.slot.take() {
+            Some(k) if sh.key.as_deref() == Some(k.key.as_str()) => kept = Some(k),
+            other => reuse::release(other),
+        }
+        keep_key = sh
+            .key
+            .filter(|_| sh.keep_after && reuse::leaves_dataset_intact(s));
+        slot = Some(sh.slot);
+    }
+    let outcome = execute(s, &mut rec, quiet, stop, &written, kept, keep_key);
     if let (Some(t), true) = (&s.target, s.safety.cleanup) {
         cleanup(s, t, &written.into_inner(), &mut rec, quiet);
     }
     rec.finished_at = now_rfc3339();
+    let (outcome, kept) = match outcome {
+        Ok(k) => (Ok(()), k),
+        Err(e) => (Err(e), None),
+    };
     match outcome {
         Ok(()) => judge(s, &mut rec),
         Err(e) => {
@@ -71,6 +92,11 @@ pub fn run_cell(
     }
     .with_context(|| format!("cannot save the run to {}", store.path().display()))?;
     rec.id = Some(id);
+    if let (Some(slot), Some(mut k)) = (slot, kept) {
+        k.loaded_by.get_or_insert(id);
+        k.runs += 1;
+        *slot = Some(k);
+    }
     Ok(rec)
 }
 
@@ -141,6 +167,7 @@ fn new_record(s: &RunSettings) -> RunRecord {
             }),
             server_cpus: s.server_cpus.as_ref().map(CpuList::to_string),
             client_cpus: s.client_cpus.as_ref().map(CpuList::to_string),
+            reload: None,
         },
         environment,
         load: None,
@@ -150,13 +177,9 @@ fn new_record(s: &RunSettings) -> RunRecord {
     }
 }
 
-fn execute(
-    s: &RunSettings,
-    rec: &mut RunRecord,
-    quiet: bool,
-    stop: &Arc<AtomicBool>,
-    written: &RefCell<Vec<Range<u64>>>,
-) -> Result<()> {
+/// What kvbench starts for `s` (a kept deployment must have been started
+/// from the same).
+pub fn server_spec(s: &RunSettings) -> ServerSpec {
     let keys = s.spec.key_namer();
     let memory_limit_mb = match s.system.protocol() {
         Protocol::Memcache => {
@@ -178,57 +201,56 @@ fn execute(
         }
         Protocol::Resp => None,
     };
-    let spec = ServerSpec {
+    ServerSpec {
         system: s.system,
         binary: s.server_binary.clone(),
         memory_limit_mb,
         extra_args: Vec::new(),
+    }
+}
+
+/// Runs the cell on a fresh deployment, or on `kept` (started and loaded
+/// by an earlier cell: no start, no load). Returns the deployment still
+/// running when `keep_key` asks for it and its data is intact, else stops it.
+fn execute(
+    s: &RunSettings,
+    rec: &mut RunRecord,
+    quiet: bool,
+    stop: &Arc<AtomicBool>,
+    written: &RefCell<Vec<Range<u64>>>,
+    kept: Option<Kept>,
+    keep_key: Option<String>,
+) -> Result<Option<Kept>> {
+    let keys = s.spec.key_namer();
+    let (network, reused, kept_server) = match kept {
+        Some(k) => {
+            rec.environment.reused_server = k.loaded_by.map(|id| ReusedServer {
+                loaded_by_run: id,
+                runs_before: k.runs,
+            });
+            rec.config.nodes = k.nodes;
+            (k.network, Some((k.loaded_by, k.runs)), Some(k.server))
+        }
+        None => (new_network(s)?, None, None),
     };
     // Declared before the deployment, so that on an early return the servers
     // stop first, then this thread leaves the client namespace, then the
     // namespaces go (see kvbench_servers::netns).
-    let network = s
-        .netns
-        .map(|link| {
-            let hosts = Network::hosts_for(s.topology, s.nodes as usize, s.replicas as usize);
-            Network::create(hosts, link)
-        })
-        .transpose()
-        .context("cannot create the network namespaces")?;
     let in_client = network.as_ref().map(Network::enter_client).transpose()?;
-    let hosts = network.as_ref().map_or(Hosts::Loopback, Hosts::Network);
-    let server: Box<dyn Deployment> = match (&s.target, s.topology) {
-        (Some(t), _) => {
-            let remote = remote(t, s)?;
-            rec.config.nodes = remote.nodes().len() as u32;
-            if s.safety.flush {
-                remote
-                    .flush()
-                    .with_context(|| format!("--flush on {}", t.redacted()))?;
+    let server: Box<dyn Deployment> = match kept_server {
+        Some(server) => server,
+        None => {
+            let hosts = network.as_ref().map_or(Hosts::Loopback, Hosts::Network);
+            let server = start(s, rec, hosts)?;
+            if let Some(cpus) = &s.server_cpus {
+                for pid in server.pids() {
+                    cpus.place_process(pid)
+                        .map_err(|e| anyhow::anyhow!("--server-cpus {cpus}: {e}"))?;
+                }
             }
-            Box::new(remote)
+            server
         }
-        (None, TopologyKind::Single) => {
-            Box::new(Server::start_on(&spec, &hosts.host(0)?).context("cannot start the server")?)
-        }
-        (None, TopologyKind::Cluster) => Box::new(
-            Cluster::start_on(&spec, s.nodes as usize, s.replicas as usize, hosts)
-                .context("cannot start the cluster")?,
-        ),
-        (None, TopologyKind::Pool) => Box::new(
-            Pool::start_on(&spec, s.nodes as usize, hosts).context("cannot start the pool")?,
-        ),
-        (None, TopologyKind::Twemproxy) => Box::new(
-            Proxied::start_on(&spec, s.nodes as usize, None, hosts)
-                .context("cannot start twemproxy and its servers")?,
-        ),
     };
-    if let Some(cpus) = &s.server_cpus {
-        for pid in server.pids() {
-            cpus.place_process(pid)
-                .map_err(|e| anyhow::anyhow!("--server-cpus {cpus}: {e}"))?;
-        }
-    }
     // Worker threads start inside the phases and inherit this placement.
     let _placed = s.client_cpus.as_ref().map(CpuList::place_this_thread);
     let topology = match server.endpoints() {
@@ -244,8 +266,13 @@ fn execute(
     rec.environment.server_name = version.name;
     rec.environment.server_version = version.version;
     rec.environment.server_allocator = version.allocator;
-    rec.probes
-        .push(server.probe("before_load").context("probe before load")?);
+    if reused.is_none() {
+        rec.probes
+            .push(server.probe("before_load").context("probe before load")?);
+    } else {
+        rec.probes
+            .push(server.probe("before_run").context("probe before run")?);
+    }
 
     let base = PhaseConfig {
         topology,
@@ -262,12 +289,15 @@ fn execute(
         access: access(s),
         io: s.io,
     };
-    if !s.no_load {
+    let mut intact = true;
+    if !s.no_load && reused.is_none() {
         // Recorded before the first insert: an interrupted load wrote some of them.
         written.borrow_mut().push(s.spec.load_range());
         let bar = PhaseBar::new("load", quiet);
         let load = run_phase(&base, &bar, stop)?;
         bar.finish();
+        let range = s.spec.load_range();
+        intact = load.result.errors == 0 && load.result.completed == range.end - range.start;
         rec.load = Some(load.result);
         rec.probes
             .push(server.probe("after_load").context("probe after load")?);
@@ -352,12 +382,65 @@ fn execute(
         ));
     }
     rec.run = Some(run.result);
-    server.stop().context("cannot stop the server cleanly")?;
     drop(in_client);
+    if let Some(key) = keep_key.filter(|_| intact && lost.is_empty()) {
+        let (loaded_by, runs) = reused.unwrap_or((None, 0));
+        return Ok(Some(Kept {
+            key,
+            server,
+            network,
+            loaded_by,
+            runs,
+            nodes: rec.config.nodes,
+        }));
+    }
+    server.stop().context("cannot stop the server cleanly")?;
     if let Some(n) = network {
         n.remove().context("cannot remove the network namespaces")?;
     }
-    Ok(())
+    Ok(None)
+}
+
+/// `--netns`: the run's private network, or `None` for loopback.
+fn new_network(s: &RunSettings) -> Result<Option<Network>> {
+    s.netns
+        .map(|link| {
+            let hosts = Network::hosts_for(s.topology, s.nodes as usize, s.replicas as usize);
+            Network::create(hosts, link)
+        })
+        .transpose()
+        .context("cannot create the network namespaces")
+}
+
+/// Starts what `s` deploys (or reaches its target), on `hosts`.
+fn start(s: &RunSettings, rec: &mut RunRecord, hosts: Hosts<'_>) -> Result<Box<dyn Deployment>> {
+    let spec = server_spec(s);
+    Ok(match (&s.target, s.topology) {
+        (Some(t), _) => {
+            let remote = remote(t, s)?;
+            rec.config.nodes = remote.nodes().len() as u32;
+            if s.safety.flush {
+                remote
+                    .flush()
+                    .with_context(|| format!("--flush on {}", t.redacted()))?;
+            }
+            Box::new(remote)
+        }
+        (None, TopologyKind::Single) => {
+            Box::new(Server::start_on(&spec, &hosts.host(0)?).context("cannot start the server")?)
+        }
+        (None, TopologyKind::Cluster) => Box::new(
+            Cluster::start_on(&spec, s.nodes as usize, s.replicas as usize, hosts)
+                .context("cannot start the cluster")?,
+        ),
+        (None, TopologyKind::Pool) => Box::new(
+            Pool::start_on(&spec, s.nodes as usize, hosts).context("cannot start the pool")?,
+        ),
+        (None, TopologyKind::Twemproxy) => Box::new(
+            Proxied::start_on(&spec, s.nodes as usize, None, hosts)
+                .context("cannot start twemproxy and its servers")?,
+        ),
+    })
 }
 
 /// Probes the server's CPU time exactly at the window's edges.

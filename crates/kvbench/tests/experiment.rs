@@ -213,3 +213,94 @@ fn an_interrupted_experiment_keeps_finished_cells_and_runs_only_the_rest() {
         .iter()
         .all(|c| c["finished_run"].is_i64()));
 }
+
+/// Two workloads x 2 client counts on one Redis, under `policy`.
+fn shared(policy: &str, second: &str) -> String {
+    format!(
+        r#"
+name = "shared"
+seed = 5
+reload = "{policy}"
+systems = ["redis"]
+workloads = ["read-heavy", {second}]
+
+[dataset]
+records = 500
+field_count = 2
+field_length = 20
+
+[run]
+warmup = "50ms"
+operations = 500
+
+[sweep]
+clients = [1, 2]
+"#
+    )
+}
+
+/// The run id that loaded the server a run used, or `None` if it loaded its own.
+fn loaded_by(r: &serde_json::Value) -> Option<i64> {
+    r["environment"]["reused_server"]["loaded_by_run"].as_i64()
+}
+
+fn experiment_json(sb: &Sandbox, text: &str) -> Vec<serde_json::Value> {
+    let f = write(sb, "shared.toml", text);
+    let v = sb.json(&["experiment", "run", &f, "--quiet", "--json"]);
+    let runs = v.as_array().expect("an array of runs").clone();
+    assert_eq!(runs.len(), 4);
+    for r in &runs {
+        assert_ne!(r["status"], "failed", "{r}");
+        let marks = r["marks"].to_string();
+        assert!(
+            !marks.contains("misses"),
+            "every record still there: {marks}"
+        );
+    }
+    runs
+}
+
+#[test]
+fn per_workload_reload_shares_one_loaded_server_within_each_workload() {
+    let sb = Sandbox::new();
+    let runs = experiment_json(&sb, &shared("per-workload", "\"balanced\""));
+    let id = |i: usize| runs[i]["id"].as_i64();
+    assert!(runs[0]["load"].is_object() && loaded_by(&runs[0]).is_none());
+    assert!(runs[1]["load"].is_null(), "no second load");
+    assert_eq!(loaded_by(&runs[1]), id(0));
+    assert_eq!(runs[1]["environment"]["reused_server"]["runs_before"], 1);
+    // A new workload: a fresh server and load.
+    assert!(runs[2]["load"].is_object() && loaded_by(&runs[2]).is_none());
+    assert_eq!(loaded_by(&runs[3]), id(2));
+    for r in &runs {
+        assert_eq!(r["config"]["reload"], "per-workload");
+    }
+    let stages: Vec<&str> = runs[1]["probes"]
+        .as_array()
+        .expect("probes")
+        .iter()
+        .filter_map(|p| p["stage"].as_str())
+        .collect();
+    assert_eq!(stages, ["before_run", "after_run"]);
+}
+
+#[test]
+fn once_per_system_reload_shares_across_workloads_but_not_after_inserts() {
+    let sb = Sandbox::new();
+    let runs = experiment_json(&sb, &shared("once-per-system", "\"balanced\""));
+    let first = runs[0]["id"].as_i64();
+    assert!(loaded_by(&runs[0]).is_none());
+    for (i, r) in runs.iter().enumerate().skip(1) {
+        assert_eq!(loaded_by(r), first, "run {i} used the first server");
+        assert_eq!(r["environment"]["reused_server"]["runs_before"], i);
+    }
+
+    // A workload that inserts changes the dataset: the cell after it loads again.
+    let sb = Sandbox::new();
+    let inserting = r#"{ preset = "read-heavy", properties = { readproportion = 0.9, updateproportion = 0, insertproportion = 0.1 } }"#;
+    let runs = experiment_json(&sb, &shared("once-per-system", inserting));
+    assert_eq!(loaded_by(&runs[1]), runs[0]["id"].as_i64());
+    assert_eq!(loaded_by(&runs[2]), runs[0]["id"].as_i64());
+    assert!(loaded_by(&runs[3]).is_none(), "reloaded after inserts");
+    assert!(runs[3]["load"].is_object());
+}

@@ -255,6 +255,11 @@ pub struct RunConfig {
     /// `--client-cpus`: the CPUs kvbench's worker threads were placed on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cpus: Option<String>,
+    /// An experiment's `reload` policy (`per-workload`, `once-per-system`)
+    /// when it let this run use a server an earlier cell started and
+    /// loaded; absent when the run started and loaded its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reload: Option<String>,
 }
 
 /// How the links of a run's private network were shaped (`--netns`).
@@ -298,6 +303,19 @@ pub struct Environment {
     pub kvbench_version: String,
     /// The git revision kvbench was built from, when known.
     pub git_revision: Option<String>,
+    /// Set when the run did not start and load its server but used the
+    /// one an earlier cell of its experiment left running (`reload`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reused_server: Option<ReusedServer>,
+}
+
+/// Where a run's server and data came from when an earlier cell's were kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReusedServer {
+    /// The run whose load phase filled the server.
+    pub loaded_by_run: i64,
+    /// Runs that used the server before this one, the loading run included.
+    pub runs_before: u32,
 }
 
 /// Latency percentiles of one histogram, in microseconds.

@@ -290,7 +290,10 @@ pub fn comparison_table(records: &[RunRecord]) -> Table {
             lat(OpKind::Update, |l| l.p50_us),
             lat(OpKind::Update, |l| l.p99_us),
             opt(
-                probe(r, "after_load").and_then(|p| p.server_memory_bytes),
+                // A server an earlier cell loaded: its memory as this run began.
+                probe(r, "after_load")
+                    .or_else(|| probe(r, "before_run"))
+                    .and_then(|p| p.server_memory_bytes),
                 mib,
             ),
             opt(probe(r, "after_run").and_then(|p| p.rss_bytes), mib),

@@ -26,6 +26,7 @@ mod proxy;
 mod remote;
 mod server;
 mod system;
+pub mod workdir;
 
 use std::io;
 use std::path::{Path, PathBuf};

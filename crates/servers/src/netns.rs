@@ -463,7 +463,7 @@ fn probe_netem() -> Result<(), NetnsError> {
 /// leftover than someone else's network removed.
 pub fn remove_leftovers() -> Vec<String> {
     let me = std::process::id();
-    remove_where(|pid| pid != me && !alive(pid))
+    remove_where(|pid| pid != me && !crate::process::alive(pid))
 }
 
 /// Removes every namespace this process created and returns their names:
@@ -506,17 +506,6 @@ fn owner(name: &str) -> Option<u32> {
     (digits(pid) && digits(seq) && !role.is_empty())
         .then(|| pid.parse().ok())
         .flatten()
-}
-
-/// `/proc/<pid>` exists and is not a zombie.
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            s.rsplit_once(')')
-                .map(|(_, r)| !r.trim_start().starts_with('Z'))
-        })
-        .unwrap_or(false)
 }
 
 /// Shapes `dev`'s egress in `ns`: netem for the delay (when there is one)

@@ -278,6 +278,17 @@ pub(crate) fn log_tail(log: &Path, lines: usize) -> String {
     }
 }
 
+/// Whether `pid` is a running (not zombie) process.
+pub(crate) fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, r)| !r.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

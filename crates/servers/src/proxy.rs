@@ -226,10 +226,7 @@ fn start_proxy(
     };
     let port = ports::free_loopback_port().map_err(io("pick a free loopback port"))?;
     let stats_port = ports::free_loopback_port().map_err(io("pick a free loopback port"))?;
-    let dir = tempfile::Builder::new()
-        .prefix("kvbench-twemproxy-")
-        .tempdir()
-        .map_err(io("create a temporary directory"))?;
+    let dir = crate::workdir::create("twemproxy").map_err(io("create a temporary directory"))?;
     let netns = host.open_netns().map_err(|e| (e, false))?;
     let ip = host.ip().to_string();
     let addr = SocketAddr::from((host.ip(), port));

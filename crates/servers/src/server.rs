@@ -159,9 +159,7 @@ impl Server {
         // Free on loopback, so also in a fresh namespace, where nothing listens.
         let port = ports::free_loopback_port().map_err(io("pick a free loopback port".into()))?;
         let netns = host.open_netns().map_err(Attempt::Failed)?;
-        let dir = tempfile::Builder::new()
-            .prefix(&format!("kvbench-{}-", spec.system))
-            .tempdir()
+        let dir = crate::workdir::create(&spec.system.to_string())
             .map_err(io("create a temporary directory".into()))?;
         // SAFETY: geteuid has no preconditions and cannot fail.
         let as_root = unsafe { libc::geteuid() } == 0;

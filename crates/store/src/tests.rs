@@ -110,6 +110,7 @@ fn full_record() -> RunRecord {
             }),
             server_cpus: Some("0".into()),
             client_cpus: Some("1-3".into()),
+            reload: Some("per-workload".into()),
             workload_properties: vec![
                 ("recordcount".into(), "123457".into()),
                 ("requestdistribution".into(), "zipfian".into()),
@@ -127,6 +128,10 @@ fn full_record() -> RunRecord {
             server_allocator: Some("libc".into()),
             kvbench_version: "0.1.0".into(),
             git_revision: Some("96863cb".into()),
+            reused_server: Some(kvbench_model::ReusedServer {
+                loaded_by_run: 3,
+                runs_before: 2,
+            }),
         },
         load: Some(PhaseResult {
             duration_s: 4.125,

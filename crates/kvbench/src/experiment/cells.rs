@@ -11,6 +11,7 @@ use super::file::{self, ExperimentFile, Source, SystemEntry, TopologyEntry, Work
 use crate::args::{Cli, Command};
 use crate::config::{self, RunSettings};
 use crate::exit::UsageError;
+use crate::reuse::Reload;
 use clap::Parser;
 use sha2::{Digest, Sha256};
 use std::ops::Range;
@@ -37,6 +38,8 @@ pub struct Cell {
 pub struct Experiment {
     pub name: String,
     pub iterations: u32,
+    /// When servers are started and loaded again.
+    pub reload: Reload,
     pub cells: Vec<Cell>,
 }
 
@@ -365,13 +368,18 @@ fn resolve(flags: &Flags, src: &Source, fallback: Range<usize>) -> Result<RunSet
 }
 
 /// A hash of what makes the cell's measurement what it is: the recorded
-/// configuration, the server binary and kvbench's version.
-fn key(s: &RunSettings) -> String {
-    let doc = serde_json::json!({
+/// configuration, the server binary, kvbench's version, and for a shared
+/// server the reload policy (a loaded, warm server is another measurement
+/// than a fresh one).
+fn key(s: &RunSettings, reload: Reload) -> String {
+    let mut doc = serde_json::json!({
         "kvbench": env!("CARGO_PKG_VERSION"),
         "config": crate::orchestrate::planned_config(s),
         "server_binary": s.server_binary,
     });
+    if reload != Reload::PerRun {
+        doc["reload"] = reload.as_str().into();
+    }
     let d = Sha256::digest(doc.to_string().as_bytes());
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -382,14 +390,13 @@ fn key(s: &RunSettings) -> String {
 /// [`UsageError`] naming the file, line and key.
 pub fn expand(path: &Path) -> Result<Experiment, UsageError> {
     let (f, src) = file::load(path)?;
-    if let Some(r) = &f.reload {
-        if r.get_ref() != "per-run" {
-            return Err(src.error(r.span(), "reload", &format!(
-                "'{}' is not supported yet: every cell starts its own servers and loads its data; use \"per-run\"",
-                r.get_ref()
-            )));
-        }
-    }
+    let reload = match &f.reload {
+        Some(r) => r
+            .get_ref()
+            .parse::<Reload>()
+            .map_err(|e| src.error(r.span(), "reload", &e))?,
+        None => Reload::PerRun,
+    };
     let iterations = match &f.iterations {
         Some(n) if *n.get_ref() == 0 => {
             return Err(src.error(n.span(), "iterations", "must be at least 1"))
@@ -498,7 +505,7 @@ pub fn expand(path: &Path) -> Result<Experiment, UsageError> {
                 deployment: deployment.clone(),
                 workload: workload.clone(),
                 args: args.clone(),
-                key: key(settings),
+                key: key(settings, reload),
                 settings: settings.clone(),
             });
         }
@@ -506,6 +513,7 @@ pub fn expand(path: &Path) -> Result<Experiment, UsageError> {
     Ok(Experiment {
         name: f.name.get_ref().clone(),
         iterations,
+        reload,
         cells,
     })
 }

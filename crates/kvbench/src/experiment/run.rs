@@ -9,6 +9,7 @@ use crate::args::ExperimentRunArgs;
 use crate::commands::{open_store, print_comparison, verdict_of, warn_if_failed};
 use crate::exit::{UsageError, Verdict};
 use crate::orchestrate::run_cell;
+use crate::reuse::{self, Sharing};
 use anyhow::Result;
 use kvbench_store::{CellTag, Store};
 use std::collections::HashSet;
@@ -37,6 +38,13 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     let mut records = Vec::with_capacity(rows.len());
     let mut verdict = Verdict::Ok;
     let mut ran = 0;
+    // Each cell to run with its sharing key; a cell keeps its deployment
+    // when the next cell to run can use it.
+    let keys: Vec<Option<String>> = todo
+        .iter()
+        .map(|p| reuse::key(&p.cell.settings, exp.reload))
+        .collect();
+    let mut kept = None;
     for p in &rows {
         if let Some(id) = p.finished {
             let rec = store.get_run(id)?;
@@ -57,7 +65,22 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
             p.cell.settings.clients
         ));
         let tag = tag(&exp, p, generation);
-        let rec = run_cell(&p.cell.settings, &mut store, a.quiet, stop, Some(&tag))?;
+        let sharing = Sharing {
+            slot: &mut kept,
+            key: keys[ran - 1].clone(),
+            policy: exp.reload,
+            keep_after: keys
+                .get(ran)
+                .is_some_and(|next| next.is_some() && *next == keys[ran - 1]),
+        };
+        let rec = run_cell(
+            &p.cell.settings,
+            &mut store,
+            a.quiet,
+            stop,
+            Some(&tag),
+            Some(sharing),
+        )?;
         verdict = verdict.max(verdict_of(&rec, stop));
         if !a.json {
             warn_if_failed(&bar, &rec);
@@ -65,6 +88,7 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         records.push(rec);
         bar.inc((p.estimate_s * 1e3) as u64);
     }
+    reuse::release(kept.take());
     bar.finish_and_clear();
     print_comparison(&records, a.json)?;
     Ok(verdict)

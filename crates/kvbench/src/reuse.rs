@@ -1,0 +1,168 @@
+//! Keeping a started and loaded deployment for the next cell of an
+//! experiment (`reload = "per-workload"` or `"once-per-system"`), so a sweep
+//! over clients or pipeline depth measures one loaded server instead of
+//! paying a start and a load per point.
+//!
+//! A cell may use a kept deployment only when everything that shaped the
+//! server and its data is the same: the key is the cell's recorded
+//! configuration minus what only the client decides (clients, pipeline,
+//! threads, window, rate, ...). Anything not known to be client-only stays
+//! in the key, so a new setting can cost a reload but never a wrong reuse.
+
+use crate::config::RunSettings;
+use anyhow::{Context, Result};
+use kvbench_servers::{Deployment, Network};
+use std::fmt;
+use std::str::FromStr;
+
+/// When an experiment starts servers and loads its dataset again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reload {
+    /// Every cell starts its own servers and loads (the default).
+    #[default]
+    PerRun,
+    /// The cells of one workload share a server (its sweep).
+    PerWorkload,
+    /// The cells of one system and deployment share a server across
+    /// workloads, as the papers ran YCSB's workloads on one loaded server.
+    OncePerSystem,
+}
+
+impl Reload {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reload::PerRun => "per-run",
+            Reload::PerWorkload => "per-workload",
+            Reload::OncePerSystem => "once-per-system",
+        }
+    }
+}
+
+impl fmt::Display for Reload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Reload {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "per-run" => Ok(Reload::PerRun),
+            "per-workload" => Ok(Reload::PerWorkload),
+            "once-per-system" => Ok(Reload::OncePerSystem),
+            other => Err(format!(
+                "unknown reload policy '{other}' (expected per-run, per-workload or once-per-system)"
+            )),
+        }
+    }
+}
+
+/// Fields of the recorded configuration that only the client decides: a
+/// kept server serves cells that differ in them.
+const CLIENT_ONLY: &[&str] = &[
+    "clients",
+    "pipeline",
+    "threads",
+    "load_clients",
+    "load_pipeline",
+    "operations",
+    "duration_s",
+    "warmup_s",
+    "rate",
+    "arrival",
+    "allow_errors",
+    "io",
+    "client_cpus",
+    "reload",
+];
+
+/// What defines the workload; shared across workloads only `once-per-system`.
+const WORKLOAD: &[&str] = &[
+    "workload",
+    "read_proportion",
+    "update_proportion",
+    "insert_proportion",
+    "request_distribution",
+    "workload_properties",
+];
+
+/// The key a kept deployment must match, or `None` when this cell can never
+/// share one: per-run, or a target whose `--cleanup` deletes what each cell
+/// wrote.
+pub fn key(s: &RunSettings, policy: Reload) -> Option<String> {
+    if policy == Reload::PerRun || (s.target.is_some() && s.safety.cleanup) {
+        return None;
+    }
+    let mut config = serde_json::to_value(crate::orchestrate::planned_config(s)).ok()?;
+    let map = config.as_object_mut()?;
+    for field in CLIENT_ONLY {
+        map.remove(*field);
+    }
+    if policy == Reload::OncePerSystem {
+        for field in WORKLOAD {
+            map.remove(*field);
+        }
+    }
+    let doc = serde_json::json!({
+        "config": config,
+        "server_binary": s.server_binary,
+        "memory_limit_mb": crate::orchestrate::server_spec(s).memory_limit_mb,
+    });
+    Some(doc.to_string())
+}
+
+/// Whether the data a cell leaves behind is still the dataset a next cell
+/// expects: inserts add records (YCSB reloads after workloads D and E).
+pub fn leaves_dataset_intact(s: &RunSettings) -> bool {
+    s.spec.insert_proportion == 0.0
+}
+
+/// A deployment one cell started and loaded and the next may use.
+pub struct Kept {
+    pub(crate) key: String,
+    /// Declared before the network: servers stop first, then their namespaces go.
+    pub(crate) server: Box<dyn Deployment>,
+    pub(crate) network: Option<Network>,
+    /// The run whose load filled it (set once that run is saved).
+    pub(crate) loaded_by: Option<i64>,
+    /// Runs that used it so far.
+    pub(crate) runs: u32,
+    /// Nodes as the first run recorded them (a target's are discovered).
+    pub(crate) nodes: u32,
+}
+
+impl Kept {
+    /// Stops the servers and removes the network.
+    ///
+    /// # Errors
+    /// When a server did not stop cleanly or a namespace stayed.
+    pub fn stop(self) -> Result<()> {
+        self.server
+            .stop()
+            .context("cannot stop the kept server cleanly")?;
+        if let Some(n) = self.network {
+            n.remove().context("cannot remove the network namespaces")?;
+        }
+        Ok(())
+    }
+}
+
+/// A cell's part in sharing: the slot holding what the previous cell kept,
+/// and whether this cell's deployment is to be kept for the next one.
+pub struct Sharing<'a> {
+    pub slot: &'a mut Option<Kept>,
+    pub key: Option<String>,
+    pub policy: Reload,
+    pub keep_after: bool,
+}
+
+/// Stops a kept deployment, saying so on stderr when it fails (the runs
+/// that used it are saved already).
+pub fn release(kept: Option<Kept>) {
+    if let Some(k) = kept {
+        if let Err(e) = k.stop() {
+            eprintln!("warning: {e:#}");
+        }
+    }
+}
