@@ -94,6 +94,7 @@ pub enum Command {
         "  kvbench export --format csv > runs.csv\n",
         "  kvbench export --format csv --runs 3,5-9 --output some.csv\n",
         "  kvbench export --format json --runs 12 --output run12.json\n",
+        "  kvbench export --format csv --experiment client-sweep --output sweep.csv\n",
         "  kvbench export --format hlog --runs 12 --dir hdr/\n",
         "  kvbench export --format hgrm --runs 12 --dir hdr/\n",
         "  kvbench export --format memtier-json --runs 12 --output memtier.json\n",
@@ -145,6 +146,19 @@ pub enum ExperimentCommand {
         "3 some run invalid, 130 interrupted."
     ))]
     Run(ExperimentRunArgs),
+    /// Statistics over each cell's iterations: mean, standard deviation, 95% interval.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench experiment summary experiments/client-sweep.toml\n",
+        "  kvbench experiment summary experiments/client-sweep.toml --db sweep.db --json\n",
+        "\nFor each cell of the current pass with finished runs: throughput's mean,\n",
+        "standard deviation, 95% confidence interval (Student's t) and coefficient\n",
+        "of variation (noisy above 5%), the same for each operation's p50 and p99,\n",
+        "and percentiles over every iteration's requests (histograms merged).\n",
+        "See docs/metrics.md, \"Iterations\". Nothing runs and nothing is written.\n",
+        "Exit codes: 0 ok, 2 bad file, or no such database."
+    ))]
+    Summary(ExperimentPlanArgs),
 }
 
 #[derive(Debug, Args)]
@@ -431,10 +445,11 @@ pub struct ExportArgs {
     #[arg(long, value_enum)]
     pub format: ExportFormat,
     /// Runs to export: ids and ranges, comma-separated (3,5-9) [default: every stored run].
-    // An experiment's runs (`--experiment NAME`) will be one more way to
-    // select: a RunSelection variant, built in export::selection.
-    #[arg(long, value_name = "IDS")]
+    #[arg(long, value_name = "IDS", conflicts_with = "experiment")]
     pub runs: Option<String>,
+    /// The runs of an experiment's newest pass that did not fail (one per cell and iteration).
+    #[arg(long, value_name = "NAME")]
+    pub experiment: Option<String>,
     /// Write to this file instead of stdout (csv, json, memtier-json).
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,

@@ -11,7 +11,7 @@ use crate::commands::{not_found, open_existing_store};
 use crate::exit::{UsageError, Verdict};
 use anyhow::{Context, Result};
 use kvbench_export::{ExportError, ExportFile, RunRecord};
-use kvbench_store::RunSelection;
+use kvbench_store::{RunSelection, Store};
 use std::io::Write;
 use std::ops::RangeInclusive;
 use std::os::unix::fs::PermissionsExt;
@@ -30,9 +30,12 @@ pub fn export(a: ExportArgs) -> Result<Verdict> {
     let selection = selection(a.runs.as_deref())?;
     let destination = destination(&a)?;
     let store = open_existing_store(&a.db)?;
-    let ids = store
-        .select_runs(&selection)
-        .map_err(|e| not_found(e, &a.db))?;
+    let ids = match &a.experiment {
+        Some(name) => experiment_runs(&store, name, &a.db)?,
+        None => store
+            .select_runs(&selection)
+            .map_err(|e| not_found(e, &a.db))?,
+    };
     if a.format == ExportFormat::MemtierJson && ids.len() != 1 {
         return Err(UsageError(format!(
             "--format memtier-json describes one run, and {} are selected; give --runs ID",
@@ -68,6 +71,23 @@ pub fn export(a: ExportArgs) -> Result<Verdict> {
         }
     }
     Ok(Verdict::Ok)
+}
+
+/// `--experiment NAME`: the runs of its newest pass that did not fail, one
+/// per cell and iteration, in plan order (what `experiment summary` uses).
+fn experiment_runs(store: &Store, name: &str, db: &Path) -> Result<Vec<i64>> {
+    let Some(generation) = store.experiment_generation(name)? else {
+        return Err(UsageError(format!(
+            "--experiment '{name}': no run of such an experiment in {}",
+            db.display()
+        ))
+        .into());
+    };
+    Ok(store
+        .finished_cells(name, generation)?
+        .into_iter()
+        .map(|c| c.run_id)
+        .collect())
 }
 
 /// The selection `--runs` names; every stored run without it.

@@ -304,3 +304,134 @@ fn once_per_system_reload_shares_across_workloads_but_not_after_inserts() {
     assert!(loaded_by(&runs[3]).is_none(), "reloaded after inserts");
     assert!(runs[3]["load"].is_object());
 }
+
+/// Mean, sample standard deviation and the 95% interval of the mean of
+/// throughput and of read p99 per run, from kvbench's CSV export, computed
+/// with Python's statistics module; Student's t quantile by integrating its
+/// density (nothing shared with kvbench's own table).
+const CSV_STATS: &str = r#"
+import csv, json, math, statistics, sys
+runs = {}
+read_completed = 0
+for row in csv.DictReader(open(sys.argv[1])):
+    if row["phase"] != "run":
+        continue
+    r = runs.setdefault(row["run_id"], {"throughput": 0.0, "read_p99": None})
+    r["throughput"] += float(row["throughput"])
+    if row["op"] == "read":
+        r["read_p99"] = float(row["p99_us"])
+        read_completed += int(row["completed"])
+def t975(df):
+    c = math.gamma((df + 1) / 2) / (math.sqrt(df * math.pi) * math.gamma(df / 2))
+    pdf = lambda t: c * (1 + t * t / df) ** (-(df + 1) / 2)
+    def cdf(x, n=20000):
+        h = x / n
+        s = pdf(0) + pdf(x) + sum((4 if i % 2 else 2) * pdf(i * h) for i in range(1, n))
+        return 0.5 + s * h / 3
+    lo, hi = 0.0, 50.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if cdf(mid) < 0.975: lo = mid
+        else: hi = mid
+    return (lo + hi) / 2
+out = {"n": len(runs), "read_completed": read_completed}
+for metric in ["throughput", "read_p99"]:
+    xs = [r[metric] for r in runs.values()]
+    m, sd = statistics.mean(xs), statistics.stdev(xs)
+    half = t975(len(xs) - 1) * sd / math.sqrt(len(xs))
+    out[metric] = {"mean": m, "sd": sd, "lo": m - half, "hi": m + half}
+print(json.dumps(out))
+"#;
+
+#[test]
+fn three_iterations_summarised_as_python_computes_them_from_the_csv_export() {
+    let sb = Sandbox::new();
+    let text = SWEEP
+        .replace("seed = 5", "seed = 5\niterations = 3")
+        .replace("operations = 500", "operations = 3000")
+        .replace("clients = [1, 2]", "clients = [2]")
+        .replace("pipeline = [1, 4]", "pipeline = [1]");
+    let f = write(&sb, "iter.toml", &text);
+    let out = run(&sb, &[&f]);
+    assert!(
+        out.status.code() == Some(0) || out.status.code() == Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("over iterations"), "{table}");
+
+    let summary = sb.json(&["experiment", "summary", &f, "--json"]);
+    let cells = summary.as_array().expect("cells");
+    assert_eq!(cells.len(), 1, "one cell, three iterations: {summary}");
+    let cell = &cells[0];
+    assert_eq!(cell["runs"].as_array().map(Vec::len), Some(3));
+
+    let csv = sb.path().join("iter.csv");
+    let exported = sb
+        .kvbench()
+        .args([
+            "export",
+            "--format",
+            "csv",
+            "--experiment",
+            "tiny",
+            "--output",
+        ])
+        .arg(&csv)
+        .output()
+        .expect("export");
+    assert!(
+        exported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&exported.stderr)
+    );
+    let py = std::process::Command::new(crate::export::python())
+        .args(["-c", CSV_STATS])
+        .arg(&csv)
+        .output()
+        .expect("python runs");
+    assert!(
+        py.status.success(),
+        "{}",
+        String::from_utf8_lossy(&py.stderr)
+    );
+    let want: serde_json::Value = serde_json::from_slice(&py.stdout).expect("python's JSON");
+    assert_eq!(want["n"], 3);
+
+    let read = cell["ops"]
+        .as_array()
+        .expect("ops")
+        .iter()
+        .find(|o| o["op"] == "read")
+        .expect("reads");
+    let close = |got: &serde_json::Value, want: &serde_json::Value, what: &str, rel: f64| {
+        let (g, w) = (got.as_f64().expect(what), want.as_f64().expect(what));
+        assert!(
+            (g - w).abs() <= rel * w.abs().max(1e-9),
+            "{what}: kvbench {g}, python {w}"
+        );
+    };
+    for (got, key) in [
+        (&cell["throughput"], "throughput"),
+        (&read["p99_us"], "read_p99"),
+    ] {
+        let w = &want[key];
+        close(&got["mean"], &w["mean"], &format!("{key} mean"), 1e-9);
+        close(&got["sd"], &w["sd"], &format!("{key} sd"), 1e-9);
+        // kvbench's t table has four decimals (4.3027 for 2 degrees of freedom).
+        let half = |lo: &serde_json::Value, hi: &serde_json::Value| {
+            (hi.as_f64().unwrap_or(f64::NAN) - lo.as_f64().unwrap_or(f64::NAN)) / 2.0
+        };
+        let (g, w) = (
+            half(&got["ci95_low"], &got["ci95_high"]),
+            half(&w["lo"], &w["hi"]),
+        );
+        assert!(
+            (g - w).abs() <= 2e-5 * w.abs().max(1e-9),
+            "{key} interval: kvbench +-{g}, python +-{w}"
+        );
+    }
+    // Merged percentiles count every iteration's requests.
+    assert_eq!(read["merged"]["count"], want["read_completed"], "{read}");
+}

@@ -167,7 +167,7 @@ fn csv_and_json_exports_round_trip_the_stored_numbers() {
 
 /// The project's virtual environment, where scripts/setup installs the PyPI
 /// `hdrhistogram` package.
-fn python() -> PathBuf {
+pub(crate) fn python() -> PathBuf {
     let py = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python");
     assert!(
         py.exists(),

@@ -4,6 +4,7 @@
 
 mod cells;
 mod file;
+mod iterations;
 mod plan;
 mod run;
 
@@ -19,7 +20,28 @@ pub fn dispatch(a: ExperimentArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     match a.command {
         ExperimentCommand::Plan(p) => show_plan(p),
         ExperimentCommand::Run(r) => run::run(r, stop),
+        ExperimentCommand::Summary(p) => summary(p),
     }
+}
+
+fn summary(a: ExperimentPlanArgs) -> Result<Verdict> {
+    let exp = cells::expand(&a.file)?;
+    let store = crate::commands::open_existing_store(&a.db)?;
+    let generation = plan::generation(Some(&store), &exp.name, false)?;
+    let rows = plan::plan(&exp, Some(&store), generation)?;
+    let cells = iterations::summarise(&rows, |id| Ok(store.get_run(id)?))?;
+    if a.json {
+        print(&serde_json::to_string_pretty(&cells)?)?;
+    } else if cells.is_empty() {
+        print(&format!(
+            "experiment {}: no finished cell in {} yet",
+            exp.name,
+            a.db.display()
+        ))?;
+    } else {
+        print(&iterations::text(&cells))?;
+    }
+    Ok(Verdict::Ok)
 }
 
 fn show_plan(a: ExperimentPlanArgs) -> Result<Verdict> {

@@ -6,7 +6,7 @@
 use super::cells::{self, Experiment};
 use super::plan::{self, Planned};
 use crate::args::ExperimentRunArgs;
-use crate::commands::{open_store, print_comparison, verdict_of, warn_if_failed};
+use crate::commands::{open_store, print, print_comparison, verdict_of, warn_if_failed};
 use crate::exit::{UsageError, Verdict};
 use crate::orchestrate::run_cell;
 use crate::reuse::{self, Sharing};
@@ -91,6 +91,11 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     reuse::release(kept.take());
     bar.finish_and_clear();
     print_comparison(&records, a.json)?;
+    if exp.iterations > 1 && !a.json {
+        let rows = plan::plan(&exp, Some(&store), generation)?;
+        let cells = super::iterations::summarise(&rows, |id| Ok(store.get_run(id)?))?;
+        print(&format!("\n{}", super::iterations::text(&cells)))?;
+    }
     Ok(verdict)
 }
 
