@@ -114,6 +114,23 @@ pub enum Command {
         "finished cells and runs the rest."
     ))]
     Experiment(ExperimentArgs),
+    /// Find the highest open-loop rate at which a latency percentile meets an objective.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench findmax --system redis --workload read-heavy --slo p99=1ms\n",
+        "  kvbench findmax --system memcached --workload balanced --slo p99.9=2ms --clients 16 --duration 5s\n",
+        "  kvbench findmax --system redis --workload read-heavy --slo p99=500us --start-rate 20000 --precision 0.02 --json\n",
+        "\nEach step is an open-loop run (--rate) on one loaded server: it meets the\n",
+        "objective when it is not overloaded (the engine kept the schedule), had no\n",
+        "errors, and the percentile over all its operations is within the limit.\n",
+        "Without --start-rate a closed-loop run finds the start (half its throughput);\n",
+        "rates double or halve until one passes and one fails, then bisect until the\n",
+        "failure is within --precision above the pass, which is then run once more.\n",
+        "Every step is stored as a run of experiment 'findmax ...' (or --name).\n",
+        "Exit codes: 0 a rate found, 1 a step failed, 2 bad input, 3 no rate met\n",
+        "the objective, 130 interrupted."
+    ))]
+    Findmax(FindmaxArgs),
 }
 
 #[derive(Debug, Args)]
@@ -362,6 +379,33 @@ pub struct BenchArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct FindmaxArgs {
+    /// The objective: a percentile and its limit, e.g. p99=1ms or p99.9=500us.
+    #[arg(long)]
+    pub slo: String,
+    /// Converged when the lowest failing rate is within this share above the result.
+    #[arg(long, default_value_t = 0.05)]
+    pub precision: f64,
+    /// The first rate tried [default: half a closed-loop run's throughput].
+    #[arg(long, value_name = "OPS_PER_S")]
+    pub start_rate: Option<f64>,
+    /// The lowest rate tried.
+    #[arg(long, value_name = "OPS_PER_S", default_value_t = 100.0)]
+    pub min_rate: f64,
+    /// The highest rate tried.
+    #[arg(long, value_name = "OPS_PER_S", default_value_t = 10_000_000.0)]
+    pub max_rate: f64,
+    /// Give up after this many steps.
+    #[arg(long, default_value_t = 25)]
+    pub max_steps: usize,
+    /// The experiment name the steps are stored under [default: findmax SYSTEM TOPOLOGY WORKLOAD SLO].
+    #[arg(long)]
+    pub name: Option<String>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Args, Clone)]
 pub struct RunArgs {
     /// Server to benchmark: redis, valkey or memcached.
     #[arg(long)]
@@ -517,4 +561,17 @@ pub enum ArrivalArg {
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     humantime::parse_duration(s)
         .map_err(|e| format!("'{s}' is not a duration like 500ms, 10s or 2m: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Clap's own consistency checks (duplicate flags, bad defaults) over
+    /// every subcommand, which otherwise fire only when one is used.
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
 }

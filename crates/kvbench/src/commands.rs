@@ -18,7 +18,7 @@ use std::sync::Arc;
 pub fn dispatch(command: Command, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     if matches!(
         command,
-        Command::Run(_) | Command::Compare(_) | Command::Experiment(_)
+        Command::Run(_) | Command::Compare(_) | Command::Experiment(_) | Command::Findmax(_)
     ) {
         remove_leftovers();
     }
@@ -30,6 +30,7 @@ pub fn dispatch(command: Command, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         Command::Workloads(a) => workloads(a),
         Command::Export(a) => crate::export::export(a),
         Command::Experiment(a) => crate::experiment::dispatch(a, stop),
+        Command::Findmax(a) => crate::findmax::findmax(a, stop),
     }
 }
 

@@ -13,6 +13,7 @@ mod cpus;
 mod exit;
 mod experiment;
 mod export;
+mod findmax;
 mod orchestrate;
 mod progress;
 mod reuse;

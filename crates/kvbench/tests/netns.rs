@@ -14,7 +14,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// Why these tests cannot run here, printed as a SKIP line.
-fn skipped(test: &str) -> bool {
+pub(crate) fn skipped(test: &str) -> bool {
     match preflight(Link::default()) {
         Ok(()) => false,
         Err(e) => {

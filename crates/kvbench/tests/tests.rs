@@ -13,6 +13,7 @@ mod cpus;
 mod engine_timing;
 mod experiment;
 mod export;
+mod findmax;
 mod interrupt;
 mod lifecycle;
 mod load;

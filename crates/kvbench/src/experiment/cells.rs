@@ -371,7 +371,7 @@ fn resolve(flags: &Flags, src: &Source, fallback: Range<usize>) -> Result<RunSet
 /// configuration, the server binary, kvbench's version, and for a shared
 /// server the reload policy (a loaded, warm server is another measurement
 /// than a fresh one).
-fn key(s: &RunSettings, reload: Reload) -> String {
+pub(crate) fn key(s: &RunSettings, reload: Reload) -> String {
     let mut doc = serde_json::json!({
         "kvbench": env!("CARGO_PKG_VERSION"),
         "config": crate::orchestrate::planned_config(s),

@@ -8,6 +8,8 @@ mod iterations;
 mod plan;
 mod run;
 
+pub(crate) use cells::key as cell_key;
+
 use crate::args::{ExperimentArgs, ExperimentCommand, ExperimentPlanArgs};
 use crate::commands::print;
 use crate::exit::Verdict;
