@@ -496,6 +496,27 @@ pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
         .map_err(|e| format!("histogram is not HdrHistogram V2: {e:?}"))
 }
 
+/// The sum of stored histograms (as [`encode_histogram`] writes them):
+/// percentiles over every value of all of them. `None` for none.
+///
+/// # Errors
+/// A message when one cannot be decoded or added.
+pub fn merge_encoded<'a>(
+    texts: impl IntoIterator<Item = &'a str>,
+) -> Result<Option<Histogram<u64>>, String> {
+    let mut merged: Option<Histogram<u64>> = None;
+    for text in texts {
+        let h = decode_histogram(text)?;
+        match &mut merged {
+            None => merged = Some(h),
+            Some(m) => m
+                .add(&h)
+                .map_err(|e| format!("cannot add histograms: {e:?}"))?,
+        }
+    }
+    Ok(merged)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

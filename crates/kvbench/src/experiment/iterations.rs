@@ -8,7 +8,7 @@
 //! form are below, apart from the arithmetic.
 
 use super::plan::Planned;
-use kvbench_engine::recorder::{decode_histogram, summarize};
+use kvbench_engine::recorder::{merge_encoded, summarize};
 use kvbench_model::{LatencySummary, OpKind, OpResult, RunRecord, RunStatus};
 use kvbench_stats::Summary;
 use serde::Serialize;
@@ -178,16 +178,8 @@ fn op_iterations(
     results: &[&OpResult],
     tput: &[f64],
 ) -> anyhow::Result<Option<OpIterations>> {
-    let mut merged = None;
-    for o in results {
-        let h = decode_histogram(&o.histogram).map_err(anyhow::Error::msg)?;
-        match &mut merged {
-            None => merged = Some(h),
-            Some(m) => m
-                .add(&h)
-                .map_err(|e| anyhow::anyhow!("cannot merge histograms: {e:?}"))?,
-        }
-    }
+    let merged =
+        merge_encoded(results.iter().map(|o| o.histogram.as_str())).map_err(anyhow::Error::msg)?;
     let spread =
         |f: fn(&OpResult) -> f64| Spread::of(&results.iter().map(|o| f(o)).collect::<Vec<_>>());
     let (Some(throughput), Some(p50_us), Some(p99_us), Some(m)) = (

@@ -16,7 +16,7 @@ use crate::exit::{UsageError, Verdict};
 use crate::orchestrate::run_cell;
 use crate::reuse::{self, Reload, Sharing};
 use anyhow::Result;
-use kvbench_engine::recorder::{decode_histogram, summarize};
+use kvbench_engine::recorder::{merge_encoded, summarize};
 use kvbench_model::{RunRecord, RunStatus};
 use kvbench_store::CellTag;
 use search::{Bounds, Stop};
@@ -275,16 +275,8 @@ fn judge(rec: &RunRecord, rate: Option<f64>, slo: Slo, stop: &AtomicBool) -> Res
         .run
         .as_ref()
         .ok_or_else(|| anyhow::anyhow!("step run {id} has no run phase"))?;
-    let mut all = None;
-    for o in &run.ops {
-        let h = decode_histogram(&o.histogram).map_err(anyhow::Error::msg)?;
-        match &mut all {
-            None => all = Some(h),
-            Some(m) => m
-                .add(&h)
-                .map_err(|e| anyhow::anyhow!("cannot merge histograms: {e:?}"))?,
-        }
-    }
+    let all =
+        merge_encoded(run.ops.iter().map(|o| o.histogram.as_str())).map_err(anyhow::Error::msg)?;
     let all = all.ok_or_else(|| anyhow::anyhow!("step run {id} completed no operation"))?;
     let slo_us = all.value_at_quantile(slo.percentile / 100.0) as f64 / 1e3;
     let mut notes = Vec::new();
