@@ -278,6 +278,7 @@ pub(crate) mod tests {
             }),
             probes: vec![],
             cpu: None,
+            labels: Default::default(),
         }
     }
 }

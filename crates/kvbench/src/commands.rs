@@ -203,6 +203,8 @@ fn runs(a: RunsArgs) -> Result<Verdict> {
         workload: a.workload,
         status: a.status,
         limit: a.limit,
+        labels: Vec::new(),
+        ids: None,
     })?;
     if a.json {
         print(&serde_json::to_string_pretty(&rows)?)?;
