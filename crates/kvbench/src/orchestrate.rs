@@ -147,7 +147,7 @@ fn new_record(s: &RunSettings) -> RunRecord {
         run: None,
         probes: Vec::new(),
         cpu: None,
-        labels: Default::default(),
+        labels: s.labels.clone(),
     }
 }
 

@@ -7,6 +7,7 @@ use super::cells::{self, Experiment};
 use super::plan::{self, Planned};
 use crate::args::ExperimentRunArgs;
 use crate::commands::{open_store, print_comparison, verdict_of, warn_if_failed};
+use crate::config::RunSettings;
 use crate::exit::{UsageError, Verdict};
 use crate::orchestrate::run_cell;
 use anyhow::Result;
@@ -17,6 +18,7 @@ use std::sync::Arc;
 
 pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     let exp = cells::expand(&a.file)?;
+    let labels = crate::labels::parse_all("--label", &a.labels)?;
     let mut store = open_store(&a.db)?;
     let generation = plan::generation(Some(&store), &exp.name, a.restart)?;
     let rows = plan::plan(&exp, Some(&store), generation)?;
@@ -57,7 +59,12 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
             p.cell.settings.clients
         ));
         let tag = tag(&exp, p, generation);
-        let rec = run_cell(&p.cell.settings, &mut store, a.quiet, stop, Some(&tag))?;
+        // Labels are not part of the cell: its key and settings stay as planned.
+        let settings = RunSettings {
+            labels: labels.clone(),
+            ..p.cell.settings.clone()
+        };
+        let rec = run_cell(&settings, &mut store, a.quiet, stop, Some(&tag))?;
         verdict = verdict.max(verdict_of(&rec, stop));
         if !a.json {
             warn_if_failed(&bar, &rec);
