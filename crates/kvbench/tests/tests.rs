@@ -15,6 +15,7 @@ mod experiment;
 mod export;
 mod lifecycle;
 mod load;
+mod manage;
 mod netns;
 mod pool;
 mod run_phase;
