@@ -279,6 +279,7 @@ pub(crate) mod tests {
             }),
             probes: vec![],
             cpu: None,
+            labels: Default::default(),
         }
     }
 }

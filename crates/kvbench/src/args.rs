@@ -2,7 +2,7 @@
 //! than one flag, and every default that depends on the machine, happen in
 //! `config.rs`, which turns these into the settings a run records.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgGroup, Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
@@ -16,6 +16,10 @@ Examples:
   kvbench export --format csv --runs 3,5-9 --output runs.csv
   kvbench experiment plan experiments/client-sweep.toml
   kvbench experiment run experiments/client-sweep.toml
+  kvbench label 3 5-9 --add baseline --add host=bench-07
+  kvbench runs --label baseline
+  kvbench diff 3 7
+  kvbench delete --label scratch --yes
 
 Exit codes:
   0  success
@@ -59,6 +63,7 @@ pub enum Command {
         "  kvbench run --system redis -P workloads/workloada -p recordcount=50000\n",
         "  kvbench run --system memcached --workload sadat2019/B --clients 12\n",
         "  kvbench run --system redis --workload read-heavy --rate 20000 --arrival poisson --duration 30s\n",
+        "  kvbench run --system redis --workload balanced --label baseline --label host=bench-07\n",
         "\nExit codes: 0 ok, 1 run failed, 2 bad input, 3 run invalid, 130 interrupted."
     ))]
     Run(RunArgs),
@@ -67,6 +72,7 @@ pub enum Command {
         "Examples:\n",
         "  kvbench compare\n",
         "  kvbench compare --systems redis,valkey --topology cluster --nodes 3 --clients 1,8\n",
+        "  kvbench compare --clients 1,8 --label kernel=6.8\n",
         "  kvbench compare --systems redis --target redis://127.0.0.1:6379/5 --cleanup --clients 1,8\n",
         "  kvbench compare --systems redis,memcached --netns --link-rate 1gbit --field-count 8 --field-length 1024\n",
         "  kvbench compare --systems redis,memcached --workloads read-heavy,balanced,write-heavy \\\n",
@@ -77,7 +83,7 @@ pub enum Command {
     Compare(CompareArgs),
     /// List stored runs, newest first.
     #[command(
-        after_help = "Examples:\n  kvbench runs\n  kvbench runs --system redis --limit 5 --json"
+        after_help = "Examples:\n  kvbench runs\n  kvbench runs --system redis --limit 5 --json\n  kvbench runs --label baseline --label host=bench-07"
     )]
     Runs(RunsArgs),
     /// Print one stored run in full.
@@ -104,6 +110,43 @@ pub enum Command {
         "bad --runs, unwritable --output or --dir, a run without what the format needs)."
     ))]
     Export(ExportArgs),
+    /// Add or remove labels (KEY or KEY=VALUE) on stored runs, or on every run of an experiment.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench label 3 --add baseline\n",
+        "  kvbench label 3,5-9 12 --add host=bench-07 --add kernel=6.8 --remove old\n",
+        "  kvbench label --experiment client-sweep --add paper=A\n",
+        "\nA key is 1 to 64 letters, digits and _ . : / -; a value is any text up to\n",
+        "256 characters (empty when only the key is given). --experiment labels the\n",
+        "runs stored so far; `experiment run --label` labels the ones it adds.\n",
+        "All runs change in one transaction, or none does.\n",
+        "Exit codes: 0 ok, 2 bad input (bad label, unknown run id, no such experiment)."
+    ))]
+    Label(LabelArgs),
+    /// Delete stored runs and everything stored with them.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench delete 3\n",
+        "  kvbench delete 3,5-9 12 --yes\n",
+        "  kvbench delete --experiment client-sweep --yes\n",
+        "  kvbench delete --label scratch --yes\n",
+        "\nLists the runs, then asks when stdin is a terminal; without a terminal it\n",
+        "deletes only with --yes. Everything is deleted in one transaction.\n",
+        "Exit codes: 0 deleted (or declined at the prompt), 2 bad input (unknown run id,\n",
+        "no run matches, or no --yes without a terminal: nothing deleted)."
+    ))]
+    Delete(DeleteArgs),
+    /// What differs between two runs: configuration, environment, and the metrics with their intervals.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench diff 3 7\n",
+        "  kvbench diff 3 7 --json\n",
+        "\nA run made by an experiment with several iterations is compared as its cell:\n",
+        "the mean and 95% interval over the iterations of its pass; a difference is\n",
+        "called significant when the two intervals do not overlap.\n",
+        "Exit codes: 0 ok, 2 unknown run id or no database."
+    ))]
+    Diff(DiffArgs),
     /// Run a matrix of runs declared in a TOML file, resumably (docs/experiments.md).
     #[command(after_help = concat!(
         "Examples:\n",
@@ -157,6 +200,7 @@ pub enum ExperimentCommand {
         "  kvbench experiment run experiments/client-sweep.toml\n",
         "  kvbench experiment run experiments/client-sweep.toml --db sweep.db --quiet\n",
         "  kvbench experiment run experiments/client-sweep.toml --restart --json\n",
+        "  kvbench experiment run experiments/client-sweep.toml --label paper=A\n",
         "\nCtrl-C stops after the current cell (stored as failed, run again next time);\n",
         "every finished cell stays stored, and the next start runs only the rest.\n",
         "Exit codes: 0 all ok, 1 some run failed, 2 bad file or input,\n",
@@ -206,6 +250,9 @@ pub struct ExperimentRunArgs {
     /// Print the runs as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Store this label with every run this adds (repeatable); see `kvbench label`.
+    #[arg(long = "label", value_name = "KEY[=VALUE]")]
+    pub labels: Vec<String>,
 }
 
 /// Dataset, load model and output settings shared by `run` and `compare`.
@@ -376,6 +423,9 @@ pub struct BenchArgs {
     /// No progress bars.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Store this label with every run (repeatable); see `kvbench label`.
+    #[arg(long = "label", value_name = "KEY[=VALUE]")]
+    pub labels: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -459,6 +509,10 @@ pub struct RunsArgs {
     /// At most this many runs.
     #[arg(long)]
     pub limit: Option<usize>,
+    /// Only runs with this label: KEY with any value, KEY=VALUE with this one
+    /// (repeatable: runs with every one).
+    #[arg(long = "label", value_name = "KEY[=VALUE]")]
+    pub labels: Vec<String>,
     /// SQLite database that keeps every run.
     #[arg(long, default_value = "kvbench.db")]
     pub db: PathBuf,
@@ -480,6 +534,67 @@ pub struct ShowArgs {
     /// Also print the measured window second by second.
     #[arg(long)]
     pub series: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("runs").required(true).args(["ids", "experiment"])))]
+#[command(group(ArgGroup::new("change").required(true).multiple(true).args(["add", "remove"])))]
+pub struct LabelArgs {
+    /// Run ids and ranges (3 5-9, or 3,5-9).
+    #[arg(value_name = "IDS")]
+    pub ids: Vec<String>,
+    /// Every stored run of this experiment (every pass), instead of ids.
+    #[arg(long, value_name = "NAME")]
+    pub experiment: Option<String>,
+    /// Set this label (repeatable); a key already set takes the new value.
+    #[arg(long, value_name = "KEY[=VALUE]")]
+    pub add: Vec<String>,
+    /// Remove the label with this key (repeatable).
+    #[arg(long, value_name = "KEY")]
+    pub remove: Vec<String>,
+    /// SQLite database that keeps every run.
+    #[arg(long, default_value = "kvbench.db")]
+    pub db: PathBuf,
+    /// Print the runs' labels as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("runs").required(true).args(["ids", "experiment", "label"])))]
+pub struct DeleteArgs {
+    /// Run ids and ranges (3 5-9, or 3,5-9).
+    #[arg(value_name = "IDS")]
+    pub ids: Vec<String>,
+    /// Every stored run of this experiment (every pass).
+    #[arg(long, value_name = "NAME")]
+    pub experiment: Option<String>,
+    /// Every run with this label: KEY with any value, KEY=VALUE with this one.
+    #[arg(long, value_name = "KEY[=VALUE]")]
+    pub label: Option<String>,
+    /// Delete without asking (needed when stdin is not a terminal).
+    #[arg(long, short)]
+    pub yes: bool,
+    /// SQLite database that keeps every run.
+    #[arg(long, default_value = "kvbench.db")]
+    pub db: PathBuf,
+    /// Print the runs (and whether they were deleted) as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The first run (A).
+    pub a: i64,
+    /// The second run (B); changes are B relative to A.
+    pub b: i64,
+    /// SQLite database that keeps every run.
+    #[arg(long, default_value = "kvbench.db")]
+    pub db: PathBuf,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

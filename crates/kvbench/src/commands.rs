@@ -29,6 +29,9 @@ pub fn dispatch(command: Command, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         Command::Show(a) => show(a),
         Command::Workloads(a) => workloads(a),
         Command::Export(a) => crate::export::export(a),
+        Command::Label(a) => crate::manage::label(a),
+        Command::Delete(a) => crate::manage::delete(a),
+        Command::Diff(a) => crate::diff::diff(a),
         Command::Experiment(a) => crate::experiment::dispatch(a, stop),
         Command::Findmax(a) => crate::findmax::findmax(a, stop),
     }
@@ -217,12 +220,19 @@ fn compare(a: CompareArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
 }
 
 fn runs(a: RunsArgs) -> Result<Verdict> {
+    let labels = a
+        .labels
+        .iter()
+        .map(|l| crate::labels::parse_filter("--label", l))
+        .collect::<Result<_, _>>()?;
     let store = open_existing_store(&a.db)?;
     let rows = store.list_runs(&RunFilter {
         system: a.system,
         workload: a.workload,
         status: a.status,
         limit: a.limit,
+        labels,
+        ids: None,
     })?;
     if a.json {
         print(&serde_json::to_string_pretty(&rows)?)?;

@@ -11,6 +11,7 @@ use kvbench_engine::route::ketama::Variant;
 use kvbench_engine::{Arrival, Io, Rate, Window};
 use kvbench_model::{Protocol, SystemKind, TopologyKind};
 use kvbench_servers::Link;
+use kvbench_store::Labels;
 use kvbench_workload::{presets, Origin, Properties, WorkloadSpec};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -58,6 +59,9 @@ pub struct RunSettings {
     /// `--server-cpus`, `--client-cpus`.
     pub server_cpus: Option<CpuList>,
     pub client_cpus: Option<CpuList>,
+    /// `--label`: stored with the run, never part of its configuration (an
+    /// experiment's cell key does not see them).
+    pub labels: Labels,
 }
 
 /// The largest cluster kvbench starts on one machine: every client opens a
@@ -312,6 +316,7 @@ pub fn settings(
         netns,
         server_cpus,
         client_cpus,
+        labels: crate::labels::parse_all("--label", &b.labels)?,
         topology,
         nodes,
         replicas,

@@ -101,7 +101,7 @@ fn selection(runs: Option<&str>) -> Result<RunSelection> {
 }
 
 /// `3,5-9` → `[3..=3, 5..=9]`.
-fn parse_ids(text: &str) -> Result<Vec<RangeInclusive<i64>>, String> {
+pub(crate) fn parse_ids(text: &str) -> Result<Vec<RangeInclusive<i64>>, String> {
     let id = |s: &str| -> Result<i64, String> {
         match s.trim().parse::<i64>() {
             Ok(n) if n > 0 => Ok(n),

@@ -4,16 +4,20 @@
 //! → `orchestrate` (one cell end to end) → the store and the report crate for
 //! output. Errors are printed once, here, and mapped to the exit codes in
 //! `exit`. `export` writes stored runs in other tools' formats (the
-//! formats themselves are the kvbench-export crate's).
+//! formats themselves are the kvbench-export crate's); `manage` labels and
+//! deletes stored runs, `diff` compares two.
 
 mod args;
 mod commands;
 mod config;
 mod cpus;
+mod diff;
 mod exit;
 mod experiment;
 mod export;
 mod findmax;
+mod labels;
+mod manage;
 mod orchestrate;
 mod progress;
 mod reuse;

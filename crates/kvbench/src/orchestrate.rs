@@ -174,6 +174,7 @@ fn new_record(s: &RunSettings) -> RunRecord {
         run: None,
         probes: Vec::new(),
         cpu: None,
+        labels: s.labels.clone(),
     }
 }
 

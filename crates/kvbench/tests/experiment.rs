@@ -6,7 +6,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// A 2 x 2 sweep of tiny cells on one local Redis.
-const SWEEP: &str = r#"
+pub const SWEEP: &str = r#"
 name = "tiny"
 seed = 5
 systems = ["redis"]

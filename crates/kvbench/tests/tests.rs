@@ -17,6 +17,7 @@ mod findmax;
 mod interrupt;
 mod lifecycle;
 mod load;
+mod manage;
 mod netns;
 mod pool;
 mod run_phase;

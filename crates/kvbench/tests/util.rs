@@ -43,15 +43,20 @@ impl Sandbox {
             .expect("kvbench starts")
     }
 
-    /// `kvbench ARGS`, which must succeed; its stdout parsed as JSON.
-    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+    /// `kvbench ARGS`, which must succeed; its stdout.
+    pub fn stdout(&self, args: &[&str]) -> String {
         let out = self.kvbench().args(args).output().expect("kvbench runs");
         assert!(
             out.status.success(),
             "kvbench {args:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+        String::from_utf8(out.stdout).expect("UTF-8 on stdout")
+    }
+
+    /// `kvbench ARGS`, which must succeed; its stdout parsed as JSON.
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        serde_json::from_str(&self.stdout(args)).expect("JSON on stdout")
     }
 }
 

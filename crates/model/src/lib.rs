@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -646,4 +647,9 @@ pub struct RunRecord {
     pub probes: Vec<Probe>,
     /// CPU cost of the measured window.
     pub cpu: Option<CpuCost>,
+    /// The user's labels (`--label KEY[=VALUE]`, `kvbench label`): free
+    /// KEY → VALUE pairs for finding and grouping runs, an empty value when
+    /// only the key was given. Never part of what was measured or asked.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
 }

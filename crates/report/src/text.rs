@@ -1,9 +1,12 @@
 //! Terminal output: one run's summary, a comparison of many, the run list.
 
+use crate::diff::{Diff, Estimate, MetricDelta, SideInfo};
+use crate::fields::FieldChange;
 use crate::format::{count, mib, micros, rate, secs};
 use crate::table::Table;
 use kvbench_model::{OpKind, PhaseResult, Probe, RunRecord, RunStatus};
 use kvbench_store::RunSummary;
+use std::collections::BTreeMap;
 
 /// The probe taken at `stage`, if any.
 pub fn probe<'a>(rec: &'a RunRecord, stage: &str) -> Option<&'a Probe> {
@@ -151,6 +154,9 @@ pub fn run_summary(rec: &RunRecord) -> String {
         s.push_str(&format!(" ({f})"));
     }
     s.push('\n');
+    if !rec.labels.is_empty() {
+        s.push_str(&format!("labels: {}\n", labels(&rec.labels)));
+    }
     for m in &rec.marks {
         s.push_str(&format!("  marked: {m}\n"));
     }
@@ -348,6 +354,7 @@ pub fn runs_list(rows: &[RunSummary]) -> String {
         ">ops/s",
         ">read p99 us",
         ">update p99 us",
+        "labels",
     ]);
     for r in rows {
         t.row(vec![
@@ -361,7 +368,128 @@ pub fn runs_list(rows: &[RunSummary]) -> String {
             opt(r.throughput, rate),
             opt(r.read_p99_us, micros),
             opt(r.update_p99_us, micros),
+            labels(&r.labels),
         ]);
     }
     t.to_text()
+}
+
+/// `a=1, flagged, b=x`: a label with an empty value shows its key alone.
+pub fn labels(labels: &BTreeMap<String, String>) -> String {
+    labels
+        .iter()
+        .map(|(k, v)| {
+            if v.is_empty() {
+                k.clone()
+            } else {
+                format!("{k}={v}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `kvbench diff`: who A and B are, the fields that differ, and the metrics.
+pub fn diff(d: &Diff) -> String {
+    let mut s = format!("A: {}\nB: {}\n", side(&d.a), side(&d.b));
+    for (title, changes) in [
+        ("configuration", &d.config),
+        ("environment", &d.environment),
+        ("labels", &d.labels),
+    ] {
+        if changes.is_empty() {
+            s.push_str(&format!("\n{title}: the same\n"));
+        } else {
+            s.push_str(&format!("\n{title}, what differs:\n"));
+            s.push_str(&field_table(changes));
+        }
+    }
+    s.push_str("\nrun phase, B against A (latencies in microseconds):\n");
+    let mut t = Table::new(&["op", "metric", ">A", ">B", ">change", "significant"]);
+    for m in &d.metrics {
+        t.row(vec![
+            m.op.clone(),
+            metric_name(m.metric).into(),
+            estimate(m, m.a),
+            estimate(m, m.b),
+            opt(m.change, |c| format!("{:+.1}%", c * 100.0)),
+            match m.significant {
+                Some(true) => "yes".into(),
+                Some(false) => "no".into(),
+                None => "-".into(),
+            },
+        ]);
+    }
+    s.push_str(&t.to_text());
+    s.push_str(
+        "A value with ± is a mean over a cell's iterations with its 95% interval; \
+         significant: the intervals do not overlap (- : a side has no interval).\n",
+    );
+    for n in &d.notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    s
+}
+
+fn side(i: &SideInfo) -> String {
+    let what = format!(
+        "run {} ({} {}, {}, {})",
+        i.id, i.system, i.workload, i.status, i.started_at
+    );
+    let runs: Vec<String> = i.runs.iter().map(i64::to_string).collect();
+    match (&i.experiment, i.runs.len()) {
+        (Some(e), n) if n > 1 => format!(
+            "{what}: experiment {e} pass {}, mean of {n} iterations (runs {})",
+            i.generation.unwrap_or_default(),
+            runs.join(", ")
+        ),
+        (Some(e), _) => format!(
+            "{what}: experiment {e} pass {}, single run, no interval",
+            i.generation.unwrap_or_default()
+        ),
+        (None, _) => format!("{what}: single run, no interval"),
+    }
+}
+
+fn field_table(changes: &[FieldChange]) -> String {
+    let value = |v: &Option<serde_json::Value>| match v {
+        None => "-".to_string(),
+        Some(serde_json::Value::String(s)) if !s.is_empty() => s.clone(),
+        // An empty string quoted, so it is not mistaken for a missing cell.
+        Some(other) => other.to_string(),
+    };
+    let mut t = Table::new(&["field", "A", "B"]);
+    for c in changes {
+        t.row(vec![c.field.clone(), value(&c.a), value(&c.b)]);
+    }
+    t.to_text()
+}
+
+fn metric_name(metric: &str) -> &str {
+    match metric {
+        "throughput" => "ops/s",
+        "p50_us" => "p50",
+        "p99_us" => "p99",
+        "p999_us" => "p99.9",
+        "mean_us" => "mean",
+        other => other,
+    }
+}
+
+/// `12,345` or `12,345 ± 678` in the metric's own format.
+fn estimate(m: &MetricDelta, e: Option<Estimate>) -> String {
+    let Some(e) = e else {
+        return "-".into();
+    };
+    let show = |v: f64| {
+        if m.metric == "throughput" {
+            rate(v)
+        } else {
+            micros(v)
+        }
+    };
+    match e.ci95 {
+        Some((lo, hi)) => format!("{} ± {}", show(e.mean), show((hi - lo) / 2.0)),
+        None => show(e.mean),
+    }
 }

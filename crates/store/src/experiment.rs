@@ -92,3 +92,50 @@ pub(crate) fn seconds(conn: &Connection, cell_key: &str) -> Result<Option<f64>, 
     )?;
     Ok(s)
 }
+
+/// The experiment cell a run was made for, and the runs that measured the
+/// same cell in the same pass: its iterations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CellRuns {
+    /// The experiment's `name`.
+    pub experiment: String,
+    /// The pass over the file.
+    pub generation: i64,
+    /// A hash of the cell's complete configuration.
+    pub cell_key: String,
+    /// The run's own iteration, from 1.
+    pub iteration: u32,
+    /// Every run of the cell in this pass that did not fail, by iteration
+    /// (the run itself among them unless it failed).
+    pub run_ids: Vec<i64>,
+}
+
+pub(crate) fn cell_runs(conn: &Connection, run_id: i64) -> Result<Option<CellRuns>, Fault> {
+    let cell = conn
+        .query_row(
+            "SELECT experiment, generation, cell_key, iteration FROM experiment_cells
+             WHERE run_id = ?1",
+            [run_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .optional()?;
+    let Some((experiment, generation, cell_key, iteration)) = cell else {
+        return Ok(None);
+    };
+    let mut stmt = conn.prepare_cached(
+        "SELECT c.run_id FROM experiment_cells c JOIN runs r ON r.id = c.run_id
+         WHERE c.experiment = ?1 AND c.generation = ?2 AND c.cell_key = ?3
+           AND r.status != 'failed'
+         ORDER BY c.iteration, c.run_id",
+    )?;
+    let run_ids = stmt
+        .query_map(params![experiment, generation, cell_key], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    Ok(Some(CellRuns {
+        experiment,
+        generation,
+        cell_key,
+        iteration,
+        run_ids,
+    }))
+}

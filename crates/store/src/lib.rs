@@ -2,9 +2,10 @@
 //! SQLite file, so that reports and exporters work from the store alone and
 //! never need the engine, the servers, or the terminal output of a run.
 //!
-//! This crate only stores and reads [`RunRecord`]s. It never measures, never
-//! talks to servers, never draws tables or charts; the report crate does that
-//! from what [`Store::get_run`] and [`Store::list_runs`] return.
+//! This crate only stores, reads, relabels and deletes [`RunRecord`]s. It
+//! never measures, never talks to servers, never draws tables or charts; the
+//! report crate does that from what [`Store::get_run`] and
+//! [`Store::list_runs`] return.
 //!
 //! Guarantees the rest of kvbench relies on:
 //! - each run is saved in one transaction, so a run is either wholly stored or
@@ -12,10 +13,14 @@
 //! - what [`Store::save_run`] accepts, [`Store::get_run`] gives back exactly
 //!   (the save reads the run back inside its transaction and refuses a record
 //!   that would not round-trip, e.g. one holding a NaN);
-//! - a database written by a newer kvbench is refused, never misread.
+//! - a database written by a newer kvbench is refused, never misread;
+//! - relabelling and deleting change all the runs named, or none, and a
+//!   deleted run takes every row stored with it (the tables cascade).
 #![deny(missing_docs)]
 
+mod delete;
 mod experiment;
+mod labels;
 mod migrate;
 mod query;
 mod save;
@@ -24,8 +29,9 @@ use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use experiment::{CellTag, FinishedCell};
+pub use experiment::{CellRuns, CellTag, FinishedCell};
 pub use kvbench_model::RunRecord;
+pub use labels::Labels;
 pub use migrate::SCHEMA_VERSION;
 pub use query::{RunFilter, RunSelection, RunSummary};
 
@@ -244,6 +250,38 @@ impl Store {
     /// did not fail and had this cell key, or `None` when there are none.
     pub fn cell_seconds(&self, cell_key: &str) -> Result<Option<f64>, StoreError> {
         experiment::seconds(&self.conn, cell_key).map_err(|f| f.at(&self.path))
+    }
+
+    /// The experiment cell run `id` was made for, with the runs of its
+    /// iterations in the same pass; `None` for a run outside any experiment.
+    pub fn cell_runs(&self, id: i64) -> Result<Option<CellRuns>, StoreError> {
+        experiment::cell_runs(&self.conn, id).map_err(|f| f.at(&self.path))
+    }
+
+    /// Sets the labels `add` (a key already set takes the new value) and
+    /// removes the keys `remove` on every run of `ids`, in one transaction.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] with the first id that is not stored; then
+    /// no run was changed.
+    pub fn relabel(
+        &mut self,
+        ids: &[i64],
+        add: &Labels,
+        remove: &[String],
+    ) -> Result<(), StoreError> {
+        labels::relabel(&mut self.conn, ids, add, remove).map_err(|f| f.at(&self.path))
+    }
+
+    /// Deletes the runs `ids` and everything stored with them (results,
+    /// histograms, probes, experiment cells, labels) in one transaction, and
+    /// returns how many were deleted.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] with the first id that is not stored; then
+    /// nothing was deleted.
+    pub fn delete_runs(&mut self, ids: &[i64]) -> Result<usize, StoreError> {
+        delete::delete_runs(&mut self.conn, ids).map_err(|f| f.at(&self.path))
     }
 
     /// Reads run `id` back with its id set, exactly as it was saved.

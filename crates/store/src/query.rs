@@ -7,11 +7,12 @@
 use crate::save::{HISTOGRAM_ENCODING, MEASURES, SERIES_HISTOGRAM};
 use crate::Fault;
 use kvbench_model::{PhaseResult, Probe, RunRecord, RunStatus};
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::RangeInclusive;
 
 /// Which runs [`crate::Store::list_runs`] returns; `None` fields match all.
@@ -25,6 +26,11 @@ pub struct RunFilter {
     pub status: Option<String>,
     /// At most this many runs (the newest).
     pub limit: Option<usize>,
+    /// Only runs with every one of these labels: the key with this value,
+    /// or with any value when the value is `None`.
+    pub labels: Vec<(String, Option<String>)>,
+    /// Only these runs (ids that are not stored are not listed).
+    pub ids: Option<Vec<i64>>,
 }
 
 /// Which runs a command covers (`kvbench export`). A selection is resolved
@@ -38,6 +44,11 @@ pub enum RunSelection {
     /// These ids, as inclusive ranges (`3,5-9` is `3..=3, 5..=9`); every id
     /// in them must exist.
     Ids(Vec<RangeInclusive<i64>>),
+    /// Every run an experiment of this name stored, of every pass.
+    Experiment(String),
+    /// Every run with this label key: with this value, or with any value
+    /// when the value is `None`.
+    Label(String, Option<String>),
 }
 
 /// One line of a run listing: enough to pick a run, without parsing its
@@ -67,6 +78,8 @@ pub struct RunSummary {
     pub update_p99_us: Option<f64>,
     /// Why the run failed, when it did.
     pub failure: Option<String>,
+    /// The run's labels.
+    pub labels: BTreeMap<String, String>,
 }
 
 pub(crate) fn get_run(conn: &Connection, id: i64) -> Result<RunRecord, Fault> {
@@ -167,6 +180,7 @@ pub(crate) fn load_run(conn: &Connection, id: i64) -> Result<RunRecord, Fault> {
             .cpu
             .map(|text| from_json(&text, "cpu", id))
             .transpose()?,
+        labels: crate::labels::load(conn, id)?,
     })
 }
 
@@ -310,7 +324,7 @@ pub(crate) fn list_runs(conn: &Connection, filter: &RunFilter) -> Result<Vec<Run
     // julianday() orders by instant, not by text: "10:00:00.5Z" sorts before
     // "10:00:00Z" as text although it is later. Unparsable times give NULL
     // and sort last; id breaks ties in save order.
-    let mut stmt = conn.prepare_cached(
+    let mut sql = String::from(
         "SELECT r.id, r.started_at, r.status, r.system, r.workload, r.clients, r.records,
                 CASE WHEN r.status = 'failed' THEN NULL ELSE r.throughput END,
                 CASE WHEN r.status = 'failed' THEN NULL ELSE rd.p99_us END,
@@ -319,49 +333,97 @@ pub(crate) fn list_runs(conn: &Connection, filter: &RunFilter) -> Result<Vec<Run
          FROM runs r
          LEFT JOIN op_results rd ON rd.run_id = r.id AND rd.phase = 'run' AND rd.op = 'read'
          LEFT JOIN op_results up ON up.run_id = r.id AND up.phase = 'run' AND up.op = 'update'
-         WHERE (?1 IS NULL OR r.system = ?1)
-           AND (?2 IS NULL OR r.workload = ?2)
-           AND (?3 IS NULL OR r.status = ?3)
-         ORDER BY julianday(r.started_at) DESC, r.id DESC
-         LIMIT ?4",
-    )?;
+         WHERE 1",
+    );
+    let mut args: Vec<SqlValue> = Vec::new();
+    // Binds `value` and names its parameter.
+    let mut arg = |value: SqlValue| {
+        args.push(value);
+        format!("?{}", args.len())
+    };
+    for (column, value) in [
+        ("system", &filter.system),
+        ("workload", &filter.workload),
+        ("status", &filter.status),
+    ] {
+        if let Some(v) = value {
+            sql.push_str(&format!(" AND r.{column} = {}", arg(v.clone().into())));
+        }
+    }
+    for (key, value) in &filter.labels {
+        let (k, v) = (arg(key.clone().into()), arg(value.clone().into()));
+        sql.push_str(&format!(
+            " AND EXISTS (SELECT 1 FROM run_labels l
+                          WHERE l.run_id = r.id AND l.key = {k} AND ({v} IS NULL OR l.value = {v}))"
+        ));
+    }
+    if let Some(ids) = &filter.ids {
+        // One parameter however many ids: a JSON array read by json_each.
+        let list = serde_json::Value::from(ids.clone()).to_string();
+        sql.push_str(&format!(
+            " AND r.id IN (SELECT value FROM json_each({}))",
+            arg(list.into())
+        ));
+    }
     // SQLite reads a negative LIMIT as "no limit".
     let limit = filter
         .limit
         .map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
-    let rows = stmt
-        .query_map(
-            params![filter.system, filter.workload, filter.status, limit],
-            |r| {
-                Ok(RunSummary {
-                    id: r.get(0)?,
-                    started_at: r.get(1)?,
-                    status: r.get(2)?,
-                    system: r.get(3)?,
-                    workload: r.get(4)?,
-                    clients: r.get(5)?,
-                    records: r.get(6)?,
-                    throughput: r.get(7)?,
-                    read_p99_us: r.get(8)?,
-                    update_p99_us: r.get(9)?,
-                    failure: r.get(10)?,
-                })
-            },
-        )?
+    sql.push_str(&format!(
+        " ORDER BY julianday(r.started_at) DESC, r.id DESC LIMIT {}",
+        arg(limit.into())
+    ));
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows: Vec<RunSummary> = stmt
+        .query_map(params_from_iter(args), |r| {
+            Ok(RunSummary {
+                id: r.get(0)?,
+                started_at: r.get(1)?,
+                status: r.get(2)?,
+                system: r.get(3)?,
+                workload: r.get(4)?,
+                clients: r.get(5)?,
+                records: r.get(6)?,
+                throughput: r.get(7)?,
+                read_p99_us: r.get(8)?,
+                update_p99_us: r.get(9)?,
+                failure: r.get(10)?,
+                labels: BTreeMap::new(),
+            })
+        })?
         .collect::<Result<_, _>>()?;
+    for row in &mut rows {
+        row.labels = crate::labels::load(conn, row.id)?;
+    }
     Ok(rows)
+}
+
+/// Fails with the first of `ids` that is not stored, if any.
+pub(crate) fn require_all(conn: &Connection, ids: &[i64]) -> Result<(), Fault> {
+    let mut stmt = conn.prepare_cached("SELECT 1 FROM runs WHERE id = ?1")?;
+    for &id in ids {
+        if !stmt.exists([id])? {
+            return Err(Fault::NotFound(id));
+        }
+    }
+    Ok(())
 }
 
 /// The ids `selection` names, ascending and without repeats.
 pub(crate) fn select_runs(conn: &Connection, selection: &RunSelection) -> Result<Vec<i64>, Fault> {
     match selection {
-        RunSelection::All => {
-            let mut stmt = conn.prepare_cached("SELECT id FROM runs ORDER BY id")?;
-            let ids = stmt
-                .query_map([], |r| r.get(0))?
-                .collect::<Result<_, _>>()?;
-            Ok(ids)
-        }
+        RunSelection::All => ids_of(conn, "SELECT id FROM runs ORDER BY id", params![]),
+        RunSelection::Experiment(name) => ids_of(
+            conn,
+            "SELECT run_id FROM experiment_cells WHERE experiment = ?1 ORDER BY run_id",
+            params![name],
+        ),
+        RunSelection::Label(key, value) => ids_of(
+            conn,
+            "SELECT run_id FROM run_labels WHERE key = ?1 AND (?2 IS NULL OR value = ?2)
+             ORDER BY run_id",
+            params![key, value],
+        ),
         RunSelection::Ids(ranges) => {
             // Ranges are checked against the table, never expanded first,
             // so `1-1000000000` costs what the stored runs cost.
@@ -388,4 +450,13 @@ pub(crate) fn select_runs(conn: &Connection, selection: &RunSelection) -> Result
             Ok(ids.into_iter().collect())
         }
     }
+}
+
+/// The ids `sql` selects, in its order.
+fn ids_of(conn: &Connection, sql: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<i64>, Fault> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let ids = stmt
+        .query_map(args, |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    Ok(ids)
 }

@@ -43,6 +43,7 @@ pub(crate) fn save_run(
         insert_phase(&tx, id, "run", run)?;
     }
     insert_probes(&tx, id, &record.probes)?;
+    crate::labels::insert(&tx, id, &record.labels)?;
     if let Some(cell) = cell {
         crate::experiment::insert_cell(&tx, id, cell)?;
     }
@@ -247,6 +248,7 @@ fn first_difference(saved: &RunRecord, back: &RunRecord) -> Option<&'static str>
         run,
         probes,
         cpu,
+        labels,
     } = saved;
     [
         (*started_at == back.started_at, "started_at"),
@@ -261,6 +263,7 @@ fn first_difference(saved: &RunRecord, back: &RunRecord) -> Option<&'static str>
         (*run == back.run, "run"),
         (*probes == back.probes, "probes"),
         (*cpu == back.cpu, "cpu"),
+        (*labels == back.labels, "labels"),
     ]
     .into_iter()
     .find(|(same, _)| !same)

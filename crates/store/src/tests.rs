@@ -242,6 +242,14 @@ fn full_record() -> RunRecord {
             client_seconds: 40.5,
             client_us_per_op: 4.100_625,
         }),
+        labels: [
+            ("host", "bench-07"),
+            ("flagged", ""),
+            ("note", "a = b, ünïcode"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect(),
     }
 }
 
@@ -277,12 +285,43 @@ fn counts(store: &Store) -> [i64; 5] {
         "probes",
         "interval_histograms",
     ]
-    .map(|t| {
-        store
-            .conn
-            .query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0))
-            .unwrap()
-    })
+    .map(|t| count_rows(store, t))
+}
+
+fn count_rows(store: &Store, table: &str) -> i64 {
+    store
+        .conn
+        .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+        .unwrap()
+}
+
+/// Rows per table that belong to run `id`, for every table with a run_id.
+fn rows_of(store: &Store, id: i64) -> Vec<(String, i64)> {
+    let tables: Vec<String> = store
+        .conn
+        .prepare(
+            "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c
+                  WHERE m.type = 'table' AND c.name = 'run_id' ORDER BY m.name",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    tables
+        .into_iter()
+        .map(|t| {
+            let n = store
+                .conn
+                .query_row(
+                    &format!("SELECT count(*) FROM {t} WHERE run_id = ?1"),
+                    [id],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            (t, n)
+        })
+        .collect()
 }
 
 #[test]
@@ -363,8 +402,19 @@ fn failed_run_is_saved_and_listed_without_numbers() {
             read_p99_us: None,
             update_p99_us: None,
             failure: Some("server exited with status 1 during the run phase".into()),
+            labels: failed_record().labels,
         }]
     );
+}
+
+/// The ids `filter` lists, in the listing's order.
+fn listed(store: &Store, filter: RunFilter) -> Vec<i64> {
+    store
+        .list_runs(&filter)
+        .unwrap()
+        .iter()
+        .map(|s| s.id)
+        .collect()
 }
 
 #[test]
@@ -395,14 +445,7 @@ fn list_is_newest_first_and_filters() {
     for r in &records {
         store.save_run(r).unwrap();
     }
-    let ids = |filter: RunFilter| -> Vec<i64> {
-        store
-            .list_runs(&filter)
-            .unwrap()
-            .iter()
-            .map(|s| s.id)
-            .collect()
-    };
+    let ids = |filter: RunFilter| listed(&store, filter);
     let some = |s: &str| Some(s.to_string());
     assert_eq!(ids(RunFilter::default()), [2, 5, 3, 4, 1]);
     assert_eq!(
@@ -432,6 +475,8 @@ fn list_is_newest_first_and_filters() {
             workload: some("a"),
             status: some("invalid"),
             limit: None,
+            labels: Vec::new(),
+            ids: None,
         }),
         [4]
     );
@@ -815,8 +860,8 @@ fn version_3_database_is_migrated_and_its_runs_read_without_interval_histograms(
         store
             .conn
             .execute_batch(
-                "DROP TABLE experiment_cells; DROP TABLE interval_histograms;
-                 PRAGMA user_version = 3;",
+                "DROP TABLE run_labels; DROP TABLE experiment_cells;
+                 DROP TABLE interval_histograms; PRAGMA user_version = 3;",
             )
             .unwrap();
     }
@@ -829,6 +874,8 @@ fn version_3_database_is_migrated_and_its_runs_read_without_interval_histograms(
             point.histogram.clear();
         }
     }
+    // Labels came with version 6: a run stored before has none.
+    expected.labels.clear();
     assert_eq!(back, expected);
     assert_eq!(counts(&store), [1, 4, 8, 3, 0]);
 }
@@ -901,4 +948,152 @@ fn experiment_cells_count_only_runs_that_did_not_fail() {
     let secs = store.cell_seconds("a").unwrap().unwrap();
     assert!((secs - 4.0).abs() < 1e-3, "{secs}");
     assert_eq!(store.cell_seconds("b").unwrap(), None);
+}
+
+fn labelled(pairs: &[(&str, &str)]) -> RunRecord {
+    let mut r = failed_record();
+    r.labels = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    r
+}
+
+#[test]
+fn labels_filter_listings_and_change_all_or_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&db_path(&dir)).unwrap();
+    store
+        .save_run(&labelled(&[("env", "ci"), ("k", "")]))
+        .unwrap(); // 1
+    store.save_run(&labelled(&[("env", "laptop")])).unwrap(); // 2
+    store.save_run(&labelled(&[])).unwrap(); // 3
+    let ids = |labels: &[(&str, Option<&str>)]| -> Vec<i64> {
+        let filter = RunFilter {
+            labels: labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
+                .collect(),
+            ..Default::default()
+        };
+        listed(&store, filter)
+    };
+    assert_eq!(ids(&[("env", None)]), [2, 1]);
+    assert_eq!(ids(&[("env", Some("ci"))]), [1]);
+    assert_eq!(ids(&[("env", None), ("k", Some(""))]), [1]);
+    assert_eq!(ids(&[("k", Some("x"))]), Vec::<i64>::new());
+    let all = store.list_runs(&RunFilter::default()).unwrap();
+    assert_eq!(all[2].labels, labelled(&[("env", "ci"), ("k", "")]).labels);
+    let only = RunFilter {
+        ids: Some(vec![3, 1, 99]),
+        ..Default::default()
+    };
+    assert_eq!(listed(&store, only), [3, 1]);
+
+    let add: Labels = [("env".to_string(), "prod".to_string())].into();
+    store.relabel(&[1, 3], &add, &["k".to_string()]).unwrap();
+    assert_eq!(store.get_run(1).unwrap().labels, add);
+    assert_eq!(store.get_run(3).unwrap().labels, add);
+    assert_eq!(
+        store.get_run(2).unwrap().labels,
+        labelled(&[("env", "laptop")]).labels
+    );
+    // An unknown id changes nothing, also on the runs named before it.
+    let other: Labels = [("x".to_string(), String::new())].into();
+    let err = store.relabel(&[2, 42], &other, &[]).unwrap_err();
+    assert!(matches!(err, StoreError::NotFound(42)), "{err:?}");
+    assert!(!store.get_run(2).unwrap().labels.contains_key("x"));
+}
+
+#[test]
+fn delete_removes_every_row_of_the_run_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&db_path(&dir)).unwrap();
+    let a = store
+        .save_cell_run(&full_record(), &tag("a", 1, 1))
+        .unwrap();
+    let b = store
+        .save_cell_run(&full_record(), &tag("a", 1, 2))
+        .unwrap();
+    let before_b = rows_of(&store, b);
+    // Every child table holds rows of the run, or the test proves nothing.
+    assert!(before_b.iter().all(|(_, n)| *n > 0), "{before_b:?}");
+    assert!(
+        before_b.iter().any(|(t, _)| t == "run_labels"),
+        "{before_b:?}"
+    );
+
+    let err = store.delete_runs(&[a, 77]).unwrap_err();
+    assert!(matches!(err, StoreError::NotFound(77)), "{err:?}");
+    assert_eq!(
+        rows_of(&store, a),
+        before_b
+            .iter()
+            .map(|(t, n)| (t.clone(), *n))
+            .collect::<Vec<_>>()
+    );
+
+    assert_eq!(store.delete_runs(&[a]).unwrap(), 1);
+    assert!(matches!(store.get_run(a), Err(StoreError::NotFound(_))));
+    assert!(
+        rows_of(&store, a).iter().all(|(_, n)| *n == 0),
+        "{:?}",
+        rows_of(&store, a)
+    );
+    assert_eq!(rows_of(&store, b), before_b);
+    assert_eq!(store.get_run(b).unwrap(), with_id(full_record(), b));
+    assert_eq!(count_rows(&store, "runs"), 1);
+    // Ids are never reused.
+    assert_eq!(store.save_run(&full_record()).unwrap(), b + 1);
+}
+
+#[test]
+fn selections_by_experiment_and_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&db_path(&dir)).unwrap();
+    store
+        .save_cell_run(&labelled(&[]), &tag("a", 1, 1))
+        .unwrap(); // 1
+    store.save_run(&labelled(&[("env", "ci")])).unwrap(); // 2
+    store
+        .save_cell_run(&labelled(&[("env", "x")]), &tag("a", 2, 1))
+        .unwrap(); // 3
+    let sel = |s: RunSelection| store.select_runs(&s).unwrap();
+    assert_eq!(sel(RunSelection::Experiment("sweep".into())), [1, 3]);
+    assert_eq!(
+        sel(RunSelection::Experiment("none".into())),
+        Vec::<i64>::new()
+    );
+    assert_eq!(sel(RunSelection::Label("env".into(), None)), [2, 3]);
+    assert_eq!(
+        sel(RunSelection::Label("env".into(), Some("ci".into()))),
+        [2]
+    );
+}
+
+#[test]
+fn cell_runs_are_the_iterations_of_the_same_pass_that_did_not_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&db_path(&dir)).unwrap();
+    let ok = full_record();
+    let one = store.save_cell_run(&ok, &tag("a", 1, 1)).unwrap();
+    store
+        .save_cell_run(&failed_record(), &tag("a", 1, 2))
+        .unwrap();
+    let two = store.save_cell_run(&ok, &tag("a", 1, 2)).unwrap();
+    store.save_cell_run(&ok, &tag("b", 1, 1)).unwrap();
+    store.save_cell_run(&ok, &tag("a", 2, 1)).unwrap();
+    let plain = store.save_run(&ok).unwrap();
+    let cell = store.cell_runs(two).unwrap().unwrap();
+    assert_eq!(
+        cell,
+        CellRuns {
+            experiment: "sweep".into(),
+            generation: 1,
+            cell_key: "a".into(),
+            iteration: 2,
+            run_ids: vec![one, two],
+        }
+    );
+    assert_eq!(store.cell_runs(plain).unwrap(), None);
 }

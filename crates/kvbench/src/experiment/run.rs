@@ -7,6 +7,7 @@ use super::cells::{self, Experiment};
 use super::plan::{self, Planned};
 use crate::args::ExperimentRunArgs;
 use crate::commands::{open_store, print, print_comparison, verdict_of, warn_if_failed};
+use crate::config::RunSettings;
 use crate::exit::{UsageError, Verdict};
 use crate::orchestrate::run_cell;
 use crate::reuse::{self, Sharing};
@@ -18,6 +19,7 @@ use std::sync::Arc;
 
 pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     let exp = cells::expand(&a.file)?;
+    let labels = crate::labels::parse_all("--label", &a.labels)?;
     let mut store = open_store(&a.db)?;
     let generation = plan::generation(Some(&store), &exp.name, a.restart)?;
     let rows = plan::plan(&exp, Some(&store), generation)?;
@@ -65,6 +67,11 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
             p.cell.settings.clients
         ));
         let tag = tag(&exp, p, generation);
+        // Labels are not part of the cell: its key and settings stay as planned.
+        let settings = RunSettings {
+            labels: labels.clone(),
+            ..p.cell.settings.clone()
+        };
         let sharing = Sharing {
             slot: &mut kept,
             key: keys[ran - 1].clone(),
@@ -74,7 +81,7 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
                 .is_some_and(|next| next.is_some() && *next == keys[ran - 1]),
         };
         let rec = run_cell(
-            &p.cell.settings,
+            &settings,
             &mut store,
             a.quiet,
             stop,
