@@ -488,9 +488,15 @@ pub struct CompareArgs {
     /// Client counts, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,8")]
     pub clients: Vec<u32>,
-    /// Also write the comparison as a Markdown report to this file.
+    /// Also write the comparison as a Markdown report to this file (replaced whole at the end).
     #[arg(long)]
     pub report: Option<PathBuf>,
+    /// When servers are started and loaded again: per-run, per-workload or once-per-system.
+    #[arg(long, default_value = "per-run")]
+    pub reload: String,
+    /// Measure every cell again, even if this comparison is stored already.
+    #[arg(long)]
+    pub restart: bool,
     #[command(flatten)]
     pub bench: BenchArgs,
 }

@@ -2,11 +2,10 @@
 //! server, so bad input costs nothing and stores nothing.
 
 use crate::args::{BenchArgs, Command, CompareArgs, RunArgs, RunsArgs, ShowArgs, WorkloadsArgs};
-use crate::config::{self, RunSettings};
+use crate::config;
 use crate::exit::{UsageError, Verdict};
 use crate::orchestrate::run_cell;
-use crate::progress::cells_bar;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use kvbench_model::{RunRecord, RunStatus, SystemKind};
 use kvbench_store::{RunFilter, Store};
 use std::io::Write;
@@ -147,73 +146,49 @@ fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     Ok(verdict_of(&rec, stop))
 }
 
+/// A comparison is an experiment (experiment::compare): run by the same
+/// runner, stored cell by cell, resumed, and skipped once stored.
 fn compare(a: CompareArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
-    let seed = config::seed(a.bench.seed);
-    let mut cells: Vec<RunSettings> = Vec::new();
-    let mut systems = Vec::new();
-    for sys in &a.systems {
-        let system = config::system(sys)?;
-        systems.push(system);
-        for name in &a.workloads {
-            let w = config::WorkloadArgs {
-                preset: Some(name),
-                files: &[],
-            };
-            let resolved = config::workload(&w, &a.bench)?;
-            for &c in &a.clients {
-                let mut cell =
-                    config::settings(system, resolved.spec.clone(), Some(c), &a.bench, seed)?;
-                cell.properties = resolved.properties.clone();
-                cell.warnings = resolved.warnings.clone();
-                cells.push(cell);
-            }
-        }
+    let argv = std::env::args_os()
+        .skip(2)
+        .map(|x| {
+            x.into_string()
+                .map_err(|x| UsageError(format!("compare: argument {x:?} is not UTF-8")))
+        })
+        .collect::<Result<Vec<String>, UsageError>>()?;
+    let exp = crate::experiment::compare_experiment(&a, &argv)?;
+    // The report's place is checked before hours of runs, and the report is
+    // written whole at the end (an old one stays until then).
+    let report = a
+        .report
+        .as_ref()
+        .map(|p| {
+            crate::atomic::temporary_beside(p)
+                .map(|tmp| (p, tmp))
+                .map_err(|e| UsageError(format!("--report {}: {e}", p.display())))
+        })
+        .transpose()?;
+    if !a.bench.quiet && !a.bench.json {
+        eprintln!(
+            "compare: {} cells, stored as experiment '{}' (kvbench export --experiment {} --format csv)",
+            exp.cells.len(),
+            exp.name,
+            exp.name
+        );
     }
-    if cells.is_empty() {
-        return Err(UsageError(
-            "nothing to compare: give at least one system, workload and client count".into(),
-        )
-        .into());
-    }
-    if let Some(p) = &a.report {
-        // Fail before hours of runs, not after.
-        std::fs::write(p, "").map_err(|e| UsageError(format!("--report {}: {e}", p.display())))?;
-    }
-    let mut store = open_store(&a.bench.db)?;
-    match &cells[0].target {
-        // Once for the whole comparison: later cells find the keys earlier
-        // ones wrote (unless --cleanup), which are kvbench's own.
-        Some(t) => crate::orchestrate::preflight(t, &cells[0])?,
-        None => check_binaries(&systems, &a.bench)?,
-    }
-
-    let bar = cells_bar(cells.len() as u64, a.bench.quiet);
-    let mut records = Vec::with_capacity(cells.len());
-    let mut verdict = Verdict::Ok;
-    for cell in &cells {
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
-        bar.set_message(format!(
-            "{} {} x{}",
-            cell.system, cell.spec.name, cell.clients
-        ));
-        let rec = run_cell(cell, &mut store, a.bench.quiet, stop, None, None)?;
-        verdict = verdict.max(verdict_of(&rec, stop));
+    let opts = crate::experiment::Options {
+        db: &a.bench.db,
+        restart: a.restart,
+        quiet: a.bench.quiet,
+        json: a.bench.json,
+        labels: &a.bench.labels,
+    };
+    let (verdict, records) = crate::experiment::execute(&exp, &opts, stop)?;
+    if let Some((path, tmp)) = report {
+        let md = kvbench_report::markdown::comparison_report(&records, exp.cells.len());
+        crate::atomic::commit(tmp, path, md.as_bytes())?;
         if !a.bench.json {
-            warn_if_failed(&bar, &rec);
-        }
-        records.push(rec);
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    print_comparison(&records, a.bench.json)?;
-    if let Some(p) = &a.report {
-        let md = kvbench_report::markdown::comparison_report(&records, cells.len());
-        std::fs::write(p, md)
-            .with_context(|| format!("cannot write the report {}", p.display()))?;
-        if !a.bench.json {
-            eprintln!("report written to {}", p.display());
+            eprintln!("report written to {}", path.display());
         }
     }
     Ok(verdict)

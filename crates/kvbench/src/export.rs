@@ -9,12 +9,11 @@
 use crate::args::{ExportArgs, ExportFormat};
 use crate::commands::{not_found, open_existing_store};
 use crate::exit::{UsageError, Verdict};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use kvbench_export::{ExportError, ExportFile, RunRecord};
 use kvbench_store::{RunSelection, Store};
 use std::io::Write;
 use std::ops::RangeInclusive;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
@@ -56,7 +55,7 @@ pub fn export(a: ExportArgs) -> Result<Verdict> {
         }
         Destination::File(path, tmp) => {
             let bytes = single(a.format, &records)?;
-            commit(tmp, &path, &bytes)?;
+            crate::atomic::commit(tmp, &path, &bytes)?;
             eprintln!("exported {} run(s) to {}", records.len(), path.display());
         }
         Destination::Dir(dir) => {
@@ -65,7 +64,7 @@ pub fn export(a: ExportArgs) -> Result<Verdict> {
                 files.extend(per_histogram(a.format, r)?);
             }
             for f in &files {
-                write_atomic(&dir.join(&f.name), &f.bytes)?;
+                crate::atomic::write_atomic(&dir.join(&f.name), &f.bytes)?;
             }
             eprintln!("wrote {} file(s) to {}", files.len(), dir.display());
         }
@@ -157,7 +156,7 @@ fn destination(a: &ExportArgs) -> Result<Destination> {
     match &a.output {
         None => Ok(Destination::Stdout),
         Some(path) => {
-            let tmp = temporary_beside(path)
+            let tmp = crate::atomic::temporary_beside(path)
                 .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
             Ok(Destination::File(path.clone(), tmp))
         }
@@ -201,34 +200,6 @@ fn user_or_data(e: ExportError) -> anyhow::Error {
     }
 }
 
-/// A temporary file in `path`'s directory (so the rename cannot cross file
-/// systems), readable by others as a file written plainly would be.
-fn temporary_beside(path: &Path) -> std::io::Result<NamedTempFile> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    tempfile::Builder::new()
-        .prefix(".kvbench-export-")
-        .permissions(std::fs::Permissions::from_mode(0o644))
-        .tempfile_in(dir)
-}
-
-/// Writes `bytes` into `tmp`, flushes them to disk, and renames `tmp` to `path`.
-fn commit(mut tmp: NamedTempFile, path: &Path, bytes: &[u8]) -> Result<()> {
-    tmp.write_all(bytes)
-        .and_then(|()| tmp.as_file().sync_all())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    tmp.persist(path)
-        .with_context(|| format!("cannot replace {}", path.display()))?;
-    Ok(())
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = temporary_beside(path).with_context(|| format!("cannot write {}", path.display()))?;
-    commit(tmp, path, bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,20 +211,5 @@ mod tests {
         for bad in ["", "3,", "x", "0", "-2", "9-5", "3-", "1.5", "2-x"] {
             assert!(parse_ids(bad).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn a_failed_write_leaves_the_old_file_and_no_temporary() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out.csv");
-        std::fs::write(&path, "old").unwrap();
-        let tmp = temporary_beside(&path).unwrap();
-        drop(tmp); // as when the export fails before committing
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-        write_atomic(&path, b"new").unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-        assert_eq!(mode & 0o044, 0o044, "readable by others: {mode:o}");
     }
 }

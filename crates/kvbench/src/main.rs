@@ -8,6 +8,7 @@
 //! deletes stored runs, `diff` compares two.
 
 mod args;
+mod atomic;
 mod commands;
 mod config;
 mod cpus;

@@ -102,12 +102,7 @@ fn time_style() -> ProgressStyle {
         .progress_chars("=> ")
 }
 
-/// An overall bar for `compare`: one step per cell.
-pub fn cells_bar(cells: u64, quiet: bool) -> ProgressBar {
-    overall_bar(cells, quiet, "cells [{bar:30}] {pos}/{len} {msg} ETA {eta}")
-}
-
-/// The overall bar of `experiment run`: its length is the estimated time of
+/// The overall bar of `experiment run` and `compare`: its length is the estimated time of
 /// the cells to run (in ms) and each finished cell adds its estimate, so the
 /// ETA weighs a long cell more than a short one; the message counts cells.
 pub fn experiment_bar(estimate_ms: u64, quiet: bool) -> ProgressBar {

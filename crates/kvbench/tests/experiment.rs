@@ -435,3 +435,81 @@ fn three_iterations_summarised_as_python_computes_them_from_the_csv_export() {
     // Merged percentiles count every iteration's requests.
     assert_eq!(read["merged"]["count"], want["read_completed"], "{read}");
 }
+
+/// `compare` is a short way to write an experiment: stored as one, skipped
+/// once stored, measured again with --restart; its report is replaced whole.
+#[test]
+fn compare_is_an_experiment_stored_once_and_its_report_is_replaced_whole() {
+    let sb = Sandbox::new();
+    let report = sb.path().join("report.md");
+    std::fs::write(&report, "old report").expect("write");
+    let args = |extra: &[&str]| {
+        let mut v = vec![
+            "compare",
+            "--systems",
+            "redis",
+            "--workloads",
+            "read-heavy",
+            "--clients",
+            "1,2",
+            "--records",
+            "500",
+            "--operations",
+            "500",
+            "--warmup",
+            "50ms",
+            "--quiet",
+            "--json",
+            "--report",
+            "report.md",
+        ];
+        v.extend_from_slice(extra);
+        v.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let ids = |v: &serde_json::Value| -> Vec<i64> {
+        v.as_array()
+            .expect("runs")
+            .iter()
+            .filter_map(|r| r["id"].as_i64())
+            .collect()
+    };
+    // Bad input: nothing runs and the old report stays.
+    let bad = sb
+        .kvbench()
+        .args(args(&["--reload", "sometimes"]))
+        .output()
+        .expect("compare");
+    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(
+        std::fs::read_to_string(&report).expect("read"),
+        "old report"
+    );
+
+    let a = args(&[]);
+    let first = sb.json(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(ids(&first).len(), 2);
+    let md = std::fs::read_to_string(&report).expect("read");
+    assert!(md.contains("read-heavy"), "{md}");
+    let leftovers: Vec<_> = std::fs::read_dir(sb.path())
+        .expect("dir")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".kvbench-"))
+        .collect();
+    assert!(leftovers.is_empty(), "no temporary file left");
+
+    let again = sb.kvbench().args(&a).output().expect("compare");
+    assert!(again.status.success());
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(said.contains("2 of 2 cells already finished"), "{said}");
+    let second: serde_json::Value = serde_json::from_slice(&again.stdout).expect("JSON");
+    assert_eq!(ids(&second), ids(&first), "the stored runs, not new ones");
+
+    let r = args(&["--restart"]);
+    let third = sb.json(&r.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(ids(&third).len(), 2);
+    assert!(
+        ids(&third).iter().all(|i| !ids(&first).contains(i)),
+        "measured again"
+    );
+    assert_eq!(stored_runs(&sb), 4);
+}

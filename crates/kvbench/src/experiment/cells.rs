@@ -212,7 +212,7 @@ fn common(f: &ExperimentFile) -> Flags {
 /// Without a `seed`, one derived from the name: the cells' configurations,
 /// and so their keys, stay the same from one start to the next, which is
 /// what lets a stopped experiment resume.
-fn name_seed(name: &str) -> u64 {
+pub(super) fn name_seed(name: &str) -> u64 {
     let d = Sha256::digest(name.as_bytes());
     let mut b = [0u8; 8];
     b.copy_from_slice(&d[..8]);
@@ -488,7 +488,10 @@ pub fn expand(path: &Path) -> Result<Experiment, UsageError> {
     }
     let mut resolved = Vec::with_capacity(once.len());
     for (system, deployment, workload, flags, span) in once {
-        let settings = resolve(&flags, &src, span)?;
+        let mut settings = resolve(&flags, &src, span)?;
+        if f.seed.is_none() {
+            settings.seed_source = "experiment name";
+        }
         let deployment = match &settings.target {
             Some(t) => t.redacted(),
             None => deployment,

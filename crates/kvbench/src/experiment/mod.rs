@@ -3,12 +3,15 @@
 //! estimates (`plan`) and run resumably (`run`). See docs/experiments.md.
 
 mod cells;
+mod compare;
 mod file;
 mod iterations;
 mod plan;
 mod run;
 
 pub(crate) use cells::key as cell_key;
+pub(crate) use compare::experiment as compare_experiment;
+pub(crate) use run::{execute, Options};
 
 use crate::args::{ExperimentArgs, ExperimentCommand, ExperimentPlanArgs};
 use crate::commands::print;

@@ -12,17 +12,46 @@ use crate::exit::{UsageError, Verdict};
 use crate::orchestrate::run_cell;
 use crate::reuse::{self, Sharing};
 use anyhow::Result;
+use kvbench_model::RunRecord;
 use kvbench_store::{CellTag, Store};
 use std::collections::HashSet;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+/// How to run an experiment, whichever command declared it.
+pub struct Options<'a> {
+    pub db: &'a Path,
+    pub restart: bool,
+    pub quiet: bool,
+    pub json: bool,
+    pub labels: &'a [String],
+}
+
 pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     let exp = cells::expand(&a.file)?;
-    let labels = crate::labels::parse_all("--label", &a.labels)?;
-    let mut store = open_store(&a.db)?;
+    let opts = Options {
+        db: &a.db,
+        restart: a.restart,
+        quiet: a.quiet,
+        json: a.json,
+        labels: &a.labels,
+    };
+    Ok(execute(&exp, &opts, stop)?.0)
+}
+
+/// Runs the cells of the current pass not stored yet, prints the
+/// comparison of the whole pass (and the iterations' statistics when there
+/// are several), and returns the worst verdict with every run of the pass.
+pub fn execute(
+    exp: &Experiment,
+    a: &Options<'_>,
+    stop: &Arc<AtomicBool>,
+) -> Result<(Verdict, Vec<RunRecord>)> {
+    let labels = crate::labels::parse_all("--label", a.labels)?;
+    let mut store = open_store(a.db)?;
     let generation = plan::generation(Some(&store), &exp.name, a.restart)?;
-    let rows = plan::plan(&exp, Some(&store), generation)?;
+    let rows = plan::plan(exp, Some(&store), generation)?;
     let todo: Vec<&Planned<'_>> = rows.iter().filter(|p| p.finished.is_none()).collect();
     preflight(&todo)?;
     let done = rows.len() - todo.len();
@@ -66,7 +95,7 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
             p.cell.workload,
             p.cell.settings.clients
         ));
-        let tag = tag(&exp, p, generation);
+        let tag = tag(exp, p, generation);
         // Labels are not part of the cell: its key and settings stay as planned.
         let settings = RunSettings {
             labels: labels.clone(),
@@ -99,11 +128,11 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     bar.finish_and_clear();
     print_comparison(&records, a.json)?;
     if exp.iterations > 1 && !a.json {
-        let rows = plan::plan(&exp, Some(&store), generation)?;
+        let rows = plan::plan(exp, Some(&store), generation)?;
         let cells = super::iterations::summarise(&rows, |id| Ok(store.get_run(id)?))?;
         print(&format!("\n{}", super::iterations::text(&cells)))?;
     }
-    Ok(verdict)
+    Ok((verdict, records))
 }
 
 fn tag(exp: &Experiment, p: &Planned<'_>, generation: i64) -> CellTag {

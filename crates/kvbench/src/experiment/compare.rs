@@ -1,0 +1,175 @@
+//! `kvbench compare` as an experiment. Its flags are a short way to write
+//! one: systems x workloads x client counts, every other flag shared by all
+//! cells. Each cell is the `kvbench run` flags it stands for, resolved by
+//! the same code as `run` (and as an experiment file's cells), and the
+//! whole is run by the same runner, so a comparison is stored cell by cell,
+//! resumes where it stopped, and is skipped when it is all stored already.
+//!
+//! Its name is derived from the cells' keys (which hold the target's URL
+//! with the password hidden, never the password), so the same command gives
+//! the same experiment; without `--seed` the seed is derived from that name,
+//! as in an experiment file, so the cells stay the same from one start to
+//! the next.
+
+use super::cells::{self, Cell, Experiment};
+use crate::args::{Cli, Command, CompareArgs};
+use crate::config::{self, RunSettings};
+use crate::exit::UsageError;
+use crate::reuse::Reload;
+use clap::Parser;
+use kvbench_model::TopologyKind;
+use sha2::{Digest, Sha256};
+
+/// Flags of `compare` that are not `run` flags: what is swept, and what is
+/// done with the result. Each takes a value except `--restart`.
+const OWN: &[(&str, bool)] = &[
+    ("--systems", true),
+    ("--workloads", true),
+    ("--clients", true),
+    ("--report", true),
+    ("--reload", true),
+    ("--restart", false),
+];
+
+/// The experiment `compare` with `argv` (its arguments after `compare`,
+/// as typed) declares.
+///
+/// # Errors
+/// [`UsageError`] naming the flag, as `kvbench run` names it.
+pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageError> {
+    let shared = shared_flags(argv);
+    let reload: Reload = a
+        .reload
+        .parse()
+        .map_err(|e| UsageError(format!("--reload: {e}")))?;
+    if a.systems.is_empty() || a.workloads.is_empty() || a.clients.is_empty() {
+        return Err(UsageError(
+            "nothing to compare: give at least one system, workload and client count".into(),
+        ));
+    }
+    for sys in &a.systems {
+        config::system(sys)?;
+    }
+    let resolve_all = |seed: Option<u64>| -> Result<Vec<Cell>, UsageError> {
+        let mut out = Vec::new();
+        for sys in &a.systems {
+            for w in &a.workloads {
+                for c in &a.clients {
+                    let mut args = vec![
+                        "--system".to_string(),
+                        sys.clone(),
+                        "--workload".to_string(),
+                        w.clone(),
+                        "--clients".to_string(),
+                        c.to_string(),
+                    ];
+                    args.extend(shared.iter().cloned());
+                    if let Some(s) = seed {
+                        args.extend(["--seed".to_string(), s.to_string()]);
+                    }
+                    let settings = resolve(&args)?;
+                    out.push(Cell {
+                        index: out.len() as u32,
+                        iteration: 1,
+                        system: sys.clone(),
+                        deployment: deployment(&settings),
+                        workload: settings.spec.name.clone(),
+                        key: cells::key(&settings, reload),
+                        args,
+                        settings,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    };
+    // The name from the cells as typed; the seed, when not typed, from it.
+    // A fixed seed for the name when none is typed (else each start would
+    // draw another, and with it other keys).
+    let typed = resolve_all(a.bench.seed.is_none().then_some(0))?;
+    let name = name(&typed, a.bench.seed.is_some());
+    let cells = match a.bench.seed {
+        Some(_) => typed,
+        None => {
+            let mut derived = resolve_all(Some(cells::name_seed(&name)))?;
+            for c in &mut derived {
+                c.settings.seed_source = "experiment name";
+                c.key = cells::key(&c.settings, reload);
+            }
+            derived
+        }
+    };
+    Ok(Experiment {
+        name,
+        iterations: 1,
+        reload,
+        cells,
+    })
+}
+
+/// `argv` without compare's own flags (`--flag value` and `--flag=value`).
+fn shared_flags(argv: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut it = argv.iter();
+    while let Some(arg) = it.next() {
+        let own = OWN.iter().find(|(f, _)| {
+            arg == f
+                || arg
+                    .strip_prefix(f)
+                    .is_some_and(|rest| rest.starts_with('='))
+        });
+        match own {
+            Some((f, true)) if arg == f => {
+                it.next();
+            }
+            Some(_) => {}
+            None => out.push(arg.clone()),
+        }
+    }
+    out
+}
+
+fn resolve(args: &[String]) -> Result<RunSettings, UsageError> {
+    let mut argv = vec!["kvbench".to_string(), "run".to_string()];
+    argv.extend(args.iter().cloned());
+    let cli = Cli::try_parse_from(&argv).map_err(|e| {
+        let text = e.to_string();
+        UsageError(
+            text.lines()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("error: ")
+                .to_string(),
+        )
+    })?;
+    let Command::Run(run) = cli.command else {
+        return Err(UsageError("internal: a cell is not a `run` command".into()));
+    };
+    config::run_settings(&run)
+}
+
+/// `compare-` and a hash of the cells' keys: the same comparison (systems,
+/// workloads, clients and every setting, kvbench's version included) has
+/// the same name. The keys hold no password.
+fn name(cells: &[Cell], seeded: bool) -> String {
+    let mut h = Sha256::new();
+    for c in cells {
+        h.update(c.key.as_bytes());
+        h.update(b"\n");
+    }
+    if !seeded {
+        h.update(b"derived seed");
+    }
+    let d = h.finalize();
+    let hex: String = d.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    format!("compare-{hex}")
+}
+
+/// `single`, `cluster/3`, `pool/3`, or the target's URL (password hidden).
+fn deployment(s: &RunSettings) -> String {
+    match (&s.target, s.topology) {
+        (Some(t), _) => t.redacted(),
+        (None, TopologyKind::Single) => "single".into(),
+        (None, kind) => format!("{kind}/{}", s.nodes),
+    }
+}
