@@ -232,6 +232,7 @@ pub(crate) mod tests {
                 server_cpus: None,
                 client_cpus: None,
                 reload: None,
+                server_args: Vec::new(),
             },
             environment: Environment {
                 server_version: "7.0.15".into(),

@@ -59,6 +59,7 @@ pub enum Command {
         "  kvbench run --system memcached --topology pool --nodes 3 --workload read-heavy\n",
         "  kvbench run --system memcached --topology twemproxy --nodes 3 --workload balanced\n",
         "  kvbench run --system redis --server-bin .venv/bin/valkey-server --workload balanced\n",
+        "  kvbench run --system redis --server-args \"--io-threads 2\" --workload read-heavy\n",
         "  kvbench run --system redis --topology cluster --nodes 3 --netns --link-rate 1gbit --link-delay 50us --workload read-heavy\n",
         "  kvbench run --system redis -P workloads/workloada -p recordcount=50000\n",
         "  kvbench run --system memcached --workload sadat2019/B --clients 12\n",
@@ -347,6 +348,13 @@ pub struct BenchArgs {
     /// and version the server reports itself.
     #[arg(long = "server-bin", alias = "server-binary", value_name = "PATH")]
     pub server_binary: Option<PathBuf>,
+    /// Extra command-line arguments for the servers kvbench starts, split at
+    /// spaces (repeatable; in order, after kvbench's own, so they win):
+    /// --server-args "--io-threads 2" for Redis, --server-args "-t 8" for
+    /// Memcached. Recorded as server settings with reason "user"; options
+    /// kvbench must own (port, bind, daemonize, ...) are refused.
+    #[arg(long = "server-args", value_name = "ARGS", allow_hyphen_values = true)]
+    pub server_args: Vec<String>,
     /// Benchmark a system kvbench did not start: redis://[user:password@]host:port[/db],
     /// rediss:// (TLS), redis-cluster://host:port,host:port (seed nodes),
     /// rediss-cluster://, memcached://host:port[,host:port...] (several: a pool),

@@ -36,6 +36,8 @@ pub struct RunSettings {
     pub load_pipeline: u32,
     pub timeout: Duration,
     pub server_binary: Option<PathBuf>,
+    /// `--server-args`, split at spaces.
+    pub server_args: Vec<String>,
     /// A system kvbench does not start.
     pub target: Option<Target>,
     /// What kvbench may change on the target.
@@ -287,6 +289,21 @@ pub fn settings(
     if b.timeout.is_zero() {
         return Err(UsageError("--timeout must be longer than 0".into()));
     }
+    let server_args: Vec<String> = b
+        .server_args
+        .iter()
+        .flat_map(|a| a.split_whitespace().map(String::from))
+        .collect();
+    if !server_args.is_empty() {
+        if b.target.is_some() {
+            return Err(UsageError(
+                "--server-args: kvbench does not start a --target, so it passes it no arguments"
+                    .into(),
+            ));
+        }
+        kvbench_servers::check_extra_args(system, &server_args)
+            .map_err(|e| UsageError(format!("--server-args: {e}")))?;
+    }
     if let Some(p) = &b.server_binary {
         if !p.is_file() {
             return Err(UsageError(format!(
@@ -340,6 +357,7 @@ pub fn settings(
         load_pipeline: b.load_pipeline,
         timeout: b.timeout,
         server_binary: b.server_binary.clone(),
+        server_args,
         target,
         safety: crate::target::safety(b),
         rate,

@@ -168,6 +168,7 @@ fn new_record(s: &RunSettings) -> RunRecord {
             server_cpus: s.server_cpus.as_ref().map(CpuList::to_string),
             client_cpus: s.client_cpus.as_ref().map(CpuList::to_string),
             reload: None,
+            server_args: s.server_args.clone(),
         },
         environment,
         load: None,
@@ -206,7 +207,7 @@ pub fn server_spec(s: &RunSettings) -> ServerSpec {
         system: s.system,
         binary: s.server_binary.clone(),
         memory_limit_mb,
-        extra_args: Vec::new(),
+        extra_args: s.server_args.clone(),
     }
 }
 

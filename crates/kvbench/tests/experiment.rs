@@ -513,3 +513,62 @@ fn compare_is_an_experiment_stored_once_and_its_report_is_replaced_whole() {
     );
     assert_eq!(stored_runs(&sb), 4);
 }
+
+/// Per-system server settings: an experiment file's `server_args` reach
+/// the server and are recorded; one that would break isolation is refused.
+#[test]
+fn per_system_server_args_are_applied_recorded_and_checked() {
+    let sb = Sandbox::new();
+    let text = SWEEP
+        .replace(
+            "systems = [\"redis\"]",
+            "systems = [{ name = \"redis\", server_args = [\"--hz\", \"25\"] }, \"memcached\"]",
+        )
+        .replace("clients = [1, 2]", "clients = [1]")
+        .replace("pipeline = [1, 4]", "pipeline = [1]");
+    let f = write(&sb, "args.toml", &text);
+    let runs = sb.json(&["experiment", "run", &f, "--quiet", "--json"]);
+    let runs = runs.as_array().expect("runs");
+    assert_eq!(runs.len(), 2);
+    let setting = |r: &serde_json::Value, name: &str| {
+        r["config"]["server_settings"]
+            .as_array()
+            .expect("settings")
+            .iter()
+            .find(|s| s["name"] == name)
+            .cloned()
+    };
+    let redis = &runs[0];
+    assert_eq!(
+        redis["config"]["server_args"],
+        serde_json::json!(["--hz", "25"])
+    );
+    let hz = setting(redis, "hz").expect("hz recorded");
+    assert_eq!(
+        (hz["value"].as_str(), hz["reason"].as_str()),
+        (Some("25"), Some("user"))
+    );
+    // Only the system it was given for.
+    assert!(
+        runs[1]["config"]["server_args"].is_null(),
+        "{}",
+        runs[1]["config"]
+    );
+
+    let bad = SWEEP.replace(
+        "systems = [\"redis\"]",
+        "systems = [{ name = \"redis\", server_args = [\"--port\", \"6379\"] }]",
+    );
+    let f = write(&sb, "bad.toml", &bad);
+    let out = sb
+        .kvbench()
+        .args(["experiment", "plan", &f])
+        .output()
+        .expect("plan");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.toml:4:") && err.contains("--server-args") && err.contains("port"),
+        "{err}"
+    );
+}

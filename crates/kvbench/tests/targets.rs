@@ -279,14 +279,49 @@ fn tls_and_acl_auth_run_and_every_way_of_not_getting_in_is_one_line_and_exit_2()
     let (code, stdout2, stderr2) = kvbench(&sb, &args, &[]);
     assert_eq!(code, Some(0), "stdout {stdout2}\nstderr {stderr2}");
 
+    // The same target from an experiment file: TLS and where the password
+    // comes from are keys of the target; the password itself never is.
+    std::fs::write(
+        sb.path().join("remote.toml"),
+        format!(
+            r#"
+name = "remote"
+systems = ["redis"]
+workloads = ["read-heavy"]
+[[targets]]
+system = "redis"
+url = "{url}"
+cleanup = true
+password_env = "KVB_TEST_PW"
+tls_ca = "{ca}"
+[dataset]
+records = 500
+[run]
+warmup = "50ms"
+operations = 1000
+"#
+        ),
+    )
+    .expect("experiment file");
+    let (code, stdout3, stderr3) = kvbench(
+        &sb,
+        &["experiment", "run", "remote.toml", "--quiet", "--json"],
+        &env,
+    );
+    assert_eq!(code, Some(0), "stdout {stdout3}\nstderr {stderr3}");
+    let runs: serde_json::Value = serde_json::from_str(&stdout3).expect("json");
+    assert_eq!(runs[0]["status"], "ok", "{stdout3}");
+    assert_eq!(runs[0]["config"]["target"], stored.as_str());
+    assert_eq!(runs[0]["config"]["cleanup"], true);
+
     // The password is nowhere: database file, stdout, stderr, JSON, Markdown.
     let db = std::fs::read(sb.db()).expect("db");
     let md = std::fs::read_to_string(&report).expect("report");
     let shown = kvbench(&sb, &["show", "1", "--json"], &[]);
     for (what, text) in [
         ("database", String::from_utf8_lossy(&db).into_owned()),
-        ("stdout", stdout + &stdout2),
-        ("stderr", stderr + &stderr2),
+        ("stdout", stdout + &stdout2 + &stdout3),
+        ("stderr", stderr + &stderr2 + &stderr3),
         ("show --json", shown.1),
         ("report", md),
     ] {
@@ -330,10 +365,10 @@ fn tls_and_acl_auth_run_and_every_way_of_not_getting_in_is_one_line_and_exit_2()
     assert_one_line_exit_2(bare(&refused), &[&refused, "refused"]);
     assert_one_line_exit_2(bare(&url), &["user 'app' needs a password"]);
     unreachable_host_is_one_line_and_exit_2(&sb);
-    // None of the refusals stored a run: the two that ran are all there is.
+    // None of the refusals stored a run: the three that ran are all there is.
     let (_, runs, _) = kvbench(&sb, &["runs", "--json"], &[]);
     let runs: serde_json::Value = serde_json::from_str(&runs).expect("runs json");
-    assert_eq!(runs.as_array().map(Vec::len), Some(2), "{runs}");
+    assert_eq!(runs.as_array().map(Vec::len), Some(3), "{runs}");
 }
 
 /// An unreachable host, without sending anything off the machine: kvbench

@@ -261,6 +261,10 @@ pub struct RunConfig {
     /// loaded; absent when the run started and loaded its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reload: Option<String>,
+    /// `--server-args`: extra arguments given to every server kvbench
+    /// started (what they set is also in `server_settings`, reason "user").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_args: Vec<String>,
 }
 
 /// How the links of a run's private network were shaped (`--netns`).

@@ -41,6 +41,16 @@ pub use proxy::Proxied;
 pub use remote::RemoteServer;
 pub use server::{Server, ServerSpec, ServerVersion};
 
+/// Checks arguments meant for [`ServerSpec::extra_args`] before anything
+/// starts: options that would break the private-server guarantees (port,
+/// bind address, daemonizing, ...) are refused.
+///
+/// # Errors
+/// [`ServerError::ForbiddenArgument`] naming the first such argument.
+pub fn check_extra_args(system: SystemKind, args: &[String]) -> Result<(), ServerError> {
+    system::user_settings(system, args).map(drop)
+}
+
 /// Everything that can go wrong while starting, stopping or probing a server.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {

@@ -111,6 +111,7 @@ fn full_record() -> RunRecord {
             server_cpus: Some("0".into()),
             client_cpus: Some("1-3".into()),
             reload: Some("per-workload".into()),
+            server_args: vec!["--hz".into(), "20".into()],
             workload_properties: vec![
                 ("recordcount".into(), "123457".into()),
                 ("requestdistribution".into(), "zipfian".into()),

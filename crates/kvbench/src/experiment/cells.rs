@@ -243,6 +243,15 @@ fn deployments(
                 bin.span(),
             );
         }
+        if let Some(args) = &system.server_args {
+            // One flag; each element is one argument (checked in `expand`).
+            flags.set(
+                "--server-args",
+                args.get_ref().join(" "),
+                "systems.server_args",
+                args.span(),
+            );
+        }
     };
     if topologies.is_empty() && f.targets.is_empty() {
         let mut flags = Flags::default();
@@ -303,6 +312,42 @@ fn deployments(
         for (flag, on) in switches {
             if on {
                 flags.switch(flag, "targets", t.url.span());
+            }
+        }
+        if t.tls_insecure {
+            flags.switch("--tls-insecure", "targets.tls_insecure", t.url.span());
+        }
+        let texts = [
+            (
+                "--password-env",
+                "targets.password_env",
+                &t.password_env,
+                false,
+            ),
+            (
+                "--password-file",
+                "targets.password_file",
+                &t.password_file,
+                true,
+            ),
+            ("--tls-ca", "targets.tls_ca", &t.tls_ca, true),
+            ("--tls-cert", "targets.tls_cert", &t.tls_cert, true),
+            ("--tls-key", "targets.tls_key", &t.tls_key, true),
+            (
+                "--tls-server-name",
+                "targets.tls_server_name",
+                &t.tls_server_name,
+                false,
+            ),
+        ];
+        for (flag, key, value, is_path) in texts {
+            if let Some(v) = value {
+                let text = if is_path {
+                    src.dir().join(v.get_ref()).display().to_string()
+                } else {
+                    v.get_ref().clone()
+                };
+                flags.set(flag, text, key, v.span());
             }
         }
         // The label is replaced by the resolved target's redacted URL.
@@ -413,6 +458,18 @@ pub fn expand(path: &Path) -> Result<Experiment, UsageError> {
     for s in &systems {
         let n = &s.name;
         config::system(n.get_ref()).map_err(|e| src.error(n.span(), "systems", &e.0))?;
+        if let Some(a) = &s.server_args {
+            if a.get_ref()
+                .iter()
+                .any(|x| x.is_empty() || x.contains(char::is_whitespace))
+            {
+                return Err(src.error(
+                    a.span(),
+                    "systems.server_args",
+                    "each element is one argument, without spaces: [\"--io-threads\", \"2\"]",
+                ));
+            }
+        }
     }
     for t in &topologies {
         let k = &t.kind;

@@ -40,6 +40,8 @@ pub struct ExperimentFile {
 pub struct SystemEntry {
     pub name: Spanned<String>,
     pub server_bin: Option<Spanned<String>>,
+    /// Extra arguments for this system's servers (as --server-args).
+    pub server_args: Option<Spanned<Vec<String>>>,
 }
 
 /// A deployment kvbench starts; every part spans the entry, because
@@ -65,6 +67,18 @@ pub struct TargetEntry {
     pub allow_existing: bool,
     #[serde(default)]
     pub cleanup: bool,
+    /// As --password-env / --password-file: where the password is read
+    /// from (never the password itself, which would then be in the file).
+    pub password_env: Option<Spanned<String>>,
+    pub password_file: Option<Spanned<String>>,
+    /// As --tls-ca, --tls-cert, --tls-key (paths relative to this file),
+    /// --tls-server-name, --tls-insecure.
+    pub tls_ca: Option<Spanned<String>>,
+    pub tls_cert: Option<Spanned<String>>,
+    pub tls_key: Option<Spanned<String>>,
+    pub tls_server_name: Option<Spanned<String>>,
+    #[serde(default)]
+    pub tls_insecure: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -92,6 +106,7 @@ pub struct WorkloadEntry {
 struct RawSystem {
     name: String,
     server_bin: Option<String>,
+    server_args: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -144,17 +159,19 @@ fn at<T>(span: &Range<usize>, value: T) -> Spanned<T> {
 }
 
 impl ExperimentFile {
-    /// The systems, each a name or a `{ name, server_bin }` table.
+    /// The systems, each a name or a `{ name, server_bin, server_args }` table.
     pub fn systems(&self, src: &Source) -> Result<Vec<SystemEntry>, UsageError> {
         let list = self.systems.get_ref().iter();
         list.map(|v| {
             let name = |name| SystemEntry {
                 name,
                 server_bin: None,
+                server_args: None,
             };
             let table = |r: RawSystem, span: Range<usize>| SystemEntry {
                 name: at(&span, r.name),
                 server_bin: r.server_bin.map(|b| at(&span, b)),
+                server_args: r.server_args.map(|a| at(&span, a)),
             };
             entry(v, "systems", src, name, table)
         })
