@@ -201,6 +201,15 @@ fn common(f: &ExperimentFile) -> Flags {
     if w.allow_errors {
         fl.switch("--allow-errors", "run.allow_errors", 0..0);
     }
+    let cpus = [
+        ("--server-cpus", "server_cpus", &f.server_cpus),
+        ("--client-cpus", "client_cpus", &f.client_cpus),
+    ];
+    for (flag, key, v) in cpus {
+        if let Some(v) = v {
+            fl.set(flag, v.get_ref().clone(), key, v.span());
+        }
+    }
     let seed = match &f.seed {
         Some(s) => (*s.get_ref(), s.span()),
         None => (name_seed(f.name.get_ref()), f.name.span()),

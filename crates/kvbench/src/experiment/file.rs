@@ -33,6 +33,9 @@ pub struct ExperimentFile {
     pub iterations: Option<Spanned<u32>>,
     pub seed: Option<Spanned<u64>>,
     pub reload: Option<Spanned<String>>,
+    /// As --server-cpus and --client-cpus (CPU lists such as "0" or "0-1,3").
+    pub server_cpus: Option<Spanned<String>>,
+    pub client_cpus: Option<Spanned<String>>,
 }
 
 /// A system as `--system` names it, with an optional server binary.

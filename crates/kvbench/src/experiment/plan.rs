@@ -11,6 +11,8 @@ use std::collections::HashMap;
 /// rough on purpose (a loopback server on a small machine) and marked as
 /// guesses wherever they are shown; a cell's first run replaces them.
 const GUESS_START_STOP_S: f64 = 1.0;
+/// Between two cells on a kept server (bench/cells measures about 0.1 s).
+const GUESS_BETWEEN_S: f64 = 0.2;
 const GUESS_LOAD_RECORDS_PER_S: f64 = 50_000.0;
 const GUESS_CLOSED_LOOP_OPS_PER_S: f64 = 20_000.0;
 
@@ -64,13 +66,25 @@ pub fn plan<'a>(
             }
         }
     }
+    // Whether each cell finds the previous cell's server kept for it (a
+    // guess then leaves out the start and the load).
+    let share: Vec<Option<String>> = exp
+        .cells
+        .iter()
+        .map(|c| crate::reuse::key(&c.settings, exp.reload))
+        .collect();
     Ok(exp
         .cells
         .iter()
-        .map(|cell| {
+        .enumerate()
+        .map(|(i, cell)| {
+            let kept = i > 0
+                && share[i].is_some()
+                && share[i] == share[i - 1]
+                && crate::reuse::leaves_dataset_intact(&exp.cells[i - 1].settings);
             let (estimate_s, source) = match seconds.get(cell.key.as_str()).copied().flatten() {
                 Some(s) => (s, Source::Stored),
-                None => (guess_seconds(cell), Source::Guess),
+                None => (guess_seconds(cell, kept), Source::Guess),
             };
             Planned {
                 cell,
@@ -82,10 +96,12 @@ pub fn plan<'a>(
         .collect())
 }
 
-/// Start and stop, load, warm-up and the window, at the guessed speeds.
-fn guess_seconds(cell: &Cell) -> f64 {
+/// Start and stop, load, warm-up and the window, at the guessed speeds;
+/// on a kept server (`kept`) only what passes between cells, the warm-up
+/// and the window.
+fn guess_seconds(cell: &Cell, kept: bool) -> f64 {
     let s = &cell.settings;
-    let load = if s.no_load {
+    let load = if s.no_load || kept {
         0.0
     } else {
         s.spec.record_count as f64 / GUESS_LOAD_RECORDS_PER_S
@@ -97,7 +113,12 @@ fn guess_seconds(cell: &Cell) -> f64 {
             n as f64 / speed
         }
     };
-    GUESS_START_STOP_S + load + s.warmup.as_secs_f64() + window
+    let start = if kept {
+        GUESS_BETWEEN_S
+    } else {
+        GUESS_START_STOP_S
+    };
+    start + load + s.warmup.as_secs_f64() + window
 }
 
 /// `45s`, `3m05s`, `1h02m`.
