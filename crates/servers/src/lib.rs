@@ -163,6 +163,51 @@ pub fn find_binary(system: SystemKind, explicit: Option<&Path>) -> Result<PathBu
     )
 }
 
+/// The version a server binary reports without starting (`--version` for
+/// Redis and Valkey, `-V` for Memcached): `7.0.15`, `1.6.18`. Cheap enough
+/// to run while planning, so an experiment's cell keys can include it.
+///
+/// # Errors
+/// When the binary is missing, does not run, or prints no version.
+pub fn binary_version(system: SystemKind, explicit: Option<&Path>) -> Result<String, ServerError> {
+    let bin = find_binary(system, explicit)?;
+    let flag = match system.protocol() {
+        Protocol::Memcache => "-V",
+        Protocol::Resp => "--version",
+    };
+    let out = std::process::Command::new(&bin)
+        .arg(flag)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|source| ServerError::Io {
+            what: format!("run {} {flag}", bin.display()),
+            source,
+        })?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    version_in(&text).ok_or_else(|| ServerError::Io {
+        what: format!("read the version {} {flag} prints", bin.display()),
+        source: io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("no version in {:?}", text.trim()),
+        ),
+    })
+}
+
+/// `Redis server v=7.0.15 sha=...` → `7.0.15`; `memcached 1.6.18` → `1.6.18`.
+fn version_in(text: &str) -> Option<String> {
+    let words = text.lines().next()?.split_whitespace();
+    let mut fallback = None;
+    for w in words {
+        if let Some(v) = w.strip_prefix("v=") {
+            return Some(v.to_string());
+        }
+        if fallback.is_none() && w.starts_with(|c: char| c.is_ascii_digit()) && w.contains('.') {
+            fallback = Some(w.to_string());
+        }
+    }
+    fallback
+}
+
 /// `wanted` as a path (a bare name is searched on `PATH`, like a shell
 /// would); `hint` says how to get it when it is not there.
 pub(crate) fn find_in_path(wanted: &Path, hint: &str) -> Result<PathBuf, ServerError> {
@@ -201,6 +246,14 @@ fn is_executable_file(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn versions_are_read_from_what_servers_print() {
+        assert_eq!(version_in("Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0").as_deref(), Some("7.0.15"));
+        assert_eq!(version_in("Valkey server v=9.1.2 sha=0").as_deref(), Some("9.1.2"));
+        assert_eq!(version_in("memcached 1.6.18\n").as_deref(), Some("1.6.18"));
+        assert_eq!(version_in("usage: x").as_deref(), None);
+    }
 
     #[test]
     fn missing_binary_names_the_package() {

@@ -430,12 +430,35 @@ pub(crate) fn key(s: &RunSettings, reload: Reload) -> String {
         "kvbench": env!("CARGO_PKG_VERSION"),
         "config": crate::orchestrate::planned_config(s),
         "server_binary": s.server_binary,
+        "server_version": server_version(s),
     });
     if reload != Reload::PerRun {
         doc["reload"] = reload.as_str().into();
     }
     let d = Sha256::digest(doc.to_string().as_bytes());
     d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The version the server binary a cell would start reports, so that a
+/// new server version makes a new cell (empty for a target, whose version
+/// is only known once connected, and for a missing binary, which the run's
+/// checks refuse anyway). Asked once per binary.
+fn server_version(s: &RunSettings) -> String {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    type Seen = HashMap<(kvbench_model::SystemKind, Option<std::path::PathBuf>), String>;
+    static SEEN: Mutex<Option<Seen>> = Mutex::new(None);
+    if s.target.is_some() {
+        return String::new();
+    }
+    let id = (s.system, s.server_binary.clone());
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    seen.get_or_insert_with(HashMap::new)
+        .entry(id)
+        .or_insert_with(|| {
+            kvbench_servers::binary_version(s.system, s.server_binary.as_deref()).unwrap_or_default()
+        })
+        .clone()
 }
 
 /// Reads `path` and expands it into cells.
@@ -467,6 +490,23 @@ pub fn expand(path: &Path) -> Result<Experiment, UsageError> {
     for s in &systems {
         let n = &s.name;
         config::system(n.get_ref()).map_err(|e| src.error(n.span(), "systems", &e.0))?;
+        if let Some(want) = &s.version {
+            let system = config::system(n.get_ref()).map_err(|e| src.error(n.span(), "systems", &e.0))?;
+            let bin = s.server_bin.as_ref().map(|b| src.dir().join(b.get_ref()));
+            let found = kvbench_servers::binary_version(system, bin.as_deref())
+                .map_err(|e| src.error(want.span(), "systems.version", &e.to_string()))?;
+            if !version_matches(&found, want.get_ref()) {
+                return Err(src.error(
+                    want.span(),
+                    "systems.version",
+                    &format!(
+                        "the {} server here is version {found}, not {}; install it, or name its binary with server_bin",
+                        n.get_ref(),
+                        want.get_ref()
+                    ),
+                ));
+            }
+        }
         if let Some(a) = &s.server_args {
             if a.get_ref()
                 .iter()
@@ -604,4 +644,27 @@ fn product(axes: &[Axis]) -> Vec<Vec<(String, Range<usize>)>> {
             .collect();
     }
     points
+}
+
+/// `7.0.15` matches `7`, `7.0` and `7.0.15`, not `7.01` or `7.2`.
+fn version_matches(found: &str, wanted: &str) -> bool {
+    found == wanted
+        || found
+            .strip_prefix(wanted)
+            .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('-'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::version_matches;
+
+    #[test]
+    fn a_version_matches_its_prefixes_at_dots() {
+        for w in ["7", "7.0", "7.0.15"] {
+            assert!(version_matches("7.0.15", w), "{w}");
+        }
+        for w in ["7.01", "7.2", "8", "7.0.1"] {
+            assert!(!version_matches("7.0.15", w), "{w}");
+        }
+    }
 }

@@ -45,6 +45,8 @@ pub struct SystemEntry {
     pub server_bin: Option<Spanned<String>>,
     /// Extra arguments for this system's servers (as --server-args).
     pub server_args: Option<Spanned<Vec<String>>>,
+    /// The version its server binary must report (a prefix at dots: "7.0").
+    pub version: Option<Spanned<String>>,
 }
 
 /// A deployment kvbench starts; every part spans the entry, because
@@ -110,6 +112,7 @@ struct RawSystem {
     name: String,
     server_bin: Option<String>,
     server_args: Option<Vec<String>>,
+    version: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -162,7 +165,7 @@ fn at<T>(span: &Range<usize>, value: T) -> Spanned<T> {
 }
 
 impl ExperimentFile {
-    /// The systems, each a name or a `{ name, server_bin, server_args }` table.
+    /// The systems, each a name or a `{ name, server_bin, server_args, version }` table.
     pub fn systems(&self, src: &Source) -> Result<Vec<SystemEntry>, UsageError> {
         let list = self.systems.get_ref().iter();
         list.map(|v| {
@@ -170,11 +173,13 @@ impl ExperimentFile {
                 name,
                 server_bin: None,
                 server_args: None,
+                version: None,
             };
             let table = |r: RawSystem, span: Range<usize>| SystemEntry {
                 name: at(&span, r.name),
                 server_bin: r.server_bin.map(|b| at(&span, b)),
                 server_args: r.server_args.map(|a| at(&span, a)),
+                version: r.version.map(|v| at(&span, v)),
             };
             entry(v, "systems", src, name, table)
         })
