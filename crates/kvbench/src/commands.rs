@@ -4,8 +4,8 @@
 use crate::args::{BenchArgs, Command, CompareArgs, RunArgs, RunsArgs, ShowArgs, WorkloadsArgs};
 use crate::config::{self, RunSettings};
 use crate::exit::{UsageError, Verdict};
+use crate::live::Live;
 use crate::orchestrate::run_cell;
-use crate::progress::cells_bar;
 use anyhow::{Context, Result};
 use kvbench_model::{RunRecord, RunStatus, SystemKind};
 use kvbench_store::{RunFilter, Store};
@@ -85,21 +85,19 @@ fn check_binaries(systems: &[SystemKind], b: &BenchArgs) -> Result<()> {
 }
 
 /// One line on stderr for a cell that failed; the sweep goes on.
-pub(crate) fn warn_if_failed(bar: &indicatif::ProgressBar, rec: &RunRecord) {
+pub(crate) fn warn_if_failed(live: &Live, rec: &RunRecord) {
     if rec.status != RunStatus::Failed {
         return;
     }
     let c = &rec.config;
-    bar.suspend(|| {
-        eprintln!(
-            "warning: run {} ({} {} x{}) failed: {}",
-            rec.id.unwrap_or_default(),
-            c.system,
-            c.workload,
-            c.clients,
-            rec.failure.as_deref().unwrap_or("unknown")
-        )
-    });
+    live.println(&format!(
+        "warning: run {} ({} {} x{}) failed: {}",
+        rec.id.unwrap_or_default(),
+        c.system,
+        c.workload,
+        c.clients,
+        rec.failure.as_deref().unwrap_or("unknown")
+    ));
 }
 
 /// The runs of a sweep side by side, or as a JSON array.
@@ -127,11 +125,14 @@ fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         eprintln!("warning: {w}");
     }
     let mut store = open_store(&a.bench.db)?;
+    let metrics = Live::listen(a.bench.metrics_listen.as_deref())?;
     match &s.target {
         Some(t) => crate::orchestrate::preflight(t, &s)?,
         None => check_binaries(&[system], &a.bench)?,
     }
-    let rec = run_cell(&s, &mut store, a.bench.quiet, stop, None, None)?;
+    let live = Live::new(a.bench.quiet, metrics);
+    let rec = run_cell(&s, &mut store, &live, stop, None, None)?;
+    live.finish();
     if a.bench.json {
         print(&serde_json::to_string_pretty(&rec)?)?;
     } else {
@@ -180,6 +181,7 @@ fn compare(a: CompareArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         std::fs::write(p, "").map_err(|e| UsageError(format!("--report {}: {e}", p.display())))?;
     }
     let mut store = open_store(&a.bench.db)?;
+    let metrics = Live::listen(a.bench.metrics_listen.as_deref())?;
     match &cells[0].target {
         // Once for the whole comparison: later cells find the keys earlier
         // ones wrote (unless --cleanup), which are kvbench's own.
@@ -187,26 +189,28 @@ fn compare(a: CompareArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         None => check_binaries(&systems, &a.bench)?,
     }
 
-    let bar = cells_bar(cells.len() as u64, a.bench.quiet);
+    let live = Live::new(a.bench.quiet, metrics);
+    let estimates: Vec<f64> = cells.iter().map(crate::experiment::guess_seconds).collect();
+    live.plan(&estimates, 0, cells.len());
     let mut records = Vec::with_capacity(cells.len());
     let mut verdict = Verdict::Ok;
-    for cell in &cells {
+    for (i, cell) in cells.iter().enumerate() {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        bar.set_message(format!(
-            "{} {} x{}",
-            cell.system, cell.spec.name, cell.clients
-        ));
-        let rec = run_cell(cell, &mut store, a.bench.quiet, stop, None, None)?;
+        live.begin_cell(
+            i,
+            &format!("{} {} x{}", cell.system, cell.spec.name, cell.clients),
+        );
+        let rec = run_cell(cell, &mut store, &live, stop, None, None)?;
+        live.end_cell();
         verdict = verdict.max(verdict_of(&rec, stop));
         if !a.bench.json {
-            warn_if_failed(&bar, &rec);
+            warn_if_failed(&live, &rec);
         }
         records.push(rec);
-        bar.inc(1);
     }
-    bar.finish_and_clear();
+    live.finish();
     print_comparison(&records, a.bench.json)?;
     if let Some(p) = &a.report {
         let md = kvbench_report::markdown::comparison_report(&records, cells.len());

@@ -9,6 +9,7 @@ mod plan;
 mod run;
 
 pub(crate) use cells::key as cell_key;
+pub(crate) use plan::{duration_text, guess_seconds};
 
 use crate::args::{ExperimentArgs, ExperimentCommand, ExperimentPlanArgs};
 use crate::commands::print;

@@ -3,6 +3,7 @@
 //! never starts a server.
 
 use super::cells::{Cell, Experiment};
+use crate::config::RunSettings;
 use kvbench_engine::Window;
 use kvbench_store::Store;
 use std::collections::HashMap;
@@ -70,7 +71,7 @@ pub fn plan<'a>(
         .map(|cell| {
             let (estimate_s, source) = match seconds.get(cell.key.as_str()).copied().flatten() {
                 Some(s) => (s, Source::Stored),
-                None => (guess_seconds(cell), Source::Guess),
+                None => (guess_seconds(&cell.settings), Source::Guess),
             };
             Planned {
                 cell,
@@ -83,8 +84,7 @@ pub fn plan<'a>(
 }
 
 /// Start and stop, load, warm-up and the window, at the guessed speeds.
-fn guess_seconds(cell: &Cell) -> f64 {
-    let s = &cell.settings;
+pub fn guess_seconds(s: &RunSettings) -> f64 {
     let load = if s.no_load {
         0.0
     } else {
