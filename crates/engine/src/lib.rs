@@ -27,7 +27,7 @@ pub mod series;
 pub mod timer;
 pub mod uring;
 
-pub use events::{Observer, Progress, Silent};
+pub use events::{Observer, OpSecond, Progress, SecondStats, Silent};
 pub use phase::{run_phase, Io, PhaseConfig, PhaseKind, PhaseOutput, Rate, Window};
 pub use route::Topology;
 pub use schedule::Arrival;

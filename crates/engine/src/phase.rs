@@ -16,7 +16,7 @@ use crate::recorder::LagTrend;
 use crate::recorder::Recorder;
 use crate::route::{Router, Topology};
 use crate::schedule::{Arrival, Schedule};
-use crate::series::SeriesRecorder;
+use crate::series::{LiveMsg, LiveSeconds, LiveSink, SeriesRecorder};
 use crate::uring;
 use crate::EngineError;
 use kvbench_connect::{Access, AsyncStream};
@@ -27,6 +27,7 @@ use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Barrier, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -252,6 +253,8 @@ pub fn run_phase(
         connect_failed: AtomicBool::new(false),
     });
     let counters: Vec<Arc<AtomicU64>> = (0..threads).map(|_| Arc::new(AtomicU64::new(0))).collect();
+    // Each worker sends its finished seconds here (the live view).
+    let (live_tx, live_rx) = mpsc::channel();
     let driver = Driver::new(cfg.system, &cfg.spec, cfg.keys.clone());
     let (nodes, router) =
         crate::route::connect_plan(&cfg.topology, &driver, &cfg.access, cfg.connect_timeout)?;
@@ -272,6 +275,7 @@ pub fn run_phase(
             access: cfg.access.clone(),
             io: cfg.io,
             progress: counters[w].clone(),
+            live: (w, live_tx.clone()),
             stop: stop.clone(),
             shared: shared.clone(),
         };
@@ -294,13 +298,15 @@ pub fn run_phase(
     };
     let mut cpu_at_start = process_cpu_seconds();
     let mut cpu_at_end = None;
-    if let Some(start) = start {
+    let time_bound = match window {
+        Some(Window::Duration(d)) => Some(d),
+        _ => None,
+    };
+    let mut live = start.map(|s| LiveSeconds::new(live_rx, threads, s + warmup, time_bound));
+    if let (Some(start), Some(live)) = (start, live.as_mut()) {
         observer.started();
         let measure_from = start + warmup;
-        let deadline = match window {
-            Some(Window::Duration(d)) => Some(measure_from + d),
-            _ => None,
-        };
+        let deadline = time_bound.map(|d| measure_from + d);
         let total = match window {
             Some(Window::Operations(n)) => Some(n),
             None => Some(cfg.spec.load_range().end - cfg.spec.load_range().start),
@@ -318,16 +324,16 @@ pub fn run_phase(
                 cpu_at_end = Some(process_cpu_seconds());
                 observer.finished();
             }
+            for second in live.ready(now) {
+                observer.second(&second);
+            }
             let completed = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
             observer.progress(&Progress {
                 completed,
                 total,
                 elapsed: now - start,
                 warmup,
-                window: match window {
-                    Some(Window::Duration(d)) => Some(d),
-                    _ => None,
-                },
+                window: time_bound,
             });
             if handles.iter().all(|h| h.is_finished()) {
                 break;
@@ -367,6 +373,18 @@ pub fn run_phase(
             }
         }
     }
+    let window_len = |start: Instant| match time_bound {
+        Some(d) => d,
+        None => merged
+            .last_reply
+            .map(|t| t.saturating_duration_since(start + warmup))
+            .unwrap_or_default(),
+    };
+    if let (Some(start), Some(live)) = (start, live.as_mut()) {
+        for second in live.rest(window_len(start)) {
+            observer.second(&second);
+        }
+    }
     if let Some(c) = insert_counter {
         observer.inserts_issued(cfg.spec.record_count..c.issued_until());
     }
@@ -379,14 +397,7 @@ pub fn run_phase(
     if stop.load(Ordering::Relaxed) {
         return Err(EngineError::Interrupted);
     }
-    let measure_from = start + warmup;
-    let window_len = match window {
-        Some(Window::Duration(d)) => d,
-        _ => merged
-            .last_reply
-            .map(|t| t.saturating_duration_since(measure_from))
-            .unwrap_or_default(),
-    };
+    let window_len = window_len(start);
     let mut result = merged.to_phase_result(window_len.as_secs_f64());
     result.series = SeriesRecorder::merge(&mut series);
     result.offered_rate = rate.map(|r| r.ops_per_s);
@@ -460,6 +471,8 @@ struct WorkerJob {
     access: Arc<Access>,
     io: Io,
     progress: Arc<AtomicU64>,
+    /// This worker's index and where it sends its finished seconds.
+    live: (usize, Sender<LiveMsg>),
     stop: Arc<AtomicBool>,
     shared: Arc<Shared>,
 }
@@ -522,6 +535,9 @@ impl WorkerJob {
             None => Recorder::default(),
         };
         recorder.series.set_origin(measure_from);
+        recorder
+            .series
+            .set_live(LiveSink::new(self.live.0, self.live.1));
         let driver = Rc::new(self.driver);
         let router = Rc::new(self.router);
         let clients = self
@@ -622,6 +638,17 @@ impl WorkerJob {
             tokio::time::sleep_until(measure_from.into()).await;
             probe.set(Some((Instant::now(), thread_cpu_seconds())));
         });
+        // Rolls the per-second series over at each second's end, so a
+        // worker waiting for replies still finishes its seconds on time.
+        let ticker = recorder.clone();
+        tokio::task::spawn_local(async move {
+            let mut edge = measure_from;
+            loop {
+                edge += Duration::from_secs(1);
+                tokio::time::sleep_until(edge.into()).await;
+                ticker.borrow_mut().series.tick(Instant::now());
+            }
+        });
         let mut tasks = Vec::with_capacity(socks.len());
         for (sock, client) in socks.into_iter().zip(ready.clients) {
             let shared = conn::Shared {
@@ -637,6 +664,7 @@ impl WorkerJob {
             t.await
                 .map_err(|e| EngineError::Config(format!("connection task failed: {e}")))?;
         }
+        recorder.borrow_mut().series.finish();
         let out = recorder.borrow().clone();
         Ok((out, busy_share(cpu_start.get())))
     }
@@ -656,6 +684,7 @@ impl WorkerJob {
         let conns = socks.into_iter().zip(ready.clients).collect();
         let cpu_start =
             uring::run(conns, &env, &mut ready.recorder).map_err(EngineError::Config)?;
+        ready.recorder.series.finish();
         Ok((ready.recorder, busy_share(cpu_start)))
     }
 }

@@ -9,13 +9,21 @@
 //! Each merged second keeps its histogram (`SeriesPoint::histogram`), which
 //! the store keeps apart from the phase JSON and `kvbench export --format
 //! hlog` writes as one interval of an HdrHistogram interval log.
+//!
+//! While the phase runs, each finished second is also sent to the
+//! coordinator thread ([`LiveSeconds`]), which merges the workers' copies and
+//! hands the caller one [`SecondStats`] per second (the live view). A worker
+//! sends once per second, when its second rolls over (or when its ticker
+//! rolls it while it waits), never per request.
 
+use crate::events::{OpSecond, SecondStats};
 use crate::recorder::{encode_histogram, MAX_LATENCY_NS};
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use kvbench_model::{OpKind, SeriesPoint};
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::sync::mpsc::{Receiver, Sender};
+use std::time::{Duration, Instant};
 
 /// Two significant digits (1% precision) suffice for a per-second view and
 /// keep each interval histogram small; the phase totals keep three.
@@ -51,6 +59,58 @@ impl Default for MergedSecond {
     }
 }
 
+impl MergedSecond {
+    /// Adds one worker's second; returns the kinds it had any activity for.
+    fn add(&mut self, s: &Second) -> [bool; OpKind::COUNT] {
+        let mut active = [false; OpKind::COUNT];
+        for (i, on) in active.iter_mut().enumerate() {
+            self.completed[i] += s.completed[i];
+            self.errors[i] += s.errors[i];
+            *on = s.completed[i] + s.errors[i] > 0;
+            if !s.hist[i].is_empty() {
+                if let Ok(h) = Deserializer::new().deserialize::<u64, _>(&mut s.hist[i].as_slice())
+                {
+                    let _ = self.hist[i].add(&h);
+                }
+            }
+        }
+        active
+    }
+}
+
+/// A percentile of an interval histogram in microseconds (0 when empty).
+fn quantile_us(h: &Histogram<u64>, q: f64) -> f64 {
+    if h.is_empty() {
+        0.0
+    } else {
+        h.value_at_quantile(q) as f64 / 1000.0
+    }
+}
+
+/// What a worker sends the coordinator when its second rolls over.
+#[derive(Debug)]
+pub(crate) struct LiveMsg {
+    worker: usize,
+    /// The worker records nothing more for seconds before this one
+    /// (`u32::MAX`: it has finished).
+    reached: u32,
+    /// The second it just finished, if anything happened in it.
+    second: Option<Second>,
+}
+
+/// Where a worker's finished seconds go while the phase runs.
+#[derive(Debug, Clone)]
+pub(crate) struct LiveSink {
+    worker: usize,
+    tx: Sender<LiveMsg>,
+}
+
+impl LiveSink {
+    pub(crate) fn new(worker: usize, tx: Sender<LiveMsg>) -> LiveSink {
+        LiveSink { worker, tx }
+    }
+}
+
 /// A worker's series recorder.
 #[derive(Debug, Clone)]
 pub struct SeriesRecorder {
@@ -60,6 +120,7 @@ pub struct SeriesRecorder {
     errors: [u64; OpKind::COUNT],
     hist: Vec<Histogram<u64>>,
     done: Vec<Second>,
+    live: Option<LiveSink>,
 }
 
 impl Default for SeriesRecorder {
@@ -71,6 +132,7 @@ impl Default for SeriesRecorder {
             errors: [0; OpKind::COUNT],
             hist: (0..OpKind::COUNT).map(|_| interval_histogram()).collect(),
             done: Vec::new(),
+            live: None,
         }
     }
 }
@@ -88,18 +150,60 @@ impl SeriesRecorder {
         at.saturating_duration_since(origin).as_secs() as u32
     }
 
+    /// Also sends each finished second to `sink` (the live view).
+    pub(crate) fn set_live(&mut self, sink: LiveSink) {
+        self.live = Some(sink);
+    }
+
+    #[inline]
     fn roll_to(&mut self, second: u32) {
-        if second <= self.current {
-            return;
+        if second > self.current {
+            self.advance(second);
         }
-        self.flush();
+    }
+
+    /// Once per second: saves the finished second and tells the live view.
+    #[cold]
+    #[inline(never)]
+    fn advance(&mut self, second: u32) {
+        let finished = self.take_current();
+        self.publish(&finished, second);
+        self.done.extend(finished);
         self.current = second;
     }
 
-    /// Saves the current second if anything happened in it.
-    pub fn flush(&mut self) {
+    /// Rolls over to the second of `now` when it has begun: called by a
+    /// worker's ticker, so a worker that gets no reply (a stalled server)
+    /// still finishes its seconds on time for the live view.
+    pub fn tick(&mut self, now: Instant) {
+        if self.origin.is_some_and(|o| now >= o) {
+            self.roll_to(self.second_of(now));
+        }
+    }
+
+    /// The worker is done: saves the current second and tells the live
+    /// view that nothing more comes from this worker.
+    pub fn finish(&mut self) {
+        let finished = self.take_current();
+        self.publish(&finished, u32::MAX);
+        self.done.extend(finished);
+    }
+
+    fn publish(&self, finished: &Option<Second>, reached: u32) {
+        if let Some(sink) = &self.live {
+            // The coordinator may be gone (the phase failed); nothing to do then.
+            let _ = sink.tx.send(LiveMsg {
+                worker: sink.worker,
+                reached,
+                second: finished.clone(),
+            });
+        }
+    }
+
+    /// The current second, if anything happened in it; resets the counts.
+    fn take_current(&mut self) -> Option<Second> {
         let any = self.completed.iter().chain(&self.errors).any(|&n| n > 0);
-        if any {
+        let out = any.then(|| {
             let mut hist: [Vec<u8>; OpKind::COUNT] = Default::default();
             for (i, h) in self.hist.iter_mut().enumerate() {
                 if !h.is_empty() {
@@ -108,15 +212,22 @@ impl SeriesRecorder {
                     h.reset();
                 }
             }
-            self.done.push(Second {
+            Second {
                 index: self.current,
                 completed: self.completed,
                 errors: self.errors,
                 hist,
-            });
-        }
+            }
+        });
         self.completed = [0; OpKind::COUNT];
         self.errors = [0; OpKind::COUNT];
+        out
+    }
+
+    /// Saves the current second if anything happened in it.
+    pub fn flush(&mut self) {
+        let finished = self.take_current();
+        self.done.extend(finished);
     }
 
     /// A completed operation, replied at `at`.
@@ -142,32 +253,16 @@ impl SeriesRecorder {
         for w in workers.iter_mut() {
             w.flush();
             for s in &w.done {
-                let entry = by_second.entry(s.index).or_default();
-                for kind in OpKind::ALL {
-                    let i = kind.index();
-                    entry.completed[i] += s.completed[i];
-                    entry.errors[i] += s.errors[i];
-                    active[i] |= s.completed[i] + s.errors[i] > 0;
-                    if !s.hist[i].is_empty() {
-                        if let Ok(h) =
-                            Deserializer::new().deserialize::<u64, _>(&mut s.hist[i].as_slice())
-                        {
-                            let _ = entry.hist[i].add(&h);
-                        }
-                    }
+                let added = by_second.entry(s.index).or_default().add(s);
+                for (a, b) in active.iter_mut().zip(added) {
+                    *a |= b;
                 }
             }
         }
         let Some(&last) = by_second.keys().next_back() else {
             return Vec::new();
         };
-        let us = |h: &Histogram<u64>, q: f64| {
-            if h.is_empty() {
-                0.0
-            } else {
-                h.value_at_quantile(q) as f64 / 1000.0
-            }
-        };
+        let us = quantile_us;
         let empty = interval_histogram();
         let mut out = Vec::new();
         for second in 0..=last {
@@ -199,6 +294,130 @@ impl SeriesRecorder {
             }
         }
         out
+    }
+}
+
+/// How long the live view waits for a worker that has not finished a
+/// second before it reports the second without that worker's share.
+const LIVE_GRACE: Duration = Duration::from_secs(2);
+
+/// The coordinator's side of the live view: merges the seconds the workers
+/// send and releases each one when every worker is past it.
+pub(crate) struct LiveSeconds {
+    rx: Receiver<LiveMsg>,
+    origin: Instant,
+    /// Per worker: it sends nothing more for seconds before this.
+    reached: Vec<u32>,
+    pending: BTreeMap<u32, MergedSecond>,
+    /// The next second to release.
+    next: u32,
+    /// Seconds in a time-bound window (none is released past it).
+    limit: Option<u32>,
+    /// The window's length once known (the last second may be short).
+    window: Option<Duration>,
+    active: [bool; OpKind::COUNT],
+}
+
+impl LiveSeconds {
+    /// The live view of `workers` workers whose seconds count from
+    /// `origin`, over a window of `window` when it is time-bound.
+    pub(crate) fn new(
+        rx: Receiver<LiveMsg>,
+        workers: usize,
+        origin: Instant,
+        window: Option<Duration>,
+    ) -> LiveSeconds {
+        LiveSeconds {
+            rx,
+            origin,
+            reached: vec![0; workers],
+            pending: BTreeMap::new(),
+            next: 0,
+            limit: window.map(|d| d.as_secs_f64().ceil() as u32),
+            window,
+            active: [false; OpKind::COUNT],
+        }
+    }
+
+    fn drain(&mut self) {
+        while let Ok(m) = self.rx.try_recv() {
+            if let Some(r) = self.reached.get_mut(m.worker) {
+                *r = (*r).max(m.reached);
+            }
+            if let Some(s) = m.second {
+                if s.index >= self.next {
+                    self.pending.entry(s.index).or_default().add(&s);
+                }
+            }
+        }
+    }
+
+    /// The seconds that are complete at `now`: every worker is past them,
+    /// or they ended more than [`LIVE_GRACE`] ago. While every worker has
+    /// stopped, [`LiveSeconds::rest`] releases the rest.
+    pub(crate) fn ready(&mut self, now: Instant) -> Vec<SecondStats> {
+        self.drain();
+        let through = self.reached.iter().copied().min().unwrap_or(0);
+        let mut out = Vec::new();
+        while through != u32::MAX && self.limit.is_none_or(|l| self.next < l) {
+            let due = self.origin + Duration::from_secs(u64::from(self.next) + 1) + LIVE_GRACE;
+            if self.next >= through && now < due {
+                break;
+            }
+            out.push(self.release());
+        }
+        out
+    }
+
+    /// Every second not released yet, once the workers have stopped, up to
+    /// the last one with activity; `window` is the window's final length.
+    pub(crate) fn rest(&mut self, window: Duration) -> Vec<SecondStats> {
+        self.drain();
+        self.window = Some(window);
+        let mut out = Vec::new();
+        while let Some(&last) = self.pending.keys().next_back() {
+            if self.next > last {
+                break;
+            }
+            out.push(self.release());
+        }
+        out
+    }
+
+    /// Releases second `next` (zeros when nothing arrived for it).
+    fn release(&mut self) -> SecondStats {
+        let second = self.next;
+        self.next += 1;
+        let m = self.pending.remove(&second).unwrap_or_default();
+        let mut all = interval_histogram();
+        let mut ops = Vec::new();
+        for kind in OpKind::ALL {
+            let i = kind.index();
+            self.active[i] |= m.completed[i] + m.errors[i] > 0;
+            if !self.active[i] {
+                continue;
+            }
+            let _ = all.add(&m.hist[i]);
+            ops.push(OpSecond {
+                op: kind,
+                completed: m.completed[i],
+                errors: m.errors[i],
+                p50_us: quantile_us(&m.hist[i], 0.5),
+                p99_us: quantile_us(&m.hist[i], 0.99),
+            });
+        }
+        let length_s = self.window.map_or(1.0, |w| {
+            (w.as_secs_f64() - f64::from(second)).clamp(0.0, 1.0)
+        });
+        SecondStats {
+            second,
+            length_s,
+            completed: m.completed.iter().sum(),
+            errors: m.errors.iter().sum(),
+            p50_us: quantile_us(&all, 0.5),
+            p99_us: quantile_us(&all, 0.99),
+            ops,
+        }
     }
 }
 
@@ -236,5 +455,70 @@ mod tests {
         assert!(pts[1].histogram.is_empty());
         let h2 = crate::recorder::decode_histogram(&pts[2].histogram).expect("second 2");
         assert_eq!((h2.len(), h2.sigfig()), (1, SIGFIG));
+    }
+
+    #[test]
+    fn the_live_view_releases_a_second_once_every_worker_is_past_it() {
+        let t0 = Instant::now();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut live = LiveSeconds::new(rx, 2, t0, None);
+        let mut w: Vec<SeriesRecorder> = (0..2)
+            .map(|i| {
+                let mut r = SeriesRecorder::default();
+                r.set_origin(t0);
+                r.set_live(LiveSink::new(i, tx.clone()));
+                r
+            })
+            .collect();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        for i in 0..100 {
+            w[0].completed(OpKind::Read, 1_000 + i, ms(100));
+            w[1].completed(OpKind::Update, 50_000, ms(200));
+        }
+        w[1].error(OpKind::Update, 2, ms(300));
+        // Worker 0 is past second 0, worker 1 is not yet.
+        w[0].completed(OpKind::Read, 1_000, ms(1_100));
+        assert!(live.ready(ms(1_200)).is_empty());
+        // Worker 1's ticker rolls it over although it got no reply.
+        w[1].tick(ms(1_050));
+        let got = live.ready(ms(1_200));
+        assert_eq!(got.len(), 1, "{got:?}");
+        let s0 = &got[0];
+        assert_eq!((s0.second, s0.completed, s0.errors), (0, 200, 2));
+        assert_eq!(s0.length_s, 1.0);
+        assert_eq!(s0.ops.len(), 2);
+        assert_eq!((s0.ops[0].op, s0.ops[0].completed), (OpKind::Read, 100));
+        assert_eq!(s0.ops[1].errors, 2);
+        assert!((s0.ops[1].p50_us - 50.0).abs() < 0.5, "{s0:?}");
+        // Over both kinds: half the replies took about 1 us, half 50 us.
+        assert!(s0.p50_us < 2.0 && s0.p99_us == s0.ops[1].p99_us, "{s0:?}");
+        // A worker that never gets past second 1 holds it back for 2 s only.
+        assert!(live.ready(ms(3_900)).is_empty());
+        let late = live.ready(ms(4_000));
+        assert_eq!(late.len(), 1);
+        assert_eq!((late[0].second, late[0].completed), (1, 0));
+        // The stopped workers' last seconds come out at the end; the last
+        // one is as long as the window's remainder. The stored series says
+        // the same as the live view.
+        w[0].completed(OpKind::Read, 3_000, ms(2_300));
+        for r in w.iter_mut() {
+            r.finish();
+        }
+        let rest = live.rest(Duration::from_millis(2_500));
+        assert_eq!(rest.len(), 1, "{rest:?}");
+        assert_eq!((rest[0].second, rest[0].completed), (2, 1));
+        assert_eq!(rest[0].length_s, 0.5);
+        assert_eq!(rest[0].throughput(), 2.0);
+        let stored = SeriesRecorder::merge(&mut w);
+        let first: u64 = stored
+            .iter()
+            .filter(|p| p.second == 0)
+            .map(|p| p.completed)
+            .sum();
+        assert_eq!(first, s0.completed);
+        let read0 = stored
+            .iter()
+            .find(|p| p.second == 0 && p.op == OpKind::Read);
+        assert_eq!(read0.map(|p| p.p99_us), Some(s0.ops[0].p99_us));
     }
 }

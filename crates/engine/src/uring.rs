@@ -234,6 +234,8 @@ fn drive(
         }
         if now >= next_sweep {
             next_sweep = now + TICK;
+            // A worker waiting for replies still finishes its seconds on time.
+            rec.series.tick(now);
             for c in conns.iter_mut() {
                 if !c.failed
                     && clients[c.client].awaiting(c.lane)

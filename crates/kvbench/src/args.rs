@@ -27,7 +27,7 @@ Exit codes:
   2  bad input: unknown option value, unusable --db path, missing server binary,
      a --target that cannot be reached, refuses the TLS handshake or the password,
      or holds keys (without --allow-existing),
-     --netns without root
+     --netns without root, a --metrics-listen address that is malformed or in use
   3  a run finished but is marked invalid (errors, evictions, misses); see `kvbench show ID`
 130  interrupted (Ctrl-C); the interrupted run is stored as failed
 
@@ -65,6 +65,7 @@ pub enum Command {
         "  kvbench run --system memcached --workload sadat2019/B --clients 12\n",
         "  kvbench run --system redis --workload read-heavy --rate 20000 --arrival poisson --duration 30s\n",
         "  kvbench run --system redis --workload balanced --label baseline --label host=bench-07\n",
+        "  kvbench run --system redis --workload read-heavy --duration 10m --metrics-listen 127.0.0.1:9464\n",
         "\nExit codes: 0 ok, 1 run failed, 2 bad input, 3 run invalid, 130 interrupted."
     ))]
     Run(RunArgs),
@@ -74,6 +75,7 @@ pub enum Command {
         "  kvbench compare\n",
         "  kvbench compare --systems redis,valkey --topology cluster --nodes 3 --clients 1,8\n",
         "  kvbench compare --clients 1,8 --label kernel=6.8\n",
+        "  kvbench compare --clients 1,8 --quiet --metrics-listen 127.0.0.1:9464\n",
         "  kvbench compare --systems redis --target redis://127.0.0.1:6379/5 --cleanup --clients 1,8\n",
         "  kvbench compare --systems redis,memcached --netns --link-rate 1gbit --field-count 8 --field-length 1024\n",
         "  kvbench compare --systems redis,memcached --workloads read-heavy,balanced,write-heavy \\\n",
@@ -164,6 +166,7 @@ pub enum Command {
         "  kvbench findmax --system redis --workload read-heavy --slo p99=1ms\n",
         "  kvbench findmax --system memcached --workload balanced --slo p99.9=2ms --clients 16 --duration 5s\n",
         "  kvbench findmax --system redis --workload read-heavy --slo p99=500us --start-rate 20000 --precision 0.02 --json\n",
+        "  kvbench findmax --system redis --workload read-heavy --slo p99=1ms --metrics-listen 127.0.0.1:9464\n",
         "\nEach step is an open-loop run (--rate) on one loaded server: it meets the\n",
         "objective when it is not overloaded (the engine kept the schedule), had no\n",
         "errors, and the percentile over all its operations is within the limit.\n",
@@ -202,6 +205,7 @@ pub enum ExperimentCommand {
         "  kvbench experiment run experiments/client-sweep.toml --db sweep.db --quiet\n",
         "  kvbench experiment run experiments/client-sweep.toml --restart --json\n",
         "  kvbench experiment run experiments/client-sweep.toml --label paper=A\n",
+        "  kvbench experiment run experiments/client-sweep.toml --metrics-listen 127.0.0.1:9464\n",
         "\nCtrl-C stops after the current cell (stored as failed, run again next time);\n",
         "every finished cell stays stored, and the next start runs only the rest.\n",
         "Exit codes: 0 all ok, 1 some run failed, 2 bad file or input,\n",
@@ -245,9 +249,14 @@ pub struct ExperimentRunArgs {
     /// SQLite database that keeps every run.
     #[arg(long, default_value = "kvbench.db")]
     pub db: PathBuf,
-    /// No progress bars.
+    /// No progress bars, no per-second lines.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Serve the live figures (current cell, last second's throughput,
+    /// p50, p99, errors, cells done) at http://ADDR/metrics in the
+    /// Prometheus text format, while kvbench runs.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
     /// Print the runs as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -428,9 +437,14 @@ pub struct BenchArgs {
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
-    /// No progress bars.
+    /// No progress bars, no per-second lines.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Serve the live figures (current cell, last second's throughput,
+    /// p50, p99, errors, cells done) at http://ADDR/metrics in the
+    /// Prometheus text format, while kvbench runs.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
     /// Store this label with every run (repeatable); see `kvbench label`.
     #[arg(long = "label", value_name = "KEY[=VALUE]")]
     pub labels: Vec<String>,

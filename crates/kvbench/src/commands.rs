@@ -4,6 +4,7 @@
 use crate::args::{BenchArgs, Command, CompareArgs, RunArgs, RunsArgs, ShowArgs, WorkloadsArgs};
 use crate::config;
 use crate::exit::{UsageError, Verdict};
+use crate::live::Live;
 use crate::orchestrate::run_cell;
 use anyhow::Result;
 use kvbench_model::{RunRecord, RunStatus, SystemKind};
@@ -84,21 +85,19 @@ fn check_binaries(systems: &[SystemKind], b: &BenchArgs) -> Result<()> {
 }
 
 /// One line on stderr for a cell that failed; the sweep goes on.
-pub(crate) fn warn_if_failed(bar: &indicatif::ProgressBar, rec: &RunRecord) {
+pub(crate) fn warn_if_failed(live: &Live, rec: &RunRecord) {
     if rec.status != RunStatus::Failed {
         return;
     }
     let c = &rec.config;
-    bar.suspend(|| {
-        eprintln!(
-            "warning: run {} ({} {} x{}) failed: {}",
-            rec.id.unwrap_or_default(),
-            c.system,
-            c.workload,
-            c.clients,
-            rec.failure.as_deref().unwrap_or("unknown")
-        )
-    });
+    live.println(&format!(
+        "warning: run {} ({} {} x{}) failed: {}",
+        rec.id.unwrap_or_default(),
+        c.system,
+        c.workload,
+        c.clients,
+        rec.failure.as_deref().unwrap_or("unknown")
+    ));
 }
 
 /// The runs of a sweep side by side, or as a JSON array.
@@ -126,11 +125,14 @@ fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         eprintln!("warning: {w}");
     }
     let mut store = open_store(&a.bench.db)?;
+    let metrics = Live::listen(a.bench.metrics_listen.as_deref())?;
     match &s.target {
         Some(t) => crate::orchestrate::preflight(t, &s)?,
         None => check_binaries(&[system], &a.bench)?,
     }
-    let rec = run_cell(&s, &mut store, a.bench.quiet, stop, None, None)?;
+    let live = Live::new(a.bench.quiet, metrics);
+    let rec = run_cell(&s, &mut store, &live, stop, None, None)?;
+    live.finish();
     if a.bench.json {
         print(&serde_json::to_string_pretty(&rec)?)?;
     } else {
@@ -182,6 +184,7 @@ fn compare(a: CompareArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         quiet: a.bench.quiet,
         json: a.bench.json,
         labels: &a.bench.labels,
+        metrics_listen: a.bench.metrics_listen.as_deref(),
     };
     let (verdict, records) = crate::experiment::execute(&exp, &opts, stop)?;
     if let Some((path, tmp)) = report {

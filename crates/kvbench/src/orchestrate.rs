@@ -5,7 +5,7 @@
 use crate::config::{memcached_memory_mb, RunSettings};
 use crate::cpus::CpuList;
 use crate::exit::UsageError;
-use crate::progress::PhaseBar;
+use crate::live::{Live, PhaseView};
 use crate::reuse::{self, Kept, Reload, Sharing};
 use crate::target::Target;
 use anyhow::{Context, Result};
@@ -42,11 +42,12 @@ const CLIENT_BOUND_SHARE: f64 = 0.9;
 pub fn run_cell(
     s: &RunSettings,
     store: &mut Store,
-    quiet: bool,
+    live: &Live,
     stop: &Arc<AtomicBool>,
     cell: Option<&CellTag>,
     sharing: Option<Sharing<'_>>,
 ) -> Result<RunRecord> {
+    live.cell(s, cell.map(|c| (c.cell_index, c.iteration)));
     let mut rec = new_record(s);
     let written = RefCell::new(Vec::new());
     let (mut slot, mut kept, mut keep_key) = (None, None, None);
@@ -63,9 +64,9 @@ pub fn run_cell(
             .filter(|_| sh.keep_after && reuse::leaves_dataset_intact(s));
         slot = Some(sh.slot);
     }
-    let outcome = execute(s, &mut rec, quiet, stop, &written, kept, keep_key);
+    let outcome = execute(s, &mut rec, live, stop, &written, kept, keep_key);
     if let (Some(t), true) = (&s.target, s.safety.cleanup) {
-        cleanup(s, t, &written.into_inner(), &mut rec, quiet);
+        cleanup(s, t, &written.into_inner(), &mut rec, live);
     }
     rec.finished_at = now_rfc3339();
     let (outcome, kept) = match outcome {
@@ -217,7 +218,7 @@ pub fn server_spec(s: &RunSettings) -> ServerSpec {
 fn execute(
     s: &RunSettings,
     rec: &mut RunRecord,
-    quiet: bool,
+    live: &Live,
     stop: &Arc<AtomicBool>,
     written: &RefCell<Vec<Range<u64>>>,
     kept: Option<Kept>,
@@ -295,9 +296,10 @@ fn execute(
     if !s.no_load && reused.is_none() {
         // Recorded before the first insert: an interrupted load wrote some of them.
         written.borrow_mut().push(s.spec.load_range());
-        let bar = PhaseBar::new("load", quiet);
-        let load = run_phase(&base, &bar, stop)?;
-        bar.finish();
+        let view = live.phase(false);
+        let load = run_phase(&base, &view, stop);
+        view.finish();
+        let load = load?;
         let range = s.spec.load_range();
         intact = load.result.errors == 0 && load.result.completed == range.end - range.start;
         rec.load = Some(load.result);
@@ -315,16 +317,17 @@ fn execute(
         pipeline: s.pipeline,
         ..base
     };
-    let bar = PhaseBar::new("run", quiet);
+    let view = live.phase(true);
     let edges = WindowCpu {
         server: &*server,
-        bar: &bar,
+        view: &view,
         start: Cell::new(None),
         end: Cell::new(None),
         written,
     };
-    let run: PhaseOutput = run_phase(&run_cfg, &edges, stop)?;
-    bar.finish();
+    let run = run_phase(&run_cfg, &edges, stop);
+    view.finish();
+    let run: PhaseOutput = run?;
     let completed = run.result.completed;
     let lost = server.lost_nodes();
     if !lost.is_empty() {
@@ -448,7 +451,7 @@ fn start(s: &RunSettings, rec: &mut RunRecord, hosts: Hosts<'_>) -> Result<Box<d
 /// Probes the server's CPU time exactly at the window's edges.
 struct WindowCpu<'a> {
     server: &'a dyn Deployment,
-    bar: &'a PhaseBar,
+    view: &'a PhaseView<'a>,
     start: Cell<Option<f64>>,
     end: Cell<Option<f64>>,
     written: &'a RefCell<Vec<Range<u64>>>,
@@ -456,14 +459,17 @@ struct WindowCpu<'a> {
 
 impl kvbench_engine::Observer for WindowCpu<'_> {
     fn started(&self) {
-        self.bar.started();
+        self.view.started();
     }
     fn window_started(&self) {
         self.start.set(self.server.cpu_seconds());
-        self.bar.window_started();
+        self.view.window_started();
     }
     fn progress(&self, p: &kvbench_engine::Progress) {
-        self.bar.progress(p);
+        self.view.progress(p);
+    }
+    fn second(&self, s: &kvbench_engine::SecondStats) {
+        self.view.second(s);
     }
     fn finished(&self) {
         self.end.set(self.server.cpu_seconds());
@@ -646,7 +652,7 @@ pub fn preflight(t: &Target, s: &RunSettings) -> Result<(), UsageError> {
 /// `--cleanup`: deletes the keys the cell wrote (`written`: record-number
 /// ranges), also after a failed or interrupted run. A cleanup that fails
 /// is a warning on the run: its measurements stand.
-fn cleanup(s: &RunSettings, t: &Target, written: &[Range<u64>], rec: &mut RunRecord, quiet: bool) {
+fn cleanup(s: &RunSettings, t: &Target, written: &[Range<u64>], rec: &mut RunRecord, live: &Live) {
     if written.is_empty() {
         return;
     }
@@ -666,13 +672,13 @@ fn cleanup(s: &RunSettings, t: &Target, written: &[Range<u64>], rec: &mut RunRec
     };
     match kvbench_engine::cleanup::cleanup(&job) {
         Ok(done) => {
-            if !quiet {
-                eprintln!(
+            if !live.quiet() {
+                live.println(&format!(
                     "cleanup: {} deletions sent to {}, {} keys removed",
                     done.requests,
                     t.redacted(),
                     done.deleted
-                );
+                ));
             }
         }
         Err(e) => rec.warnings.push(format!(

@@ -1,31 +1,36 @@
-//! Progress bars on stderr. One constructor decides visibility: hidden with
-//! `--quiet` or when stderr is not a terminal, so logs and pipes stay clean.
+//! The bar of one phase, drawn among the live view's bars (`live.rs`),
+//! which decides visibility: hidden with `--quiet` or when stderr is not a
+//! terminal, so logs and pipes get no bar.
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use kvbench_engine::{Observer, Progress};
-use std::io::IsTerminal;
+use indicatif::{MultiProgress, ProgressBar, ProgressState, ProgressStyle};
+use kvbench_engine::Progress;
 use std::time::Duration;
 
 /// The bar for one phase: a spinner during warm-up, then a bar with ETA over
 /// the measured window (by operations or by time).
 pub struct PhaseBar {
     bar: ProgressBar,
+    multi: MultiProgress,
     label: &'static str,
 }
 
 impl PhaseBar {
-    /// A bar labelled `label`, hidden when `quiet` or stderr is not a terminal.
-    pub fn new(label: &'static str, quiet: bool) -> PhaseBar {
-        let bar = if quiet || !std::io::stderr().is_terminal() {
+    /// A bar labelled `label` below the others of `multi` (hidden with it).
+    pub fn new(label: &'static str, multi: &MultiProgress) -> PhaseBar {
+        let bar = if multi.is_hidden() {
             ProgressBar::hidden()
         } else {
-            let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(10));
+            let b = multi.add(ProgressBar::no_length());
             b.set_style(spinner_style());
             b.set_message(format!("{label}: connecting"));
             b.enable_steady_tick(Duration::from_millis(100));
             b
         };
-        PhaseBar { bar, label }
+        PhaseBar {
+            bar,
+            multi: multi.clone(),
+            label,
+        }
     }
 
     /// Sending has started.
@@ -70,18 +75,7 @@ impl PhaseBar {
     /// Clears the bar.
     pub fn finish(&self) {
         self.bar.finish_and_clear();
-    }
-}
-
-impl Observer for PhaseBar {
-    fn started(&self) {
-        PhaseBar::started(self);
-    }
-    fn window_started(&self) {
-        PhaseBar::window_started(self);
-    }
-    fn progress(&self, p: &Progress) {
-        PhaseBar::progress(self, p);
+        self.multi.remove(&self.bar);
     }
 }
 
@@ -96,28 +90,14 @@ fn ops_style() -> ProgressStyle {
         .progress_chars("=> ")
 }
 
+/// A time-bound window: the position is milliseconds into it, so what is
+/// left is exact (not extrapolated from a rate).
 fn time_style() -> ProgressStyle {
-    ProgressStyle::with_template("{msg} [{bar:30}] ETA {eta}")
+    ProgressStyle::with_template("{msg} [{bar:30}] ETA {left}")
         .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .with_key("left", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+            let left = s.len().unwrap_or(0).saturating_sub(s.pos());
+            let _ = write!(w, "{}s", left.div_ceil(1000));
+        })
         .progress_chars("=> ")
-}
-
-/// The overall bar of `experiment run` and `compare`: its length is the estimated time of
-/// the cells to run (in ms) and each finished cell adds its estimate, so the
-/// ETA weighs a long cell more than a short one; the message counts cells.
-pub fn experiment_bar(estimate_ms: u64, quiet: bool) -> ProgressBar {
-    overall_bar(estimate_ms, quiet, "cells {msg} [{bar:30}] ETA {eta}")
-}
-
-fn overall_bar(len: u64, quiet: bool, template: &str) -> ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let b = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr_with_hz(4));
-    b.set_style(
-        ProgressStyle::with_template(template)
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    b
 }

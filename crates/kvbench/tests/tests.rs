@@ -16,6 +16,7 @@ mod export;
 mod findmax;
 mod interrupt;
 mod lifecycle;
+mod live;
 mod load;
 mod manage;
 mod netns;

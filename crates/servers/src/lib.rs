@@ -249,8 +249,14 @@ mod tests {
 
     #[test]
     fn versions_are_read_from_what_servers_print() {
-        assert_eq!(version_in("Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0").as_deref(), Some("7.0.15"));
-        assert_eq!(version_in("Valkey server v=9.1.2 sha=0").as_deref(), Some("9.1.2"));
+        assert_eq!(
+            version_in("Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0").as_deref(),
+            Some("7.0.15")
+        );
+        assert_eq!(
+            version_in("Valkey server v=9.1.2 sha=0").as_deref(),
+            Some("9.1.2")
+        );
         assert_eq!(version_in("memcached 1.6.18\n").as_deref(), Some("1.6.18"));
         assert_eq!(version_in("usage: x").as_deref(), None);
     }

@@ -456,7 +456,8 @@ fn server_version(s: &RunSettings) -> String {
     seen.get_or_insert_with(HashMap::new)
         .entry(id)
         .or_insert_with(|| {
-            kvbench_servers::binary_version(s.system, s.server_binary.as_deref()).unwrap_or_default()
+            kvbench_servers::binary_version(s.system, s.server_binary.as_deref())
+                .unwrap_or_default()
         })
         .clone()
 }
@@ -491,7 +492,8 @@ pub fn expand(path: &Path) -> Result<Experiment, UsageError> {
         let n = &s.name;
         config::system(n.get_ref()).map_err(|e| src.error(n.span(), "systems", &e.0))?;
         if let Some(want) = &s.version {
-            let system = config::system(n.get_ref()).map_err(|e| src.error(n.span(), "systems", &e.0))?;
+            let system =
+                config::system(n.get_ref()).map_err(|e| src.error(n.span(), "systems", &e.0))?;
             let bin = s.server_bin.as_ref().map(|b| src.dir().join(b.get_ref()));
             let found = kvbench_servers::binary_version(system, bin.as_deref())
                 .map_err(|e| src.error(want.span(), "systems.version", &e.to_string()))?;

@@ -11,6 +11,7 @@ mod run;
 
 pub(crate) use cells::key as cell_key;
 pub(crate) use compare::experiment as compare_experiment;
+pub(crate) use plan::duration_text;
 pub(crate) use run::{execute, Options};
 
 use crate::args::{ExperimentArgs, ExperimentCommand, ExperimentPlanArgs};

@@ -3,6 +3,7 @@
 //! never starts a server.
 
 use super::cells::{Cell, Experiment};
+use crate::config::RunSettings;
 use kvbench_engine::Window;
 use kvbench_store::Store;
 use std::collections::HashMap;
@@ -84,7 +85,7 @@ pub fn plan<'a>(
                 && crate::reuse::leaves_dataset_intact(&exp.cells[i - 1].settings);
             let (estimate_s, source) = match seconds.get(cell.key.as_str()).copied().flatten() {
                 Some(s) => (s, Source::Stored),
-                None => (guess_seconds(cell, kept), Source::Guess),
+                None => (guess_seconds(&cell.settings, kept), Source::Guess),
             };
             Planned {
                 cell,
@@ -99,8 +100,7 @@ pub fn plan<'a>(
 /// Start and stop, load, warm-up and the window, at the guessed speeds;
 /// on a kept server (`kept`) only what passes between cells, the warm-up
 /// and the window.
-fn guess_seconds(cell: &Cell, kept: bool) -> f64 {
-    let s = &cell.settings;
+pub fn guess_seconds(s: &RunSettings, kept: bool) -> f64 {
     let load = if s.no_load || kept {
         0.0
     } else {

@@ -9,6 +9,7 @@ use crate::args::ExperimentRunArgs;
 use crate::commands::{open_store, print, print_comparison, verdict_of, warn_if_failed};
 use crate::config::RunSettings;
 use crate::exit::{UsageError, Verdict};
+use crate::live::Live;
 use crate::orchestrate::run_cell;
 use crate::reuse::{self, Sharing};
 use anyhow::Result;
@@ -26,6 +27,7 @@ pub struct Options<'a> {
     pub quiet: bool,
     pub json: bool,
     pub labels: &'a [String],
+    pub metrics_listen: Option<&'a str>,
 }
 
 pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
@@ -36,6 +38,7 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         quiet: a.quiet,
         json: a.json,
         labels: &a.labels,
+        metrics_listen: a.metrics_listen.as_deref(),
     };
     Ok(execute(&exp, &opts, stop)?.0)
 }
@@ -53,6 +56,7 @@ pub fn execute(
     let generation = plan::generation(Some(&store), &exp.name, a.restart)?;
     let rows = plan::plan(exp, Some(&store), generation)?;
     let todo: Vec<&Planned<'_>> = rows.iter().filter(|p| p.finished.is_none()).collect();
+    let metrics = Live::listen(a.metrics_listen)?;
     preflight(&todo)?;
     let done = rows.len() - todo.len();
     if done > 0 {
@@ -64,8 +68,9 @@ pub fn execute(
             todo.len()
         );
     }
-    let remaining_ms: f64 = todo.iter().map(|p| p.estimate_s * 1e3).sum();
-    let bar = crate::progress::experiment_bar(remaining_ms as u64, a.quiet);
+    let live = Live::new(a.quiet, metrics);
+    let estimates: Vec<f64> = todo.iter().map(|p| p.estimate_s).collect();
+    live.plan(&estimates, done, rows.len());
     let mut records = Vec::with_capacity(rows.len());
     let mut verdict = Verdict::Ok;
     let mut ran = 0;
@@ -87,14 +92,22 @@ pub fn execute(
             break;
         }
         ran += 1;
-        bar.set_message(format!(
-            "{ran}/{} {} {} {} x{}",
-            todo.len(),
-            p.cell.system,
-            p.cell.deployment,
-            p.cell.workload,
-            p.cell.settings.clients
-        ));
+        live.begin_cell(
+            ran - 1,
+            &format!(
+                "#{} {} {} {} x{}{}",
+                p.cell.index,
+                p.cell.system,
+                p.cell.deployment,
+                p.cell.workload,
+                p.cell.settings.clients,
+                if exp.iterations > 1 {
+                    format!(" iteration {}", p.cell.iteration)
+                } else {
+                    String::new()
+                }
+            ),
+        );
         let tag = tag(exp, p, generation);
         // Labels are not part of the cell: its key and settings stay as planned.
         let settings = RunSettings {
@@ -112,20 +125,20 @@ pub fn execute(
         let rec = run_cell(
             &settings,
             &mut store,
-            a.quiet,
+            &live,
             stop,
             Some(&tag),
             Some(sharing),
         )?;
+        live.end_cell();
         verdict = verdict.max(verdict_of(&rec, stop));
         if !a.json {
-            warn_if_failed(&bar, &rec);
+            warn_if_failed(&live, &rec);
         }
         records.push(rec);
-        bar.inc((p.estimate_s * 1e3) as u64);
     }
     reuse::release(kept.take());
-    bar.finish_and_clear();
+    live.finish();
     print_comparison(&records, a.json)?;
     if exp.iterations > 1 && !a.json {
         let rows = plan::plan(exp, Some(&store), generation)?;

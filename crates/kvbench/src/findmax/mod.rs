@@ -13,6 +13,7 @@ use crate::args::FindmaxArgs;
 use crate::commands::{open_store, print};
 use crate::config::{self, RunSettings};
 use crate::exit::{UsageError, Verdict};
+use crate::live::Live;
 use crate::orchestrate::run_cell;
 use crate::reuse::{self, Reload, Sharing};
 use anyhow::Result;
@@ -152,6 +153,7 @@ pub fn findmax(a: FindmaxArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         eprintln!("warning: {w}");
     }
     let mut store = open_store(&run.bench.db)?;
+    let metrics = Live::listen(run.bench.metrics_listen.as_deref())?;
     match &base.target {
         Some(t) => crate::orchestrate::preflight(t, &base)?,
         None => {
@@ -167,6 +169,7 @@ pub fn findmax(a: FindmaxArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     });
     let generation = store.experiment_generation(&name)?.map_or(1, |g| g + 1);
     let quiet = run.bench.quiet;
+    let live = Live::new(quiet, metrics);
     let mut kept = None;
     let mut steps: Vec<Step> = Vec::new();
     let mut take = |rate: Option<f64>, steps: &mut Vec<Step>| -> Result<Step> {
@@ -191,7 +194,9 @@ pub fn findmax(a: FindmaxArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
                 None => eprintln!("findmax: closed loop to find a starting rate"),
             }
         }
-        let rec = run_cell(&s, &mut store, quiet, stop, Some(&tag), Some(sharing))?;
+        live.begin_cell(steps.len(), "");
+        let rec = run_cell(&s, &mut store, &live, stop, Some(&tag), Some(sharing))?;
+        live.end_cell();
         let step = judge(&rec, rate, slo, stop)?;
         if !quiet {
             eprintln!(
@@ -224,6 +229,7 @@ pub fn findmax(a: FindmaxArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     };
     let outcome = search::search(bounds, |r| take(Some(r), &mut steps).map(|s| s.passed));
     reuse::release(kept.take());
+    live.finish();
     let outcome = match outcome {
         Ok(o) => o,
         Err(e) if stop.load(Ordering::Relaxed) => {
