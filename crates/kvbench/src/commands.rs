@@ -170,14 +170,6 @@ fn compare(a: CompareArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
                 .map_err(|e| UsageError(format!("--report {}: {e}", p.display())))
         })
         .transpose()?;
-    if !a.bench.quiet && !a.bench.json {
-        eprintln!(
-            "compare: {} cells, stored as experiment '{}' (kvbench export --experiment {} --format csv)",
-            exp.cells.len(),
-            exp.name,
-            exp.name
-        );
-    }
     let opts = crate::experiment::Options {
         db: &a.bench.db,
         restart: a.restart,
@@ -187,6 +179,12 @@ fn compare(a: CompareArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         metrics_listen: a.bench.metrics_listen.as_deref(),
     };
     let (verdict, records) = crate::experiment::execute(&exp, &opts, stop)?;
+    if !a.bench.quiet && !a.bench.json {
+        eprintln!(
+            "compare: stored as experiment '{}' (kvbench export --experiment {} --format csv)",
+            exp.name, exp.name
+        );
+    }
     if let Some((path, tmp)) = report {
         let md = kvbench_report::markdown::comparison_report(&records, exp.cells.len());
         crate::atomic::commit(tmp, path, md.as_bytes())?;
