@@ -75,6 +75,7 @@ pub enum Command {
         "  kvbench compare\n",
         "  kvbench compare --systems redis,valkey --topology cluster --nodes 3 --clients 1,8\n",
         "  kvbench compare --clients 1,8 --label kernel=6.8\n",
+        "  kvbench compare --iterations 3 --duration 2s --reload once-per-system --server-cpus 0 --client-cpus 0\n",
         "  kvbench compare --clients 1,8 --quiet --metrics-listen 127.0.0.1:9464\n",
         "  kvbench compare --systems redis --target redis://127.0.0.1:6379/5 --cleanup --clients 1,8\n",
         "  kvbench compare --systems redis,memcached --netns --link-rate 1gbit --field-count 8 --field-length 1024\n",
@@ -516,6 +517,10 @@ pub struct CompareArgs {
     /// When servers are started and loaded again: per-run, per-workload or once-per-system.
     #[arg(long, default_value = "per-run")]
     pub reload: String,
+    /// Run every cell this many times (whole passes); with more than one, a
+    /// table of means, 95% intervals and CVs follows the runs.
+    #[arg(long, default_value_t = 1)]
+    pub iterations: u32,
     /// Measure every cell again, even if this comparison is stored already.
     #[arg(long)]
     pub restart: bool,

@@ -398,8 +398,12 @@ fn a_log_gets_one_line_per_second_and_quiet_gets_none() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(matches!(out.status.code(), Some(0 | 3)), "{stderr}");
     // compare is an experiment: its cells are named as experiment run names them.
-    let first = stderr.find("cell 1/2: #0 redis single read-heavy x1").expect(&stderr);
-    let second = stderr.find("cell 2/2: #1 redis single read-heavy x2").expect(&stderr);
+    let first = stderr
+        .find("cell 1/2: #0 redis single read-heavy x1")
+        .expect(&stderr);
+    let second = stderr
+        .find("cell 2/2: #1 redis single read-heavy x2")
+        .expect(&stderr);
     for part in [&stderr[first..second], &stderr[second..]] {
         let mut ends: Vec<f64> = part.lines().filter_map(second_line).map(|l| l.0).collect();
         assert!(!ends.is_empty(), "{stderr}");

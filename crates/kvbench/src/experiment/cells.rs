@@ -18,6 +18,7 @@ use std::ops::Range;
 use std::path::Path;
 
 /// One run of the plan.
+#[derive(Clone)]
 pub struct Cell {
     /// Place in the plan, from 0.
     pub index: u32,

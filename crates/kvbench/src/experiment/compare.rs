@@ -28,6 +28,7 @@ const OWN: &[(&str, bool)] = &[
     ("--clients", true),
     ("--report", true),
     ("--reload", true),
+    ("--iterations", true),
     ("--restart", false),
 ];
 
@@ -99,9 +100,27 @@ pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageE
             derived
         }
     };
+    if a.iterations == 0 {
+        return Err(UsageError("--iterations must be at least 1".into()));
+    }
+    // Whole passes, iterations outermost, as in an experiment file. The
+    // name leaves the count out: more iterations later add to the stored ones.
+    let cells = (1..=a.iterations)
+        .flat_map(|it| {
+            cells.iter().cloned().map(move |mut c| {
+                c.iteration = it;
+                c
+            })
+        })
+        .enumerate()
+        .map(|(i, mut c)| {
+            c.index = i as u32;
+            c
+        })
+        .collect();
     Ok(Experiment {
         name,
-        iterations: 1,
+        iterations: a.iterations,
         reload,
         cells,
     })
