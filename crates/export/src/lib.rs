@@ -233,6 +233,7 @@ pub(crate) mod tests {
                 client_cpus: None,
                 reload: None,
                 server_args: Vec::new(),
+                threads_reason: None,
             },
             environment: Environment {
                 server_version: "7.0.15".into(),

@@ -310,7 +310,8 @@ pub struct BenchArgs {
     /// earlier run with the same --records, field settings and --target).
     #[arg(long)]
     pub no_load: bool,
-    /// Worker threads owning the connections [default: one per core].
+    /// Worker threads owning the connections [default: half the cores kvbench may use when the
+    /// server is on this machine (at least 1), one per core when it is not; the reason is recorded].
     #[arg(long)]
     pub threads: Option<u32>,
     /// Uncounted warm-up before the measured window.

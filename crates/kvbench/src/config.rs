@@ -28,6 +28,8 @@ pub struct RunSettings {
     pub clients: u32,
     pub pipeline: u32,
     pub threads: u32,
+    /// Why `threads` is what it is, when kvbench chose it.
+    pub threads_reason: Option<String>,
     pub warmup: Duration,
     pub window: Window,
     pub seed: u64,
@@ -329,6 +331,13 @@ pub fn settings(
     }
     let tls = target.as_ref().is_some_and(|t| t.access.is_tls());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let (threads, threads_reason) = match b.threads {
+        Some(t) => (t, None),
+        None => {
+            let (t, why) = default_threads(cores, target.as_ref(), client_cpus.as_ref());
+            (t, Some(why))
+        }
+    };
     Ok(RunSettings {
         netns,
         server_cpus,
@@ -348,7 +357,8 @@ pub fn settings(
         warnings: Vec::new(),
         clients,
         pipeline: b.pipeline,
-        threads: b.threads.unwrap_or(cores),
+        threads,
+        threads_reason,
         warmup: b.warmup,
         window,
         seed: seed.0,
@@ -436,4 +446,65 @@ pub fn memcached_memory_mb(records: u64, value_bytes: u64, key_bytes: u64) -> u6
     let per_item = (value_bytes + key_bytes + 64) as f64 * 1.3;
     let mb = (records as f64 * per_item / (1024.0 * 1024.0)).ceil() as u64 + 64;
     mb.max(64)
+}
+
+/// `--threads` when not given, from `bench/threads/run` (docs/performance.md,
+/// "Worker threads"): on 2 cores one thread beat two and four both in
+/// throughput and in client CPU per operation, for a server kvbench started
+/// and for a target on the same machine alike, because a second worker only
+/// takes a core from the server. So: one per core kvbench may use when the
+/// server is elsewhere, half of them when it shares this machine's cores
+/// (a server kvbench starts, or a target on loopback), and never more than
+/// the CPUs of `--client-cpus`.
+pub fn default_threads(
+    cores: u32,
+    target: Option<&Target>,
+    client_cpus: Option<&CpuList>,
+) -> (u32, String) {
+    let (usable, on) = match client_cpus {
+        Some(list) => (list.0.len().max(1) as u32, "the CPUs of --client-cpus"),
+        None => (cores.max(1), "the cores kvbench may use"),
+    };
+    if shares_machine(target) {
+        let t = (usable / 2).max(1);
+        (
+            t,
+            format!("default: the server shares this machine's cores, so half of {on} ({usable}), at least 1 (bench/threads/run)"),
+        )
+    } else {
+        (
+            usable,
+            format!("default: the server is on another host, so one per core of {on} ({usable})"),
+        )
+    }
+}
+
+/// Whether the server shares this machine: none given (kvbench starts it),
+/// or a target whose every address is loopback.
+fn shares_machine(target: Option<&Target>) -> bool {
+    match target {
+        None => true,
+        Some(t) => t.addrs.iter().all(|a| a.ip().is_loopback()),
+    }
+}
+
+#[cfg(test)]
+mod thread_tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn a_server_on_this_machine_gets_half_the_cores_and_at_least_one() {
+        for (cores, want) in [(1, 1), (2, 1), (3, 1), (8, 4)] {
+            let (t, why) = default_threads(cores, None, None);
+            assert_eq!(t, want, "{cores} cores");
+            assert!(why.contains("shares this machine"), "{why}");
+        }
+        let one = CpuList(BTreeSet::from([1]));
+        assert_eq!(default_threads(8, None, Some(&one)).0, 1);
+        let four = CpuList(BTreeSet::from([0, 1, 2, 3]));
+        let (t, why) = default_threads(8, None, Some(&four));
+        assert_eq!(t, 2);
+        assert!(why.contains("--client-cpus"), "{why}");
+    }
 }

@@ -170,6 +170,7 @@ fn new_record(s: &RunSettings) -> RunRecord {
             client_cpus: s.client_cpus.as_ref().map(CpuList::to_string),
             reload: None,
             server_args: s.server_args.clone(),
+            threads_reason: s.threads_reason.clone(),
         },
         environment,
         load: None,

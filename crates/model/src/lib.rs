@@ -265,6 +265,10 @@ pub struct RunConfig {
     /// started (what they set is also in `server_settings`, reason "user").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_args: Vec<String>,
+    /// Why `threads` has its value when kvbench chose it (absent when
+    /// `--threads` was given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_reason: Option<String>,
 }
 
 /// How the links of a run's private network were shaped (`--netns`).

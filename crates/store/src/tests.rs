@@ -112,6 +112,7 @@ fn full_record() -> RunRecord {
             client_cpus: Some("1-3".into()),
             reload: Some("per-workload".into()),
             server_args: vec!["--hz".into(), "20".into()],
+            threads_reason: Some("default: test".into()),
             workload_properties: vec![
                 ("recordcount".into(), "123457".into()),
                 ("requestdistribution".into(), "zipfian".into()),
