@@ -81,10 +81,16 @@ fn mine(path: &Path) -> bool {
 /// SIGKILLs every process of this user whose working directory is `dir`
 /// (kvbench starts each server inside its directory).
 fn kill_inside(dir: &Path) {
+    use std::os::unix::fs::MetadataExt;
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return;
     };
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
     for p in procs.flatten() {
+        if !std::fs::metadata(p.path()).is_ok_and(|m| m.uid() == uid) {
+            continue;
+        }
         let Some(pid) = p.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
             continue;
         };
