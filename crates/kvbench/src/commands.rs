@@ -1,13 +1,13 @@
 //! The subcommands. Each validates everything it can before starting any
 //! server, so bad input costs nothing and stores nothing.
 
-use crate::args::{BenchArgs, Command, CompareArgs, RunArgs, RunsArgs, ShowArgs, WorkloadsArgs};
+use crate::args::{Command, CompareArgs, RunArgs, RunsArgs, ShowArgs, WorkloadsArgs};
 use crate::config;
 use crate::exit::{UsageError, Verdict};
 use crate::live::Live;
 use crate::orchestrate::run_cell;
 use anyhow::Result;
-use kvbench_model::{RunRecord, RunStatus, SystemKind};
+use kvbench_model::{RunRecord, RunStatus};
 use kvbench_store::{RunFilter, Store};
 use std::io::Write;
 use std::path::Path;
@@ -75,15 +75,6 @@ pub(crate) fn open_existing_store(path: &Path) -> Result<Store> {
     open_store(path)
 }
 
-/// The server binaries must exist before anything starts.
-fn check_binaries(systems: &[SystemKind], b: &BenchArgs) -> Result<()> {
-    for &s in systems {
-        kvbench_servers::find_binary(s, b.server_binary.as_deref())
-            .map_err(|e| UsageError(e.to_string()))?;
-    }
-    Ok(())
-}
-
 /// One line on stderr for a cell that failed; the sweep goes on.
 pub(crate) fn warn_if_failed(live: &Live, rec: &RunRecord) {
     if rec.status != RunStatus::Failed {
@@ -120,16 +111,12 @@ pub(crate) fn verdict_of(rec: &RunRecord, stop: &AtomicBool) -> Verdict {
 
 fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     let s = config::run_settings(&a)?;
-    let system = s.system;
     for w in &s.warnings {
         eprintln!("warning: {w}");
     }
     let mut store = open_store(&a.bench.db)?;
     let metrics = Live::listen(a.bench.metrics_listen.as_deref())?;
-    match &s.target {
-        Some(t) => crate::orchestrate::preflight(t, &s)?,
-        None => check_binaries(&[system], &a.bench)?,
-    }
+    crate::orchestrate::ready(&s)?;
     let live = Live::new(a.bench.quiet, metrics);
     let rec = run_cell(&s, &mut store, &live, stop, None, None)?;
     live.finish();

@@ -69,12 +69,11 @@ pub fn run_cell(
         cleanup(s, t, &written.into_inner(), &mut rec, live);
     }
     rec.finished_at = now_rfc3339();
-    let (outcome, kept) = match outcome {
-        Ok(k) => (Ok(()), k),
-        Err(e) => (Err(e), None),
-    };
-    match outcome {
-        Ok(()) => judge(s, &mut rec),
+    let kept = match outcome {
+        Ok(kept) => {
+            judge(s, &mut rec);
+            kept
+        }
         Err(e) => {
             rec.status = RunStatus::Failed;
             let interrupted = e
@@ -85,8 +84,9 @@ pub fn run_cell(
             } else {
                 format!("{e:#}")
             });
+            None
         }
-    }
+    };
     let id = match cell {
         Some(c) => store.save_cell_run(&rec, c),
         None => store.save_run(&rec),
@@ -624,6 +624,20 @@ fn remote(t: &Target, s: &RunSettings) -> Result<RemoteServer> {
         nodes,
         t.access.clone(),
     )?)
+}
+
+/// Before anything starts: the target answers and may be written
+/// ([`preflight`]), or the server binary kvbench would start exists.
+///
+/// # Errors
+/// [`UsageError`] naming the target or the binary.
+pub fn ready(s: &RunSettings) -> Result<(), UsageError> {
+    match &s.target {
+        Some(t) => preflight(t, s),
+        None => kvbench_servers::find_binary(s.system, s.server_binary.as_deref())
+            .map(drop)
+            .map_err(|e| UsageError(e.to_string())),
+    }
 }
 
 /// Checks a target before any cell runs: it answers as the system, with

@@ -405,21 +405,26 @@ fn workload(w: &WorkloadEntry, src: &Source) -> Result<(Flags, String), UsageErr
 /// Resolves one cell's flags as `kvbench run` would; an error points at the
 /// key whose flag it names, else at `fallback`.
 fn resolve(flags: &Flags, src: &Source, fallback: Range<usize>) -> Result<RunSettings, UsageError> {
+    run_settings(flags.argv()).map_err(|e| match flags.named_in(&e.0) {
+        Some(f) if !f.span.is_empty() => src.error(f.span.clone(), f.key, &e.0),
+        _ => src.error(fallback.clone(), "", &e.0),
+    })
+}
+
+/// The settings `kvbench run ARGS` resolves to, by the same parser and code
+/// as `run` itself; an error is clap's or run's first line.
+pub(super) fn run_settings(args: Vec<String>) -> Result<RunSettings, UsageError> {
     let mut argv = vec!["kvbench".to_string(), "run".to_string()];
-    argv.extend(flags.argv());
-    let at = |message: &str| match flags.named_in(message) {
-        Some(f) if !f.span.is_empty() => src.error(f.span.clone(), f.key, message),
-        _ => src.error(fallback.clone(), "", message),
-    };
+    argv.extend(args);
     let cli = Cli::try_parse_from(&argv).map_err(|e| {
         let text = e.to_string();
         let first = text.lines().next().unwrap_or_default();
-        at(first.trim_start_matches("error: "))
+        UsageError(first.trim_start_matches("error: ").to_string())
     })?;
     let Command::Run(run) = cli.command else {
-        return Err(at("internal: a cell is not a `run` command"));
+        return Err(UsageError("internal: a cell is not a `run` command".into()));
     };
-    config::run_settings(&run).map_err(|e| at(&e.0))
+    config::run_settings(&run)
 }
 
 /// A hash of what makes the cell's measurement what it is: the recorded

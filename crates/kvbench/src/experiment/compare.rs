@@ -12,11 +12,10 @@
 //! the next.
 
 use super::cells::{self, Cell, Experiment};
-use crate::args::{Cli, Command, CompareArgs};
+use crate::args::CompareArgs;
 use crate::config::{self, RunSettings};
 use crate::exit::UsageError;
 use crate::reuse::Reload;
-use clap::Parser;
 use kvbench_model::TopologyKind;
 use sha2::{Digest, Sha256};
 
@@ -68,7 +67,7 @@ pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageE
                     if let Some(s) = seed {
                         args.extend(["--seed".to_string(), s.to_string()]);
                     }
-                    let settings = resolve(&args)?;
+                    let settings = cells::run_settings(args.clone())?;
                     out.push(Cell {
                         index: out.len() as u32,
                         iteration: 1,
@@ -146,25 +145,6 @@ fn shared_flags(argv: &[String]) -> Vec<String> {
         }
     }
     out
-}
-
-fn resolve(args: &[String]) -> Result<RunSettings, UsageError> {
-    let mut argv = vec!["kvbench".to_string(), "run".to_string()];
-    argv.extend(args.iter().cloned());
-    let cli = Cli::try_parse_from(&argv).map_err(|e| {
-        let text = e.to_string();
-        UsageError(
-            text.lines()
-                .next()
-                .unwrap_or_default()
-                .trim_start_matches("error: ")
-                .to_string(),
-        )
-    })?;
-    let Command::Run(run) = cli.command else {
-        return Err(UsageError("internal: a cell is not a `run` command".into()));
-    };
-    config::run_settings(&run)
 }
 
 /// `compare-` and a hash of the cells' keys: the same comparison (systems,

@@ -165,16 +165,12 @@ fn preflight(todo: &[&Planned<'_>]) -> Result<(), UsageError> {
     let mut seen = HashSet::new();
     for p in todo {
         let s = &p.cell.settings;
-        match &s.target {
-            Some(t) => {
-                if seen.insert(t.redacted()) {
-                    crate::orchestrate::preflight(t, s)?;
-                }
-            }
-            None => {
-                kvbench_servers::find_binary(s.system, s.server_binary.as_deref())
-                    .map_err(|e| UsageError(e.to_string()))?;
-            }
+        let new_target = match &s.target {
+            Some(t) => seen.insert(t.redacted()),
+            None => true,
+        };
+        if new_target {
+            crate::orchestrate::ready(s)?;
         }
     }
     Ok(())

@@ -154,13 +154,7 @@ pub fn findmax(a: FindmaxArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     }
     let mut store = open_store(&run.bench.db)?;
     let metrics = Live::listen(run.bench.metrics_listen.as_deref())?;
-    match &base.target {
-        Some(t) => crate::orchestrate::preflight(t, &base)?,
-        None => {
-            kvbench_servers::find_binary(base.system, base.server_binary.as_deref())
-                .map_err(|e| UsageError(e.to_string()))?;
-        }
-    }
+    crate::orchestrate::ready(&base)?;
     let name = a.name.clone().unwrap_or_else(|| {
         format!(
             "findmax {} {} {} p{}<={}us",
