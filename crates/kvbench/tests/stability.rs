@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 
 /// `kvbench run` on a private Redis for `secs` seconds; `during` gets the
 /// server's pid once it runs. Returns the JSON record.
-fn run(secs: u32, during: impl FnOnce(u32)) -> serde_json::Value {
+fn run(secs: u32, extra: &[&str], during: impl FnOnce(u32)) -> serde_json::Value {
     let sb = Sandbox::new();
     let duration = format!("{secs}s");
-    let child = sb.spawn(&[
+    let mut args = vec![
         "run",
         "--system",
         "redis",
@@ -33,7 +33,9 @@ fn run(secs: u32, during: impl FnOnce(u32)) -> serde_json::Value {
         "1",
         "--quiet",
         "--json",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let child = sb.spawn(&args);
     let server = wait_for_children(child.id(), 1, |_| true)[0];
     during(server);
     let out = child.wait_with_output().expect("kvbench ends");
@@ -53,7 +55,7 @@ fn signal(pid: u32, sig: i32) {
 #[test]
 fn a_server_paused_in_stretches_marks_the_run_unstable_with_both_levels() {
     let _quiet = timing_sensitive();
-    let rec = run(16, |server| {
+    let rec = run(16, &[], |server| {
         // Past the load and the warm-up, then 4 s of stop/continue cycles
         // (90 ms stopped in every 100 ms) and 4 s untouched, twice. Stretches
         // of several seconds keep most seconds wholly in one state whatever
@@ -87,7 +89,7 @@ fn a_server_paused_in_stretches_marks_the_run_unstable_with_both_levels() {
     assert_eq!(rec["status"], "invalid", "{marks} {per_second:?}");
     assert!(
         marks.contains("unstable: per-second throughput held two levels"),
-        "{marks}"
+        "{marks} {per_second:?}"
     );
     // Both levels are named, the lower well under the higher.
     let m = rec["marks"]
@@ -112,10 +114,12 @@ fn a_steady_run_is_not_marked_unstable() {
     let _quiet = timing_sensitive();
     // The machine is shared (other tests, other work): a run that another
     // process slows half-way is rightly marked, so the claim is that an
-    // undisturbed run is not, and one of three tries must be undisturbed.
+    // undisturbed run is not, and one of five tries must be undisturbed
+    // (on this VM about one 6-s run in four has a real dip of seconds).
+    // Server and client on their own CPUs, as docs/metrics.md advises.
     let mut seen = Vec::new();
-    for _ in 0..3 {
-        let rec = run(6, |_| {});
+    for _ in 0..5 {
+        let rec = run(6, &["--server-cpus", "0", "--client-cpus", "1"], |_| {});
         let marks = rec["marks"].to_string();
         if !marks.contains("unstable") {
             return;
