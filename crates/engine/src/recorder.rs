@@ -12,11 +12,13 @@
 
 use crate::driver::Outcome;
 use crate::series::SeriesRecorder;
-use base64::Engine as _;
-use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
-use kvbench_model::{LatencySummary, OpKind, OpResult, PhaseResult};
+use kvbench_model::{OpKind, OpResult, PhaseResult};
 use std::time::Instant;
+
+// The stored form of histograms is shared with the report, which reads
+// them back without the engine.
+pub use kvbench_stats::hist::{decode_histogram, encode_histogram, merge_encoded, summarize};
 
 /// Highest latency the histograms track, in nanoseconds (60 s).
 pub const MAX_LATENCY_NS: u64 = 60_000_000_000;
@@ -454,67 +456,6 @@ impl Recorder {
             nodes: Vec::new(),
         }
     }
-}
-
-/// Percentiles of a nanosecond histogram, in microseconds.
-pub fn summarize(h: &Histogram<u64>) -> LatencySummary {
-    if h.is_empty() {
-        return LatencySummary::default();
-    }
-    let us = |ns: u64| ns as f64 / 1000.0;
-    LatencySummary {
-        count: h.len(),
-        min_us: us(h.min()),
-        mean_us: h.mean() / 1000.0,
-        p50_us: us(h.value_at_quantile(0.50)),
-        p95_us: us(h.value_at_quantile(0.95)),
-        p99_us: us(h.value_at_quantile(0.99)),
-        p999_us: us(h.value_at_quantile(0.999)),
-        max_us: us(h.max()),
-    }
-}
-
-/// HdrHistogram V2 (uncompressed) bytes, base64: readable by every
-/// HdrHistogram implementation, so stored runs can be re-analysed elsewhere.
-pub fn encode_histogram(h: &Histogram<u64>) -> String {
-    let mut bytes = Vec::new();
-    // Serialising into a Vec cannot fail for a valid histogram.
-    let _ = V2Serializer::new().serialize(h, &mut bytes);
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-/// Inverse of [`encode_histogram`].
-///
-/// # Errors
-/// A message when the text is not base64 or not a V2 histogram.
-pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .map_err(|e| format!("histogram is not base64: {e}"))?;
-    hdrhistogram::serialization::Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .map_err(|e| format!("histogram is not HdrHistogram V2: {e:?}"))
-}
-
-/// The sum of stored histograms (as [`encode_histogram`] writes them):
-/// percentiles over every value of all of them. `None` for none.
-///
-/// # Errors
-/// A message when one cannot be decoded or added.
-pub fn merge_encoded<'a>(
-    texts: impl IntoIterator<Item = &'a str>,
-) -> Result<Option<Histogram<u64>>, String> {
-    let mut merged: Option<Histogram<u64>> = None;
-    for text in texts {
-        let h = decode_histogram(text)?;
-        match &mut merged {
-            None => merged = Some(h),
-            Some(m) => m
-                .add(&h)
-                .map_err(|e| format!("cannot add histograms: {e:?}"))?,
-        }
-    }
-    Ok(merged)
 }
 
 #[cfg(test)]

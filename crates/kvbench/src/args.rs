@@ -20,6 +20,7 @@ Examples:
   kvbench runs --label baseline
   kvbench diff 3 7
   kvbench delete --label scratch --yes
+  kvbench report --experiment client-sweep --out reports/sweep
 
 Exit codes:
   0  success
@@ -179,6 +180,52 @@ pub enum Command {
         "the objective, 130 interrupted."
     ))]
     Findmax(FindmaxArgs),
+    /// Write an HTML report (figures as inline SVG, plus SVG/PNG files and Markdown) of stored runs.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench report --out reports/latest\n",
+        "  kvbench report --experiment client-sweep --out reports/sweep\n",
+        "  kvbench report --experiment client-sweep --file experiments/client-sweep.toml --out reports/sweep\n",
+        "  kvbench report --runs 3,5-9 --out reports/some --json\n",
+        "\nWrites DIR/index.html (self-contained: no script, nothing fetched, printable),\n",
+        "DIR/report.md (figures as PNG links), DIR/figures/*.svg and *.png. Each file is\n",
+        "written whole and renamed into place; files of an older report in DIR that this\n",
+        "one does not draw are left as they were. Without a selection: --last.\n",
+        "docs/reports.md explains every figure and the takeaways' rules.\n",
+        "Exit codes: 0 ok, 1 unreadable stored data, 2 bad input (no such experiment or\n",
+        "run, no run to report, an --out that cannot be written)."
+    ))]
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("selection").args(["experiment", "runs", "last"])))]
+pub struct ReportArgs {
+    /// The runs of an experiment's newest pass that did not fail.
+    #[arg(long, value_name = "NAME")]
+    pub experiment: Option<String>,
+    /// Runs by id and range, comma-separated (3,5-9).
+    #[arg(long, value_name = "IDS")]
+    pub runs: Option<String>,
+    /// The newest run's experiment pass, or that run alone when no
+    /// experiment made it [default when nothing else is selected].
+    #[arg(long)]
+    pub last: bool,
+    /// The experiment file, shown in the reproducibility section.
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Directory for the report (created when missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// The page's heading [default: the experiment's name, or "kvbench report"].
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Print what was written as JSON (paths, figures, takeaways).
+    #[arg(long)]
+    pub json: bool,
+    /// SQLite database that keeps every run.
+    #[arg(long, default_value = "kvbench.db")]
+    pub db: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -207,7 +254,10 @@ pub enum ExperimentCommand {
         "  kvbench experiment run experiments/client-sweep.toml --restart --json\n",
         "  kvbench experiment run experiments/client-sweep.toml --label paper=A\n",
         "  kvbench experiment run experiments/client-sweep.toml --metrics-listen 127.0.0.1:9464\n",
-        "\nCtrl-C stops after the current cell (stored as failed, run again next time);\n",
+        "  kvbench experiment run experiments/client-sweep.toml --report-dir /tmp/sweep-report\n",
+        "\nAt the end it writes the HTML report of the pass (see `kvbench report`) to\n",
+        "reports/NAME/ unless --no-report.\n",
+        "Ctrl-C stops after the current cell (stored as failed, run again next time);\n",
         "every finished cell stays stored, and the next start runs only the rest.\n",
         "Exit codes: 0 all ok, 1 some run failed, 2 bad file or input,\n",
         "3 some run invalid, 130 interrupted."
@@ -264,6 +314,13 @@ pub struct ExperimentRunArgs {
     /// Store this label with every run this adds (repeatable); see `kvbench label`.
     #[arg(long = "label", value_name = "KEY[=VALUE]")]
     pub labels: Vec<String>,
+    /// Directory of the HTML report written at the end [default: reports/NAME,
+    /// NAME being the experiment's].
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+    /// Write no report at the end.
+    #[arg(long, conflicts_with = "report_dir")]
+    pub no_report: bool,
 }
 
 /// Dataset, load model and output settings shared by `run` and `compare`.

@@ -34,6 +34,7 @@ pub fn dispatch(command: Command, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         Command::Diff(a) => crate::diff::diff(a),
         Command::Experiment(a) => crate::experiment::dispatch(a, stop),
         Command::Findmax(a) => crate::findmax::findmax(a, stop),
+        Command::Report(a) => crate::report::report(a),
     }
 }
 

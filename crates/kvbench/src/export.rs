@@ -75,6 +75,20 @@ pub fn export(a: ExportArgs) -> Result<Verdict> {
 /// `--experiment NAME`: the runs of its newest pass that did not fail, one
 /// per cell and iteration, in plan order (what `experiment summary` uses).
 fn experiment_runs(store: &Store, name: &str, db: &Path) -> Result<Vec<i64>> {
+    Ok(experiment_pass(store, name, db)?
+        .into_iter()
+        .map(|c| c.run_id)
+        .collect())
+}
+
+/// The finished cells of the newest pass of experiment `name`, in plan
+/// order; a usage error naming the experiment and database when none is
+/// stored.
+pub(crate) fn experiment_pass(
+    store: &Store,
+    name: &str,
+    db: &Path,
+) -> Result<Vec<kvbench_store::FinishedCell>> {
     let Some(generation) = store.experiment_generation(name)? else {
         return Err(UsageError(format!(
             "--experiment '{name}': no run of such an experiment in {}",
@@ -82,11 +96,7 @@ fn experiment_runs(store: &Store, name: &str, db: &Path) -> Result<Vec<i64>> {
         ))
         .into());
     };
-    Ok(store
-        .finished_cells(name, generation)?
-        .into_iter()
-        .map(|c| c.run_id)
-        .collect())
+    Ok(store.finished_cells(name, generation)?)
 }
 
 /// The selection `--runs` names; every stored run without it.

@@ -23,6 +23,7 @@ mod manage;
 mod metrics;
 mod orchestrate;
 mod progress;
+mod report;
 mod reuse;
 mod target;
 

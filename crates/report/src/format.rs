@@ -118,3 +118,64 @@ mod tests {
         assert_eq!(mib(1024 * 1024 * 3 / 2), "1.5");
     }
 }
+
+/// A value as an axis tick or a note writes it: `8`, `1,500`, `25k`,
+/// `1.2M`; on the spectrum's nines axis the percentile (`99.9`).
+pub fn axis_value(v: f64, ticks: crate::figure::Ticks) -> String {
+    use crate::figure::Ticks;
+    match ticks {
+        Ticks::Nines => {
+            let p = 100.0 * (1.0 - 10f64.powf(-v));
+            let digits = (v - 2.0).ceil().clamp(0.0, 6.0) as usize;
+            format!("{p:.digits$}")
+        }
+        Ticks::Count | Ticks::Category => short(v),
+    }
+}
+
+/// `950`, `1.5k`, `25k`, `1.2M`, `0.25`: short enough for a tick.
+pub fn short(v: f64) -> String {
+    let a = v.abs();
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if a >= 1e9 {
+        format!("{}G", trim(format!("{:.1}", v / 1e9)))
+    } else if a >= 1e6 {
+        format!("{}M", trim(format!("{:.1}", v / 1e6)))
+    } else if a >= 1e4 {
+        format!("{}k", trim(format!("{:.0}", v / 1e3)))
+    } else if a >= 1e3 {
+        format!("{}k", trim(format!("{:.1}", v / 1e3)))
+    } else if a >= 10.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        trim(format!("{v:.1}"))
+    } else {
+        trim(format!("{v:.2}"))
+    }
+}
+
+#[cfg(test)]
+mod axis_tests {
+    use super::*;
+    use crate::figure::Ticks;
+
+    #[test]
+    fn ticks_are_short_and_nines_read_as_percentiles() {
+        assert_eq!(short(8.0), "8");
+        assert_eq!(short(1500.0), "1.5k");
+        assert_eq!(short(25_000.0), "25k");
+        assert_eq!(short(1_200_000.0), "1.2M");
+        assert_eq!(short(0.25), "0.25");
+        assert_eq!(axis_value(0.0, Ticks::Nines), "0");
+        assert_eq!(axis_value(1.0, Ticks::Nines), "90");
+        assert_eq!(axis_value(2.0, Ticks::Nines), "99");
+        assert_eq!(axis_value(3.0, Ticks::Nines), "99.9");
+        assert_eq!(axis_value(5.0, Ticks::Nines), "99.999");
+    }
+}

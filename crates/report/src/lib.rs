@@ -1,14 +1,26 @@
-//! Renders stored runs for people: plain-text tables for the terminal and
-//! Markdown reports for files. Every renderer is a pure function from
+//! Renders stored runs for people: plain-text tables for the terminal,
+//! Markdown reports for files, and the HTML report with its figures
+//! (`cells` → `figures` → `plot`, with `takeaways` and `repro`, put
+//! together by `page`). Every renderer is a pure function from
 //! records to a `String`; nothing here talks to a server or runs anything,
 //! so re-rendering never re-measures. What differs between two runs is
 //! computed as plain data first (`diff`, `fields`), so that it prints as a
 //! table or as JSON alike.
 #![deny(missing_docs)]
 
+pub mod cells;
 pub mod diff;
 pub mod fields;
+pub mod figure;
+pub mod figures;
 pub mod format;
 pub mod markdown;
+pub mod page;
+pub mod plot;
+pub mod repro;
 pub mod table;
+pub mod takeaways;
 pub mod text;
+
+#[cfg(test)]
+mod tests;

@@ -8,8 +8,8 @@
 //! form are below, apart from the arithmetic.
 
 use super::plan::Planned;
-use kvbench_engine::recorder::{merge_encoded, summarize};
-use kvbench_model::{LatencySummary, OpKind, OpResult, RunRecord, RunStatus};
+use kvbench_model::{LatencySummary, OpKind, RunRecord, RunStatus};
+use kvbench_report::cells::Source;
 use kvbench_stats::Summary;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -28,20 +28,21 @@ pub struct Spread {
     pub cv: f64,
 }
 
-impl Spread {
-    fn of(values: &[f64]) -> Option<Spread> {
-        let s = Summary::of(values)?;
+impl From<Summary> for Spread {
+    fn from(s: Summary) -> Spread {
         let (lo, hi) = s.interval().unzip();
-        Some(Spread {
+        Spread {
             n: s.n,
             mean: s.mean,
             sd: s.sd,
             ci95_low: lo,
             ci95_high: hi,
             cv: s.cv(),
-        })
+        }
     }
+}
 
+impl Spread {
     /// Half the interval's width, when there is one.
     pub fn half_width(&self) -> Option<f64> {
         self.ci95_high.map(|h| h - self.mean)
@@ -117,40 +118,25 @@ fn cell(
     p: &Planned<'_>,
     records: &[RunRecord],
 ) -> anyhow::Result<Option<CellIterations>> {
-    let runs: Vec<&RunRecord> = records
+    // The report's grouping does the arithmetic, so `experiment summary`
+    // and the HTML report cannot disagree.
+    let sources: Vec<Source> = records
         .iter()
-        .filter(|r| r.status != RunStatus::Failed && r.run.is_some())
+        .map(|r| Source {
+            record: r.clone(),
+            cell_key: Some(p.cell.key.clone()),
+            cell_index: Some(index),
+        })
         .collect();
-    let phases: Vec<_> = runs.iter().filter_map(|r| r.run.as_ref()).collect();
-    let Some(throughput) = Spread::of(&phases.iter().map(|r| r.throughput).collect::<Vec<_>>())
+    let Some(c) = kvbench_report::cells::group(&sources)
+        .map_err(anyhow::Error::msg)?
+        .into_iter()
+        .next()
     else {
         return Ok(None);
     };
-    let mut kinds: Vec<OpKind> = phases
-        .iter()
-        .flat_map(|r| r.ops.iter().map(|o| o.op))
-        .collect();
-    kinds.sort_by_key(|k| *k as u8);
-    kinds.dedup();
-    let mut ops = Vec::new();
-    for op in kinds {
-        let results: Vec<_> = phases
-            .iter()
-            .filter_map(|r| r.ops.iter().find(|o| o.op == op))
-            .collect();
-        // Every iteration's throughput of this kind, 0 where it had none.
-        let tput: Vec<f64> = phases
-            .iter()
-            .map(|r| {
-                r.ops
-                    .iter()
-                    .find(|o| o.op == op)
-                    .map_or(0.0, |o| o.throughput)
-            })
-            .collect();
-        ops.extend(op_iterations(op, &results, &tput)?);
-    }
     let s = &p.cell.settings;
+    let runs: Vec<&RunRecord> = c.runs.iter().map(|&i| &records[i]).collect();
     Ok(Some(CellIterations {
         cell_index: index,
         system: p.cell.system.clone(),
@@ -159,43 +145,25 @@ fn cell(
         clients: s.clients,
         pipeline: s.pipeline,
         rate: s.rate.map(|r| r.ops_per_s),
-        runs: runs.iter().filter_map(|r| r.id).collect(),
-        noisy: throughput.cv > kvbench_stats::summary::NOISY_CV,
-        throughput,
-        ops,
+        runs: c.run_ids.clone(),
+        noisy: c.throughput.noisy(),
+        throughput: Spread::from(c.throughput),
+        ops: c
+            .ops
+            .iter()
+            .map(|o| OpIterations {
+                op: o.op,
+                throughput: Spread::from(o.throughput),
+                p50_us: Spread::from(o.p50_us),
+                p99_us: Spread::from(o.p99_us),
+                merged: o.merged.clone(),
+            })
+            .collect(),
         invalid_runs: runs
             .iter()
             .filter(|r| r.status == RunStatus::Invalid)
             .filter_map(|r| r.id)
             .collect(),
-    }))
-}
-
-/// One operation kind over the iterations that had it (`results`), with
-/// every iteration's throughput of it (`tput`, 0 where it had none).
-fn op_iterations(
-    op: OpKind,
-    results: &[&OpResult],
-    tput: &[f64],
-) -> anyhow::Result<Option<OpIterations>> {
-    let merged =
-        merge_encoded(results.iter().map(|o| o.histogram.as_str())).map_err(anyhow::Error::msg)?;
-    let spread =
-        |f: fn(&OpResult) -> f64| Spread::of(&results.iter().map(|o| f(o)).collect::<Vec<_>>());
-    let (Some(throughput), Some(p50_us), Some(p99_us), Some(m)) = (
-        Spread::of(tput),
-        spread(|o| o.latency.p50_us),
-        spread(|o| o.latency.p99_us),
-        merged,
-    ) else {
-        return Ok(None);
-    };
-    Ok(Some(OpIterations {
-        op,
-        throughput,
-        p50_us,
-        p99_us,
-        merged: summarize(&m),
     }))
 }
 
@@ -253,56 +221,4 @@ pub fn text(cells: &[CellIterations]) -> String {
         kvbench_stats::summary::NOISY_CV * 100.0,
         t.to_text()
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use hdrhistogram::Histogram;
-    use kvbench_engine::recorder::encode_histogram;
-
-    fn result(latencies_ns: &[u64]) -> OpResult {
-        let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("bounds");
-        for &v in latencies_ns {
-            h.record(v).expect("in range");
-        }
-        OpResult {
-            op: OpKind::Read,
-            completed: h.len(),
-            misses: 0,
-            errors: 0,
-            throughput: h.len() as f64,
-            latency: summarize(&h),
-            histogram: encode_histogram(&h),
-            service: None,
-            service_histogram: None,
-            lag: None,
-            lag_histogram: None,
-        }
-    }
-
-    #[test]
-    fn merged_percentiles_are_those_of_every_request_not_averages() {
-        // A fast iteration (100 us) and a slow one (10 ms).
-        let fast = vec![100_000; 100];
-        let slow = vec![10_000_000; 100];
-        let (a, b) = (result(&fast), result(&slow));
-        let it = op_iterations(OpKind::Read, &[&a, &b], &[100.0, 100.0])
-            .expect("decodes")
-            .expect("summarised");
-        assert_eq!(it.merged.count, 200);
-        let all: Vec<u64> = fast.iter().chain(&slow).copied().collect();
-        let direct = result(&all).latency;
-        assert_eq!(it.merged, direct, "as if recorded in one histogram");
-        // The median of all requests is the fast ones' 100 us, not the
-        // mean of the two medians (about 5 ms).
-        assert!(
-            (it.merged.p50_us - 100.0).abs() < 1.0,
-            "{}",
-            it.merged.p50_us
-        );
-        assert!((it.p50_us.mean - 5050.0).abs() < 10.0, "{}", it.p50_us.mean);
-        assert_eq!(it.throughput.n, 2);
-        assert_eq!(it.throughput.sd, 0.0);
-    }
 }

@@ -40,7 +40,30 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         labels: &a.labels,
         metrics_listen: a.metrics_listen.as_deref(),
     };
-    Ok(execute(&exp, &opts, stop)?.0)
+    // The report's place is checked before any cell runs.
+    let report_dir = match (a.no_report, &a.report_dir) {
+        (true, _) => None,
+        (false, Some(d)) => Some(d.clone()),
+        (false, None) => Some(Path::new("reports").join(&exp.name)),
+    };
+    if let Some(d) = &report_dir {
+        crate::report::prepare(d)?;
+    }
+    let (verdict, records) = execute(&exp, &opts, stop)?;
+    if let (Some(dir), false) = (report_dir, records.is_empty()) {
+        let store = open_store(&a.db)?;
+        let file = std::fs::read_to_string(&a.file).ok();
+        let selection = crate::report::Selection::Experiment(exp.name.clone());
+        let w = crate::report::write(&store, &a.db, &selection, &dir, None, file)?;
+        if !a.json {
+            eprintln!(
+                "report ({} figures): {}",
+                w.summary.figures.len(),
+                dir.join("index.html").display()
+            );
+        }
+    }
+    Ok(verdict)
 }
 
 /// Runs the cells of the current pass not stored yet, prints the

@@ -1,0 +1,205 @@
+//! `kvbench report`, and the report `experiment run` writes at its end: reads
+//! the selected runs (with their experiment cells, so iterations are
+//! grouped), has `kvbench_report::page` render them, and writes each file
+//! whole (temporary file, then rename), `index.html` last, so a reader
+//! never opens a page whose figures are not there yet.
+
+use crate::args::ReportArgs;
+use crate::commands::{not_found, open_existing_store};
+use crate::exit::{UsageError, Verdict};
+use anyhow::{Context, Result};
+use kvbench_report::cells::Source;
+use kvbench_report::page::{self, Input, Summary};
+use kvbench_store::{RunFilter, Store};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Which runs a report is of.
+pub enum Selection {
+    /// The newest pass of an experiment.
+    Experiment(String),
+    /// These runs.
+    Ids(Vec<i64>),
+}
+
+pub fn report(a: ReportArgs) -> Result<Verdict> {
+    let store = open_existing_store(&a.db)?;
+    let selection = match (&a.experiment, &a.runs) {
+        (Some(name), _) => Selection::Experiment(name.clone()),
+        (None, Some(text)) => {
+            let ranges = crate::export::parse_ids(text)
+                .map_err(|e| UsageError(format!("--runs '{text}': {e}")))?;
+            let ids = store
+                .select_runs(&kvbench_store::RunSelection::Ids(ranges))
+                .map_err(|e| not_found(e, &a.db))?;
+            Selection::Ids(ids)
+        }
+        (None, None) => last(&store, &a.db)?,
+    };
+    let file = match &a.file {
+        Some(p) => Some(
+            std::fs::read_to_string(p)
+                .map_err(|e| UsageError(format!("--file {}: {e}", p.display())))?,
+        ),
+        None => None,
+    };
+    prepare(&a.out)?;
+    let written = write(&store, &a.db, &selection, &a.out, a.title.clone(), file)?;
+    if a.json {
+        crate::commands::print(&serde_json::to_string_pretty(&serde_json::json!({
+            "out": a.out,
+            "index": a.out.join("index.html"),
+            "files": written.files,
+            "report": written.summary,
+        }))?)?;
+    } else {
+        eprintln!(
+            "wrote the report of {} runs ({} figures): {}",
+            written.summary.runs,
+            written.summary.figures.len(),
+            a.out.join("index.html").display()
+        );
+    }
+    Ok(Verdict::Ok)
+}
+
+/// `--last`: the newest run's experiment pass, or that run alone.
+fn last(store: &Store, db: &Path) -> Result<Selection> {
+    let newest = store
+        .list_runs(&RunFilter {
+            limit: Some(1),
+            ..RunFilter::default()
+        })?
+        .into_iter()
+        .next()
+        .ok_or_else(|| UsageError(format!("no runs stored in {} to report", db.display())))?;
+    Ok(match store.cell_runs(newest.id)? {
+        Some(c) => Selection::Experiment(c.experiment),
+        None => Selection::Ids(vec![newest.id]),
+    })
+}
+
+/// Creates `out` and `out/figures` before anything is measured or read, so
+/// an unwritable place is bad input, not a late failure.
+pub fn prepare(out: &Path) -> Result<()> {
+    std::fs::create_dir_all(out.join("figures")).map_err(|e| {
+        UsageError(format!(
+            "--out {}: cannot create the directory: {e}",
+            out.display()
+        ))
+    })?;
+    Ok(())
+}
+
+/// What [`write`] wrote.
+pub struct Written {
+    pub files: Vec<PathBuf>,
+    pub summary: Summary,
+}
+
+/// Renders the report of `selection` into `out` (which [`prepare`] made).
+///
+/// # Errors
+/// A usage error for an unknown experiment or an empty selection; an error
+/// for unreadable stored data or a file that cannot be written.
+pub fn write(
+    store: &Store,
+    db: &Path,
+    selection: &Selection,
+    out: &Path,
+    title: Option<String>,
+    experiment_file: Option<String>,
+) -> Result<Written> {
+    let (sources, title, commands) = match selection {
+        Selection::Experiment(name) => {
+            let sources = experiment_sources(store, db, name)?;
+            let mut commands = vec![format!(
+                "kvbench report --experiment {name} --db {} --out {}",
+                db.display(),
+                out.display()
+            )];
+            if experiment_file.is_some() {
+                commands.insert(
+                    0,
+                    format!(
+                        "kvbench experiment run FILE --db {} --restart   # FILE holds the experiment file below",
+                        db.display()
+                    ),
+                );
+            }
+            (
+                sources,
+                title.unwrap_or_else(|| format!("kvbench: {name}")),
+                commands,
+            )
+        }
+        Selection::Ids(ids) => {
+            let mut sources = Vec::new();
+            for &id in ids {
+                sources.push(Source {
+                    record: store.get_run(id).map_err(|e| not_found(e, db))?,
+                    cell_key: None,
+                    cell_index: None,
+                });
+            }
+            let list = ids
+                .iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(",");
+            (
+                sources,
+                title.unwrap_or_else(|| "kvbench report".to_string()),
+                vec![
+                    format!("kvbench show ID   # each run's full configuration, to repeat it with kvbench run"),
+                    format!("kvbench report --runs {list} --db {} --out {}", db.display(), out.display()),
+                ],
+            )
+        }
+    };
+    if sources.is_empty() {
+        return Err(UsageError("no run to report: the selection is empty".into()).into());
+    }
+    let input = Input {
+        title,
+        sources,
+        experiment_file,
+        commands,
+        generated_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+    };
+    if !kvbench_report::plot::has_font() {
+        eprintln!("warning: no font found on this machine, so the PNG figures have no text (the SVGs and index.html are fine); scripts/setup installs DejaVu");
+    }
+    let rendered = page::render(&input).map_err(anyhow::Error::msg)?;
+    let mut files = Vec::new();
+    // index.html last: the page appears only once everything it links exists.
+    let mut ordered = rendered.files;
+    ordered.sort_by_key(|(name, _)| name == "index.html");
+    for (name, bytes) in &ordered {
+        let path = out.join(name);
+        crate::atomic::write_atomic(&path, bytes)
+            .with_context(|| format!("writing the report into {}", out.display()))?;
+        files.push(path);
+    }
+    Ok(Written {
+        files,
+        summary: rendered.summary,
+    })
+}
+
+/// The runs of the newest pass of `name` that did not fail, with their
+/// cells (numbered in plan order), one per cell and iteration.
+fn experiment_sources(store: &Store, db: &Path, name: &str) -> Result<Vec<Source>> {
+    let mut index: HashMap<String, u32> = HashMap::new();
+    let mut out = Vec::new();
+    for c in crate::export::experiment_pass(store, name, db)? {
+        let next = index.len() as u32;
+        let i = *index.entry(c.cell_key.clone()).or_insert(next);
+        out.push(Source {
+            record: store.get_run(c.run_id).map_err(|e| not_found(e, db))?,
+            cell_key: Some(c.cell_key),
+            cell_index: Some(i),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,297 @@
+//! Stored runs grouped into cells: the runs that measured the same thing
+//! (an experiment cell's iterations, or runs whose configurations differ in
+//! nothing but the seed), with each metric summarised over them (mean,
+//! standard deviation, Student's-t interval) and latency percentiles taken
+//! from their histograms added together, never from averaged percentiles.
+
+use kvbench_model::{LatencySummary, OpKind, RunRecord, RunStatus};
+use kvbench_stats::hist::{merge_encoded, summarize};
+use kvbench_stats::Summary;
+use std::collections::BTreeMap;
+
+/// A stored run and, when an experiment made it, its cell there.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The run as stored.
+    pub record: RunRecord,
+    /// The experiment cell's key (a hash of its configuration).
+    pub cell_key: Option<String>,
+    /// The cell's place in the experiment's plan.
+    pub cell_index: Option<u32>,
+}
+
+/// The runs of one cell, summarised.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    /// The system it ran as (`redis`): picks the colour.
+    pub system: String,
+    /// The server as measured: `redis 7.0.15 (jemalloc-5.3.0)`, with
+    /// `[--io-threads 4]` when extra server arguments were given.
+    pub label: String,
+    /// `single`, `cluster of 3 masters x 0 replicas`, ...
+    pub topology: String,
+    /// The workload's name.
+    pub workload: String,
+    /// Closed-loop clients.
+    pub clients: u32,
+    /// Requests in flight per connection.
+    pub pipeline: u32,
+    /// Offered rate of an open-loop cell.
+    pub rate: Option<f64>,
+    /// What else the cell held: records, value size, threads. Cells that
+    /// differ here are drawn in separate figures.
+    pub shape: String,
+    /// The runs summarised (did not fail, and measured a run phase), in
+    /// iteration order.
+    pub runs: Vec<usize>,
+    /// Ids of those runs.
+    pub run_ids: Vec<i64>,
+    /// Run-phase throughput over the runs (ops/s).
+    pub throughput: Summary,
+    /// Per operation kind.
+    pub ops: Vec<CellOp>,
+    /// Marks and warnings of its runs, by their first word, and `noisy`
+    /// when iterations spread more than 5%: shown beside its numbers.
+    pub flags: Vec<String>,
+    /// Server memory at each probe stage, mean over the runs (bytes).
+    pub memory: Memory,
+    /// The raw dataset: records x fields x field length (bytes).
+    pub dataset_bytes: u64,
+    /// Server CPU per operation (us), when the server was local.
+    pub server_cpu_us: Option<Summary>,
+    /// kvbench's own CPU per operation (us).
+    pub client_cpu_us: Option<Summary>,
+    /// Order of first appearance (the experiment's plan when there is one).
+    pub order: (u32, usize),
+}
+
+/// One operation kind over a cell's runs.
+#[derive(Debug, Clone)]
+pub struct CellOp {
+    /// Which operation.
+    pub op: OpKind,
+    /// Each run's throughput of this kind.
+    pub throughput: Summary,
+    /// Each run's own p50 and p99, summarised (for interval bars).
+    pub p50_us: Summary,
+    /// See `p50_us`.
+    pub p99_us: Summary,
+    /// Percentiles of every request of every run together.
+    pub merged: LatencySummary,
+    /// The latency spectrum of every request together: (nines, percentile, us).
+    pub spectrum: Vec<(f64, f64, f64)>,
+}
+
+/// Server memory at the probe stages, what the server itself reports and
+/// the process's resident set, summed over nodes.
+#[derive(Debug, Clone, Default)]
+pub struct Memory {
+    /// (stage, server-reported bytes, resident bytes).
+    pub stages: Vec<(String, Option<f64>, Option<f64>)>,
+}
+
+impl Memory {
+    /// Bytes at `stage`, resident set first (what the machine pays), else
+    /// what the server reports.
+    pub fn at(&self, stage: &str) -> Option<f64> {
+        self.stages
+            .iter()
+            .find(|(s, _, _)| s == stage)
+            .and_then(|(_, server, rss)| rss.or(*server))
+    }
+}
+
+/// Points of a spectrum per nine.
+const SPECTRUM_PER_NINE: u32 = 10;
+
+/// Groups `sources` into cells, in the order of their first run (plan order
+/// for an experiment). Failed runs, and runs without a run phase, count in
+/// no cell.
+///
+/// # Errors
+/// When a stored histogram cannot be decoded.
+pub fn group(sources: &[Source]) -> Result<Vec<Cell>, String> {
+    let mut by_key: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    let mut first: BTreeMap<String, (u32, usize)> = BTreeMap::new();
+    for (i, s) in sources.iter().enumerate() {
+        let r = &s.record;
+        if r.status == RunStatus::Failed || r.run.is_none() {
+            continue;
+        }
+        let key = match &s.cell_key {
+            Some(k) => format!("cell {k}"),
+            None => format!("config {}", config_key(r)),
+        };
+        first
+            .entry(key.clone())
+            .or_insert((s.cell_index.unwrap_or(u32::MAX), i));
+        by_key.entry(key).or_default().push(i);
+    }
+    let mut cells = Vec::new();
+    for (key, runs) in by_key {
+        let order = first.get(&key).copied().unwrap_or((u32::MAX, usize::MAX));
+        cells.push(cell(sources, runs, order)?);
+    }
+    cells.sort_by_key(|c| c.order);
+    Ok(cells)
+}
+
+/// The configuration without what differs between iterations of one cell
+/// (the seed and where it came from) or only explains a default.
+fn config_key(r: &RunRecord) -> String {
+    let mut v = serde_json::to_value(&r.config).unwrap_or_default();
+    if let Some(o) = v.as_object_mut() {
+        for k in ["seed", "seed_source", "threads_reason"] {
+            o.remove(k);
+        }
+    }
+    format!(
+        "{v} {}",
+        crate::format::server_label(r.config.system, &r.environment)
+    )
+}
+
+fn cell(sources: &[Source], runs: Vec<usize>, order: (u32, usize)) -> Result<Cell, String> {
+    let recs: Vec<&RunRecord> = runs.iter().map(|&i| &sources[i].record).collect();
+    let r0 = recs[0];
+    let c = &r0.config;
+    let phases: Vec<_> = recs.iter().filter_map(|r| r.run.as_ref()).collect();
+    let throughput = summary(phases.iter().map(|p| p.throughput));
+    let mut kinds: Vec<OpKind> = phases
+        .iter()
+        .flat_map(|p| p.ops.iter().map(|o| o.op))
+        .collect();
+    kinds.sort_by_key(|k| *k as u8);
+    kinds.dedup();
+    let mut ops = Vec::new();
+    for op in kinds {
+        let results: Vec<_> = phases
+            .iter()
+            .filter_map(|p| p.ops.iter().find(|o| o.op == op))
+            .collect();
+        let Some(merged) = merge_encoded(results.iter().map(|o| o.histogram.as_str()))? else {
+            continue;
+        };
+        ops.push(CellOp {
+            op,
+            throughput: summary(phases.iter().map(|p| {
+                p.ops
+                    .iter()
+                    .find(|o| o.op == op)
+                    .map_or(0.0, |o| o.throughput)
+            })),
+            p50_us: summary(results.iter().map(|o| o.latency.p50_us)),
+            p99_us: summary(results.iter().map(|o| o.latency.p99_us)),
+            merged: summarize(&merged),
+            spectrum: kvbench_stats::hist::spectrum(&merged, SPECTRUM_PER_NINE),
+        });
+    }
+    let mut flags: Vec<String> = Vec::new();
+    for r in &recs {
+        for m in r.marks.iter().chain(&r.warnings) {
+            let word = m.split(':').next().unwrap_or("").trim();
+            let f = if !word.is_empty() && !word.contains(' ') {
+                word.to_string()
+            } else {
+                "note".to_string()
+            };
+            if !flags.contains(&f) {
+                flags.push(f);
+            }
+        }
+        if let Some(p) = &r.run {
+            if p.redirects_moved + p.redirects_ask > 0 && !flags.iter().any(|f| f == "redirects") {
+                flags.push("redirects".into());
+            }
+        }
+    }
+    if throughput.n > 1 && throughput.noisy() {
+        flags.push("noisy".into());
+    }
+    let mut label = crate::format::server_label(c.system, &r0.environment);
+    if !c.server_args.is_empty() {
+        label.push_str(&format!(" [{}]", c.server_args.join(" ")));
+    }
+    let topology = match crate::format::topology_label(c) {
+        t if t.is_empty() => "single".to_string(),
+        t => t.trim_start_matches(" | ").to_string(),
+    };
+    let value = c.field_count as u64 * c.field_length as u64;
+    let shape = format!(
+        "{} records x {} B, {} thread{}",
+        crate::format::count(c.records),
+        crate::format::count(value),
+        c.threads,
+        if c.threads == 1 { "" } else { "s" }
+    );
+    Ok(Cell {
+        system: c.system.as_str().to_string(),
+        label,
+        topology,
+        workload: c.workload.clone(),
+        clients: c.clients,
+        pipeline: c.pipeline,
+        rate: c.rate,
+        shape,
+        run_ids: recs.iter().filter_map(|r| r.id).collect(),
+        throughput,
+        ops,
+        flags,
+        memory: memory(&recs),
+        dataset_bytes: c.records.saturating_mul(value),
+        server_cpu_us: opt_summary(
+            recs.iter()
+                .filter_map(|r| r.cpu.as_ref().and_then(|c| c.server_us_per_op)),
+        ),
+        client_cpu_us: opt_summary(
+            recs.iter()
+                .filter_map(|r| r.cpu.as_ref().map(|c| c.client_us_per_op)),
+        ),
+        order,
+        runs,
+    })
+}
+
+fn summary(values: impl Iterator<Item = f64>) -> Summary {
+    let v: Vec<f64> = values.collect();
+    Summary::of(&v).unwrap_or(Summary {
+        n: 0,
+        mean: 0.0,
+        sd: 0.0,
+        ci95: None,
+    })
+}
+
+fn opt_summary(values: impl Iterator<Item = f64>) -> Option<Summary> {
+    let v: Vec<f64> = values.collect();
+    Summary::of(&v)
+}
+
+/// Mean memory per stage over the runs that probed it; a run on a kept
+/// server has no load stages, so a stage is averaged over those that have it.
+fn memory(recs: &[&RunRecord]) -> Memory {
+    let mut stages = Vec::new();
+    for stage in ["before_load", "after_load", "before_run", "after_run"] {
+        let probes: Vec<_> = recs
+            .iter()
+            .filter_map(|r| r.probes.iter().find(|p| p.stage == stage))
+            .collect();
+        if probes.is_empty() {
+            continue;
+        }
+        let mean = |f: &dyn Fn(&kvbench_model::Probe) -> Option<u64>| {
+            let v: Vec<f64> = probes
+                .iter()
+                .filter_map(|p| f(p))
+                .map(|b| b as f64)
+                .collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        };
+        stages.push((
+            stage.to_string(),
+            mean(&|p| p.server_memory_bytes),
+            mean(&|p| p.rss_bytes),
+        ));
+    }
+    Memory { stages }
+}

@@ -1,0 +1,359 @@
+//! The report from constructed runs whose answers are known: who wins
+//! where, which places are ties, and that every figure file is a real
+//! picture with its title, axis labels and units.
+
+use crate::cells::Source;
+use crate::page::{render, Input};
+use crate::takeaways;
+use hdrhistogram::Histogram;
+use kvbench_model::{OpKind, RunRecord};
+
+/// A stored-looking run: `system` at `clients` on `workload`, `throughput`
+/// ops/s, reads whose latencies spread around `median_us`.
+fn run(
+    id: i64,
+    system: &str,
+    workload: &str,
+    clients: u32,
+    throughput: f64,
+    median_us: u64,
+) -> RunRecord {
+    let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("bounds");
+    for i in 0..5_000u64 {
+        h.record(median_us * 1000 / 2 + i * median_us / 5)
+            .expect("in range");
+    }
+    let hist = kvbench_stats::hist::encode_histogram(&h);
+    let lat = kvbench_stats::hist::summarize(&h);
+    let series: Vec<serde_json::Value> = (0..4)
+        .map(|s| {
+            serde_json::json!({"second": s, "op": "read", "completed": throughput as u64,
+                "errors": 0, "p50_us": lat.p50_us, "p99_us": lat.p99_us, "p999_us": lat.p999_us})
+        })
+        .collect();
+    let mb = |x: f64| (x * 1024.0 * 1024.0) as u64;
+    let base = if system == "redis" { 10.0 } else { 5.0 };
+    serde_json::from_value(serde_json::json!({
+        "id": id, "started_at": "2026-11-23T00:00:00Z", "finished_at": "2026-11-23T00:00:05Z",
+        "status": "ok", "failure": null, "marks": [], "warnings": [],
+        "config": {
+            "system": system, "workload": workload, "records": 10000, "operations": 0,
+            "duration_s": 4.0, "field_count": 10, "field_length": 100,
+            "read_proportion": 1.0, "update_proportion": 0.0,
+            "insert_proportion": 0.0, "request_distribution": "uniform",
+            "clients": clients, "pipeline": 1, "threads": 1, "load_clients": 1,
+            "load_pipeline": 1, "warmup_s": 1.0, "seed": id as u64, "seed_source": "user",
+            "server_settings": [{"name": "save", "value": "\"\"", "reason": "no snapshots"}],
+            "server_binary": "/usr/bin/x"
+        },
+        "environment": {
+            "host": "h", "kernel": "6.1", "cpu_model": "cpu", "cores": 2,
+            "memory_bytes": 1u64 << 34, "server_version": "1.0", "server_allocator": null,
+            "kvbench_version": "0.1.0", "git_revision": null
+        },
+        "load": null,
+        "run": {
+            "duration_s": 4.0, "completed": (throughput * 4.0) as u64, "errors": 0,
+            "throughput": throughput,
+            "ops": [{"op": "read", "completed": (throughput * 4.0) as u64, "misses": 0, "errors": 0,
+                     "throughput": throughput, "latency": lat, "histogram": hist}],
+            "error_samples": [], "errors_by_kind": [], "series": series,
+            "offered_rate": null, "redirects_moved": 0, "redirects_ask": 0, "retries": 0, "nodes": []
+        },
+        "probes": [
+            {"stage": "before_load", "rss_bytes": mb(base), "server_memory_bytes": null, "cpu_seconds": null, "items": null, "evictions": null},
+            {"stage": "after_load", "rss_bytes": mb(base + 9.54 * if system == "redis" { 1.445 } else { 1.066 }), "server_memory_bytes": null, "cpu_seconds": null, "items": null, "evictions": null},
+            {"stage": "after_run", "rss_bytes": mb(base + 15.0), "server_memory_bytes": null, "cpu_seconds": null, "items": null, "evictions": null}
+        ],
+        "cpu": {"server_seconds": 1.0, "server_us_per_op": 5.0, "client_seconds": 1.0, "client_us_per_op": 3.0}
+    }))
+    .expect("a record")
+}
+
+/// Iterations of one cell: one run per throughput in `tputs`.
+fn cell(
+    next: &mut i64,
+    system: &str,
+    workload: &str,
+    clients: u32,
+    tputs: &[f64],
+    key: &str,
+) -> Vec<Source> {
+    tputs
+        .iter()
+        .map(|&t| {
+            *next += 1;
+            Source {
+                record: run(
+                    *next,
+                    system,
+                    workload,
+                    clients,
+                    t,
+                    if system == "redis" { 80 } else { 60 },
+                ),
+                cell_key: Some(format!("{key}-{system}-{workload}-{clients}")),
+                cell_index: Some(*next as u32),
+            }
+        })
+        .collect()
+}
+
+/// Two systems, two workloads, two client counts: every kind of verdict.
+fn sources() -> Vec<Source> {
+    let mut n = 0;
+    let mut v = Vec::new();
+    // Iterated: memcached clearly ahead at 1 client, overlapping at 8.
+    v.extend(cell(
+        &mut n,
+        "redis",
+        "iterated",
+        1,
+        &[100_000.0, 102_000.0, 98_000.0],
+        "a",
+    ));
+    v.extend(cell(
+        &mut n,
+        "memcached",
+        "iterated",
+        1,
+        &[150_000.0, 152_000.0, 148_000.0],
+        "a",
+    ));
+    v.extend(cell(
+        &mut n,
+        "redis",
+        "iterated",
+        8,
+        &[100_000.0, 130_000.0, 70_000.0],
+        "a",
+    ));
+    v.extend(cell(
+        &mut n,
+        "memcached",
+        "iterated",
+        8,
+        &[105_000.0, 135_000.0, 75_000.0],
+        "a",
+    ));
+    // Single runs: within 5% is a tie, 20% apart is not.
+    v.extend(cell(&mut n, "redis", "single-runs", 1, &[100_000.0], "b"));
+    v.extend(cell(
+        &mut n,
+        "memcached",
+        "single-runs",
+        1,
+        &[103_000.0],
+        "b",
+    ));
+    v.extend(cell(&mut n, "redis", "single-runs", 8, &[240_000.0], "b"));
+    v.extend(cell(
+        &mut n,
+        "memcached",
+        "single-runs",
+        8,
+        &[200_000.0],
+        "b",
+    ));
+    v
+}
+
+fn verdict<'a>(
+    vs: &'a [takeaways::Verdict],
+    workload: &str,
+    clients: u32,
+) -> &'a takeaways::Verdict {
+    vs.iter()
+        .find(|v| v.workload == workload && v.clients == clients)
+        .expect("a verdict there")
+}
+
+#[test]
+fn the_matrix_names_the_higher_mean_and_calls_indistinguishable_ones_ties() {
+    let cells = crate::cells::group(&sources()).expect("cells");
+    assert_eq!(cells.len(), 8);
+    let vs = takeaways::matrix(&cells);
+    assert_eq!(vs.len(), 4);
+
+    let v = verdict(&vs, "iterated", 1);
+    assert_eq!(v.winner.as_deref(), Some("memcached 1.0"));
+    assert_eq!(v.clients_band, "few");
+    assert!((v.margin - 0.5).abs() < 1e-9, "{}", v.margin);
+
+    let v = verdict(&vs, "iterated", 8);
+    assert_eq!(v.winner, None, "overlapping intervals: {v:?}");
+    assert_eq!(v.clients_band, "many");
+    assert!(v.note.contains("intervals overlap"), "{}", v.note);
+
+    let v = verdict(&vs, "single-runs", 1);
+    assert_eq!(v.winner, None, "3% apart, single runs: {v:?}");
+    let v = verdict(&vs, "single-runs", 8);
+    assert_eq!(v.winner.as_deref(), Some("redis 1.0"));
+    assert!((v.margin - 0.2).abs() < 1e-9);
+
+    let words = takeaways::summary(&vs).join(" ");
+    assert!(
+        words.contains("memcached 1.0 had the highest throughput in 1 of 4 places"),
+        "{words}"
+    );
+    assert!(
+        words.contains("redis 1.0 had the highest throughput in 1 of 4 places"),
+        "{words}"
+    );
+    assert!(words.contains("2 places could not be called"), "{words}");
+}
+
+#[test]
+fn iterations_are_summarised_and_percentiles_come_from_every_request() {
+    let cells = crate::cells::group(&sources()).expect("cells");
+    let c = cells
+        .iter()
+        .find(|c| c.system == "redis" && c.workload == "iterated" && c.clients == 8)
+        .expect("the cell");
+    assert_eq!(c.throughput.n, 3);
+    assert!((c.throughput.mean - 100_000.0).abs() < 1e-6);
+    assert!(c.flags.contains(&"noisy".to_string()), "{:?}", c.flags);
+    let read = &c.ops[0];
+    assert_eq!(read.op, OpKind::Read);
+    assert_eq!(read.merged.count, 15_000);
+    // Memory: what the data costs beyond its raw size, as constructed.
+    let o = takeaways::overhead(c).expect("an overhead");
+    assert!((o - 0.445).abs() < 0.01, "{o}");
+}
+
+#[test]
+fn every_figure_is_a_titled_labelled_picture_in_both_formats() {
+    let input = Input {
+        title: "constructed".into(),
+        sources: sources(),
+        experiment_file: Some("name = \"constructed\"".into()),
+        commands: vec!["kvbench report --experiment constructed --out x".into()],
+        generated_at: "2026-11-23T00:00:00Z".into(),
+    };
+    let r = render(&input).expect("renders");
+    let file = |name: &str| -> &[u8] {
+        &r.files
+            .iter()
+            .find(|(n, _)| n == name)
+            .unwrap_or_else(|| panic!("{name} written"))
+            .1
+    };
+    let figures = crate::figures::build(
+        &crate::cells::group(&input.sources).expect("cells"),
+        &input.sources,
+    );
+    let kinds: Vec<_> = figures.iter().map(|f| f.kind).collect();
+    use crate::figure::FigureKind::*;
+    for k in [Throughput, Latency, Spectrum, TimeSeries, Memory, Cpu] {
+        assert!(kinds.contains(&k), "no {k:?} figure in {kinds:?}");
+    }
+    // Open loop and topologies have no data here, so no figure.
+    assert!(!kinds.contains(&LatencyThroughput) && !kinds.contains(&Topologies));
+    for f in &figures {
+        assert!(!f.title.is_empty());
+        let svg = std::str::from_utf8(file(&format!("figures/{}.svg", f.id))).expect("utf-8");
+        let doc = roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("{}: {e}", f.id));
+        let text: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+        let has = |t: &str| text.iter().any(|x| x.contains(t));
+        assert!(has(&f.title), "{}: no title", f.id);
+        assert!(has(&f.x.label), "{}: no x label", f.id);
+        for p in &f.panels {
+            assert!(has(&p.y.label), "{}: no y label {}", f.id, p.y.label);
+            assert!(
+                p.y.label.contains('(') && p.y.label.ends_with(')'),
+                "{}: y label without a unit: {}",
+                f.id,
+                p.y.label
+            );
+        }
+        let png = file(&format!("figures/{}.png", f.id));
+        let decoder = png::Decoder::new(std::io::Cursor::new(png));
+        let mut reader = decoder.read_info().expect("a PNG");
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).expect("a frame");
+        assert_eq!(info.width, crate::plot::WIDTH, "{}", f.id);
+        assert!(info.height >= 300, "{}", f.id);
+        let px = info.color_type.samples();
+        let mut colours: Vec<&[u8]> = buf[..info.buffer_size()].chunks(px).collect();
+        colours.sort_unstable();
+        colours.dedup();
+        assert!(colours.len() > 20, "{}: {} colours", f.id, colours.len());
+    }
+    let html = std::str::from_utf8(file("index.html")).expect("utf-8");
+    assert_eq!(html.matches("<figure").count(), figures.len());
+    assert!(!html.contains("<script"), "no script");
+    // Nothing to fetch: no source, link, import or url() that leaves the
+    // file (the SVG namespace's URL is a name, not a request).
+    for fetch in [
+        "src=\"http",
+        "href=\"http",
+        "href=\"//",
+        "@import",
+        "url(http",
+        "<link",
+    ] {
+        assert!(!html.contains(fetch), "the page fetches: {fetch}");
+    }
+    assert!(
+        html.contains("memcached 1.0") && html.contains("+50%"),
+        "the matrix"
+    );
+    assert!(
+        html.contains("name = &quot;constructed&quot;"),
+        "the experiment file, escaped"
+    );
+    let md = std::str::from_utf8(file("report.md")).expect("utf-8");
+    assert_eq!(md.matches("](figures/").count(), figures.len());
+    assert!(md.contains("| iterated | single |"), "{md}");
+}
+
+#[test]
+fn merged_percentiles_are_those_of_every_request_not_averages() {
+    // A fast iteration (every read 100 us) and a slow one (10 ms).
+    let point = |ns: u64| {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("bounds");
+        h.record_n(ns, 100).expect("in range");
+        h
+    };
+    let sources: Vec<Source> = [100_000u64, 10_000_000]
+        .iter()
+        .enumerate()
+        .map(|(i, &ns)| {
+            let mut r = run(i as i64 + 1, "redis", "w", 1, 100.0, 100);
+            let h = point(ns);
+            if let Some(p) = r.run.as_mut() {
+                p.ops[0].histogram = kvbench_stats::hist::encode_histogram(&h);
+                p.ops[0].latency = kvbench_stats::hist::summarize(&h);
+            }
+            Source {
+                record: r,
+                cell_key: Some("k".into()),
+                cell_index: Some(0),
+            }
+        })
+        .collect();
+    let cells = crate::cells::group(&sources).expect("cells");
+    assert_eq!(cells.len(), 1);
+    let read = &cells[0].ops[0];
+    assert_eq!(read.merged.count, 200);
+    let mut both = point(100_000);
+    both.add(point(10_000_000)).expect("adds");
+    assert_eq!(
+        read.merged,
+        kvbench_stats::hist::summarize(&both),
+        "as if recorded in one histogram"
+    );
+    // The median of all requests is the fast ones' 100 us, not the mean of
+    // the two medians (about 5 ms), which is what the iterations' own p50s
+    // average to.
+    assert!(
+        (read.merged.p50_us - 100.0).abs() < 1.0,
+        "{}",
+        read.merged.p50_us
+    );
+    assert!(
+        (read.p50_us.mean - 5050.0).abs() < 10.0,
+        "{}",
+        read.p50_us.mean
+    );
+}
