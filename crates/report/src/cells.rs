@@ -295,3 +295,18 @@ fn memory(recs: &[&RunRecord]) -> Memory {
     }
     Memory { stages }
 }
+
+/// The operation with the most completions across `cells`: the one a
+/// table or spectrum of them shows, the same for every row.
+pub fn main_op(cells: &[&Cell]) -> Option<OpKind> {
+    let mut total: BTreeMap<u8, (OpKind, f64)> = BTreeMap::new();
+    for c in cells {
+        for o in &c.ops {
+            total.entry(o.op as u8).or_insert((o.op, 0.0)).1 += o.throughput.mean;
+        }
+    }
+    total
+        .values()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(op, _)| *op)
+}

@@ -129,31 +129,44 @@ pub struct Point {
 }
 
 impl Figure {
-    /// Every flag of every point, once each, in first-seen order, with the
-    /// series and x they were on: what the report lists beside the figure.
+    /// What the flagged points are, one line per series and flag with the
+    /// x values it was on: `valkey 9.1.2: client-bound at clients 4, 8`.
+    /// The report lists these beside the figure.
     pub fn flag_notes(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        for panel in &self.panels {
-            for s in &panel.series {
-                for p in &s.points {
-                    for f in &p.flags {
-                        let at = if self.x.ticks == Ticks::Category {
-                            self.categories
-                                .get(p.x as usize)
-                                .cloned()
-                                .unwrap_or_default()
-                        } else {
-                            crate::format::axis_value(p.x, self.x.ticks)
-                        };
-                        let note = format!("{} at {} {at}: {f}", s.name, self.x.label);
-                        if !out.contains(&note) {
-                            out.push(note);
+        let what = self
+            .x
+            .label
+            .split(" (")
+            .next()
+            .unwrap_or("")
+            .to_lowercase();
+        let mut notes: Vec<(String, String, Vec<String>)> = Vec::new();
+        for s in self.panels.iter().flat_map(|p| &p.series) {
+            for p in &s.points {
+                let at = if self.x.ticks == Ticks::Category {
+                    self.categories
+                        .get(p.x as usize)
+                        .cloned()
+                        .unwrap_or_default()
+                } else {
+                    crate::format::axis_value(p.x, self.x.ticks)
+                };
+                for f in &p.flags {
+                    match notes.iter_mut().find(|(n, g, _)| *n == s.name && g == f) {
+                        Some((_, _, xs)) => {
+                            if !xs.contains(&at) {
+                                xs.push(at.clone());
+                            }
                         }
+                        None => notes.push((s.name.clone(), f.clone(), vec![at.clone()])),
                     }
                 }
             }
         }
-        out
+        notes
+            .into_iter()
+            .map(|(name, flag, xs)| format!("{name}: {flag} at {what} {}", xs.join(", ")))
+            .collect()
     }
 
     /// Points in all panels.

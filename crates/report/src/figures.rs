@@ -3,7 +3,7 @@
 //! against clients need closed-loop cells, latency against throughput needs
 //! open-loop ones, memory needs probes, and so on.
 
-use crate::cells::{Cell, Source};
+use crate::cells::{main_op, Cell, Source};
 use crate::figure::{Axis, Figure, FigureKind, Panel, Point, Series, Ticks};
 use kvbench_model::OpKind;
 use std::collections::BTreeMap;
@@ -291,20 +291,6 @@ fn capital(s: &str) -> String {
         Some(f) => f.to_uppercase().chain(c).collect(),
         None => String::new(),
     }
-}
-
-/// The operation with the most completions across the cells.
-fn main_op(cells: &[&Cell]) -> Option<OpKind> {
-    let mut total: BTreeMap<u8, (OpKind, f64)> = BTreeMap::new();
-    for c in cells {
-        for o in &c.ops {
-            total.entry(o.op as u8).or_insert((o.op, 0.0)).1 += o.throughput.mean;
-        }
-    }
-    total
-        .values()
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(op, _)| *op)
 }
 
 fn spectra(k: &GroupKey, name: &str, cells: &[&Cell]) -> Vec<Figure> {

@@ -335,24 +335,23 @@ fn tables(cells: &[Cell], palette: &Palette) -> Vec<Table> {
                         .then(a.clients.cmp(&b.clients))
                         .then(a.rate.unwrap_or(0.0).total_cmp(&b.rate.unwrap_or(0.0)))
                 });
+                let op = crate::cells::main_op(&v);
                 Table {
                     title: format!(
-                        "{workload}, {topology}, {shape}, pipeline {pipeline}{}",
-                        if open_loop { ", open loop" } else { "" }
+                        "{workload}, {topology}, {shape}, pipeline {pipeline}{}{}",
+                        if open_loop { ", open loop" } else { "" },
+                        op.map_or(String::new(), |o| format!(": {o} latency"))
                     ),
                     open_loop,
-                    rows: v.iter().map(|c| table_row(c, palette)).collect(),
+                    rows: v.iter().map(|c| table_row(c, op, palette)).collect(),
                 }
             },
         )
         .collect()
 }
 
-fn table_row(c: &Cell, palette: &Palette) -> TableRow {
-    let main = c
-        .ops
-        .iter()
-        .max_by(|a, b| a.throughput.mean.total_cmp(&b.throughput.mean));
+fn table_row(c: &Cell, op: Option<kvbench_model::OpKind>, palette: &Palette) -> TableRow {
+    let main = c.ops.iter().find(|o| Some(o.op) == op);
     let t = &c.throughput;
     let throughput = match t.ci95 {
         Some(h) => format!("{} ± {}", format::rate(t.mean), format::rate(h)),

@@ -270,7 +270,7 @@ where
         .y_desc(panel.y.label.as_str())
         .label_style((FONT, 13))
         .axis_desc_style((FONT, 14))
-        .light_line_style(RGBColor(236, 236, 236))
+        .light_line_style(WHITE)
         .bold_line_style(RGBColor(215, 215, 215));
     if x_label {
         mesh.x_desc(fig.x.label.as_str());
