@@ -7,6 +7,7 @@ mod fake_server;
 mod util;
 
 mod bad_input;
+mod browser;
 mod cluster;
 mod connections;
 mod cpus;
