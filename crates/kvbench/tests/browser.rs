@@ -697,7 +697,7 @@ fn page(body: &str) -> (tempfile::TempDir, PathBuf) {
 }
 
 /// Width and height from a PNG's IHDR chunk, after checking the signature.
-fn png_size(png: &[u8]) -> (u32, u32) {
+pub fn png_size(png: &[u8]) -> (u32, u32) {
     assert!(png.len() > 33, "PNG of {} bytes", png.len());
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "PNG signature");
     assert_eq!(&png[12..16], b"IHDR", "first chunk is IHDR");

@@ -22,6 +22,7 @@ mod load;
 mod manage;
 mod netns;
 mod pool;
+mod report;
 mod run_phase;
 mod stability;
 mod systems;

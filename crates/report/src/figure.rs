@@ -133,13 +133,7 @@ impl Figure {
     /// x values it was on: `valkey 9.1.2: client-bound at clients 4, 8`.
     /// The report lists these beside the figure.
     pub fn flag_notes(&self) -> Vec<String> {
-        let what = self
-            .x
-            .label
-            .split(" (")
-            .next()
-            .unwrap_or("")
-            .to_lowercase();
+        let what = self.x.label.split(" (").next().unwrap_or("").to_lowercase();
         let mut notes: Vec<(String, String, Vec<String>)> = Vec::new();
         for s in self.panels.iter().flat_map(|p| &p.series) {
             for p in &s.points {
