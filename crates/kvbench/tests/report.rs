@@ -105,7 +105,7 @@ fn a_small_experiments_report_opens_clean_in_a_browser_with_every_figure() {
     let svgs = figures_are_pictures(&dir);
     // Per workload: throughput, read and update latency, two spectra, CPU;
     // and one memory figure.
-    assert!(svgs >= 2 * 5 + 1, "{svgs} figures");
+    assert!(svgs >= 11, "{svgs} figures");
 
     let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
     assert_eq!(md.matches("](figures/").count(), svgs, "every PNG linked");
