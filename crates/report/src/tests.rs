@@ -357,3 +357,94 @@ fn merged_percentiles_are_those_of_every_request_not_averages() {
         read.p50_us.mean
     );
 }
+
+#[test]
+fn clusters_and_rate_sweeps_get_their_own_figures() {
+    let mut sources = Vec::new();
+    let mut id = 0;
+    for (topology, nodes) in [("single", 1), ("cluster", 3)] {
+        for clients in [1, 8] {
+            for system in ["redis", "valkey"] {
+                id += 1;
+                let mut r = run(
+                    id,
+                    system,
+                    "w",
+                    clients,
+                    50_000.0 * clients as f64 / 4.0,
+                    70,
+                );
+                r.config.topology =
+                    serde_json::from_value(serde_json::json!(topology)).expect("kind");
+                r.config.nodes = nodes;
+                sources.push(Source {
+                    record: r,
+                    cell_key: None,
+                    cell_index: None,
+                });
+            }
+        }
+    }
+    // An open-loop rate sweep: achieved 10k, 20k, 29k at offered 10k, 20k, 40k
+    // (the last overloaded).
+    for (rate, achieved) in [
+        (10_000.0, 10_000.0),
+        (20_000.0, 20_000.0),
+        (40_000.0, 29_000.0),
+    ] {
+        id += 1;
+        let mut r = run(id, "redis", "w", 8, achieved, 50 + achieved as u64 / 100);
+        r.config.rate = Some(rate);
+        if rate > 30_000.0 {
+            r.marks
+                .push("overloaded: achieved 29000 ops/s of the 40000 offered".into());
+        }
+        sources.push(Source {
+            record: r,
+            cell_key: None,
+            cell_index: None,
+        });
+    }
+    let cells = crate::cells::group(&sources).expect("cells");
+    let figures = crate::figures::build(&cells, &sources);
+    use crate::figure::FigureKind;
+    let topo = figures
+        .iter()
+        .find(|f| f.kind == FigureKind::Topologies)
+        .expect("a single-vs-cluster figure");
+    let names: Vec<&str> = topo.panels[0]
+        .series
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert!(
+        names.iter().any(|n| n.ends_with("cluster of 3 masters")),
+        "{names:?}"
+    );
+    assert!(topo.panels[0].series.iter().filter(|s| s.dashed).count() == 2);
+
+    let lt = figures
+        .iter()
+        .find(|f| f.kind == FigureKind::LatencyThroughput)
+        .expect("a latency-throughput figure");
+    let p99 = lt.panels[0]
+        .series
+        .iter()
+        .find(|s| s.name.ends_with("p99"))
+        .expect("p99 line");
+    let xs: Vec<f64> = p99.points.iter().map(|p| p.x).collect();
+    assert_eq!(
+        xs,
+        vec![10_000.0, 20_000.0, 29_000.0],
+        "at the achieved throughput"
+    );
+    assert_eq!(p99.points[2].flags, vec!["overloaded".to_string()]);
+    assert!(lt.flag_notes().iter().any(|n| n.contains("overloaded")));
+    // Open-loop cells are not in the closed-loop matrix.
+    let vs = takeaways::matrix(&cells);
+    assert!(vs
+        .iter()
+        .all(|v| v.topology == "single" || v.topology.starts_with("cluster")));
+    assert_eq!(vs.len(), 4);
+}
