@@ -1,5 +1,5 @@
 //! Many connections from one process: 10,000 concurrent connections to one
-//! server, with kvbench's peak RSS under 150 MB.
+//! server, with kvbench's own peak RSS (not its server's) under 150 MB.
 
 use crate::util::Sandbox;
 
@@ -34,6 +34,25 @@ fn ten_thousand_connections_fit_in_150_mb() {
         "60s",
     ]);
     let pid = child.id() as libc::pid_t;
+    // kvbench's own peak, apart from its servers: the kernel's high-water
+    // mark of this process (VmHWM), read until the process is gone. wait4's
+    // ru_maxrss would be the largest of kvbench and the children it waited
+    // for (Redis holding 10,000 connections is the larger).
+    let hwm = std::thread::spawn(move || {
+        let mut peak_kb = 0u64;
+        while let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+            let Some(kb) = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            else {
+                break; // a zombie has no memory lines
+            };
+            peak_kb = peak_kb.max(kb);
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        peak_kb
+    });
     // Take the output pipes so the child never blocks on a full pipe, then
     // reap it with wait4 to get its peak RSS.
     let mut stdout = child.stdout.take().expect("stdout");
@@ -62,8 +81,12 @@ fn ten_thousand_connections_fit_in_150_mb() {
     let rec: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
     assert_eq!(rec["run"]["completed"], 20_000, "{}", rec["run"]);
     assert_eq!(rec["run"]["errors"], 0);
-    let peak_mb = usage.ru_maxrss as f64 / 1024.0;
-    eprintln!("10,000 connections: kvbench peak RSS {peak_mb:.1} MB");
+    let peak_mb = hwm.join().expect("VmHWM") as f64 / 1024.0;
+    let with_children_mb = usage.ru_maxrss as f64 / 1024.0;
+    eprintln!(
+        "10,000 connections: kvbench peak RSS {peak_mb:.1} MiB (VmHWM; the largest of it and its servers: {with_children_mb:.1} MiB)"
+    );
+    assert!(peak_mb > 1.0, "VmHWM was read");
     assert!(
         peak_mb <= 150.0,
         "kvbench peak RSS {peak_mb:.0} MB with 10,000 connections"
