@@ -77,7 +77,7 @@ struct VerdictView {
     winner: Option<String>,
     colour: String,
     margin: String,
-    clients: u32,
+    clients: String,
     note: String,
 }
 
@@ -295,7 +295,7 @@ fn matrix_rows(verdicts: &[Verdict], palette: &Palette) -> (Vec<String>, Vec<Row
                             } else {
                                 "∞".into()
                             },
-                            clients: v.clients,
+                            clients: takeaways::clients(v.clients),
                             note: v.note.clone(),
                         })
                 })

@@ -3,7 +3,7 @@
 //! own column to the right of the plot, so it never covers data; each
 //! system keeps one colour in every figure of a report ([`Palette`]).
 
-use crate::figure::{Figure, Panel, Series, Ticks};
+use crate::figure::{Figure, Panel, Point, Series, Ticks};
 use crate::format::{axis_value, short};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
@@ -305,8 +305,16 @@ where
         }
         return Ok(());
     }
-    for s in &panel.series {
-        draw_series(&mut chart, s, palette)?;
+    // On a categorical axis the systems' points share an x: each series is
+    // nudged sideways a little so overlapping interval bars stay apart.
+    let n = panel.series.len();
+    for (i, s) in panel.series.iter().enumerate() {
+        let dodge = if ticks == Ticks::Category && n > 1 {
+            (i as f64 - (n - 1) as f64 / 2.0) * (0.3 / n as f64)
+        } else {
+            0.0
+        };
+        draw_series(&mut chart, s, palette, dodge)?;
     }
     Ok(())
 }
@@ -315,6 +323,7 @@ fn draw_series<DB, X, Y>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
     s: &Series,
     palette: &Palette,
+    dodge: f64,
 ) -> Result<(), String>
 where
     DB: DrawingBackend,
@@ -323,8 +332,15 @@ where
 {
     let colour = palette.colour(&s.colour_key);
     let line = colour.stroke_width(2);
-    let points: Vec<(f64, f64)> = s
+    let shifted: Vec<Point> = s
         .points
+        .iter()
+        .map(|p| Point {
+            x: p.x + dodge,
+            ..p.clone()
+        })
+        .collect();
+    let points: Vec<(f64, f64)> = shifted
         .iter()
         .filter(|p| p.x.is_finite() && p.y.is_finite())
         .map(|p| (p.x, p.y))
@@ -338,7 +354,7 @@ where
             .draw_series(LineSeries::new(points.clone(), line))
             .map_err(err)?;
     }
-    for p in &s.points {
+    for p in &shifted {
         if let Some((lo, hi)) = p.interval {
             let (y0, y1) = (chart.y_range().start, chart.y_range().end);
             let (lo, hi) = (lo.max(y0), hi.min(y1));

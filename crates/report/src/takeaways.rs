@@ -121,7 +121,11 @@ fn verdict(
             )
         })
         .collect();
-    let mut note = tie.clone().unwrap_or_default();
+    // A tie still says who was ahead, so a reader sees how close it was.
+    let mut note = match &tie {
+        Some(why) => format!("{} ahead by {:.0}%, but {why}", a.label, margin * 100.0),
+        None => String::new(),
+    };
     if !flagged.is_empty() {
         let mut f = flagged.clone();
         f.sort_unstable();
@@ -186,11 +190,11 @@ pub fn summary(verdicts: &[Verdict]) -> Vec<String> {
             .max_by(|a, b| a.margin.total_cmp(&b.margin))
             .map(|v| {
                 format!(
-                    "by up to {:.0}% ({}, {}, {} clients)",
+                    "by up to {:.0}% ({}, {}, {})",
                     v.margin * 100.0,
                     v.workload,
                     v.topology,
-                    v.clients
+                    clients(v.clients)
                 )
             })
             .unwrap_or_default();
@@ -216,11 +220,11 @@ pub fn summary(verdicts: &[Verdict]) -> Vec<String> {
         ) {
             if few.winner.is_some() && many.winner.is_some() && few.winner != many.winner {
                 out.push(format!(
-                    "On {workload} ({topology}) the winner changes with load: {} at {} clients, {} at {}.",
+                    "On {workload} ({topology}) the winner changes with load: {} at {}, {} at {}.",
                     few.winner.as_deref().unwrap_or(""),
-                    few.clients,
+                    clients(few.clients),
                     many.winner.as_deref().unwrap_or(""),
-                    many.clients
+                    clients(many.clients)
                 ));
             }
         }
@@ -228,7 +232,7 @@ pub fn summary(verdicts: &[Verdict]) -> Vec<String> {
     if !ties.is_empty() {
         let places: Vec<String> = ties
             .iter()
-            .map(|v| format!("{}, {}, {} clients", v.workload, v.topology, v.clients))
+            .map(|v| format!("{}, {}, {}", v.workload, v.topology, clients(v.clients)))
             .collect();
         out.push(format!(
             "{} place{} could not be called (a tie): {}.",
@@ -238,4 +242,9 @@ pub fn summary(verdicts: &[Verdict]) -> Vec<String> {
         ));
     }
     out
+}
+
+/// `1 client`, `8 clients`.
+pub fn clients(n: u32) -> String {
+    format!("{n} client{}", if n == 1 { "" } else { "s" })
 }
