@@ -21,6 +21,7 @@ Examples:
   kvbench diff 3 7
   kvbench delete --label scratch --yes
   kvbench report --experiment client-sweep --out reports/sweep
+  kvbench reproduce anthony2016
 
 Exit codes:
   0  success
@@ -196,6 +197,61 @@ pub enum Command {
         "run, no run to report, an --out that cannot be written)."
     ))]
     Report(ReportArgs),
+    /// Run a paper's matrix scaled to this machine; report with a paper-vs-kvbench table.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench reproduce anthony2016\n",
+        "  kvbench reproduce sadat2019 --out reports/paper-b\n",
+        "  kvbench reproduce anthony2016 --scale 0.001 --duration 300ms --iterations 1 --clients 1,4,8\n",
+        "  kvbench reproduce anthony2016 --json\n",
+        "\nPapers: anthony2016 (paper A: Redis, Memcached; Aerospike is named as not\n",
+        "run), sadat2019 (paper B). altoros (paper C) and zhang2014 (paper D) need\n",
+        "workloads kvbench does not have yet, and say so (exit 2).\n",
+        "--scale multiplies the paper's record count (defaults: 0.02 and 0.008, about\n",
+        "half an hour on 2 cores). The experiment file run is written to\n",
+        "DIR/experiment.toml; the findings come from papers/PAPER.toml. Resumable like\n",
+        "`experiment run` (same database, same scale: finished cells are skipped).\n",
+        "docs/reproductions/README.md explains the table.\n",
+        "Exit codes: 0 ok, 1 some run failed, 2 bad input or a paper not supported yet,\n",
+        "3 some run invalid, 130 interrupted."
+    ))]
+    Reproduce(ReproduceArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReproduceArgs {
+    /// anthony2016, sadat2019 (altoros and zhang2014 are not supported yet).
+    pub paper: String,
+    /// Share of the paper's record count to load (0 < F <= 1).
+    #[arg(long, value_name = "F")]
+    pub scale: Option<f64>,
+    /// Measured window per cell [default: the paper's experiment file, 5s].
+    #[arg(long, value_name = "D")]
+    pub duration: Option<String>,
+    /// Warm-up per cell [default: the experiment file's, 1s].
+    #[arg(long, value_name = "D")]
+    pub warmup: Option<String>,
+    /// Iterations per cell [default: the experiment file's, 3].
+    #[arg(long, value_name = "N")]
+    pub iterations: Option<u32>,
+    /// Client counts, comma-separated [default: the experiment file's sweep].
+    #[arg(long, value_name = "LIST")]
+    pub clients: Option<String>,
+    /// Directory of the report [default: reports/PAPER].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Run every cell again as a new pass.
+    #[arg(long)]
+    pub restart: bool,
+    /// No progress bars, no per-second lines.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print the findings and the report's summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// SQLite database that keeps every run.
+    #[arg(long, default_value = "kvbench.db")]
+    pub db: PathBuf,
 }
 
 #[derive(Debug, Args)]

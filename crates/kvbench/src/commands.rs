@@ -18,7 +18,11 @@ use std::sync::Arc;
 pub fn dispatch(command: Command, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     if matches!(
         command,
-        Command::Run(_) | Command::Compare(_) | Command::Experiment(_) | Command::Findmax(_)
+        Command::Run(_)
+            | Command::Compare(_)
+            | Command::Experiment(_)
+            | Command::Findmax(_)
+            | Command::Reproduce(_)
     ) {
         remove_leftovers();
     }
@@ -35,6 +39,7 @@ pub fn dispatch(command: Command, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         Command::Experiment(a) => crate::experiment::dispatch(a, stop),
         Command::Findmax(a) => crate::findmax::findmax(a, stop),
         Command::Report(a) => crate::report::report(a),
+        Command::Reproduce(a) => crate::reproduce::reproduce(a, stop),
     }
 }
 

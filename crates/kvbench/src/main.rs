@@ -24,6 +24,7 @@ mod metrics;
 mod orchestrate;
 mod progress;
 mod report;
+mod reproduce;
 mod reuse;
 mod target;
 

@@ -44,7 +44,15 @@ pub fn report(a: ReportArgs) -> Result<Verdict> {
         None => None,
     };
     prepare(&a.out)?;
-    let written = write(&store, &a.db, &selection, &a.out, a.title.clone(), file)?;
+    let written = write(
+        &store,
+        &a.db,
+        &selection,
+        &a.out,
+        a.title.clone(),
+        file,
+        None,
+    )?;
     if a.json {
         crate::commands::print(&serde_json::to_string_pretty(&serde_json::json!({
             "out": a.out,
@@ -109,6 +117,7 @@ pub fn write(
     out: &Path,
     title: Option<String>,
     experiment_file: Option<String>,
+    paper: Option<kvbench_report::paper::Paper>,
 ) -> Result<Written> {
     let (sources, title, commands) = match selection {
         Selection::Experiment(name) => {
@@ -166,6 +175,7 @@ pub fn write(
         experiment_file,
         commands,
         generated_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        paper,
     };
     if !kvbench_report::plot::has_font() {
         eprintln!("warning: no font found on this machine, so the PNG figures have no text (the SVGs and index.html are fine); scripts/setup installs DejaVu");

@@ -23,6 +23,7 @@ mod manage;
 mod netns;
 mod pool;
 mod report;
+mod reproduce;
 mod run_phase;
 mod stability;
 mod systems;

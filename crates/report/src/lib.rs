@@ -16,6 +16,7 @@ pub mod figures;
 pub mod format;
 pub mod markdown;
 pub mod page;
+pub mod paper;
 pub mod plot;
 pub mod repro;
 pub mod table;

@@ -29,6 +29,9 @@ pub struct Input {
     pub commands: Vec<String>,
     /// When the report was generated (RFC 3339).
     pub generated_at: String,
+    /// A paper whose findings the report sets beside the measurements
+    /// (`kvbench reproduce`).
+    pub paper: Option<crate::paper::Paper>,
 }
 
 /// A rendered report: its files by path relative to the output
@@ -54,6 +57,8 @@ pub struct Summary {
     pub takeaways: Vec<Verdict>,
     /// The takeaways in words.
     pub summary: Vec<String>,
+    /// The paper's findings beside the measurements, when there is a paper.
+    pub paper: Vec<crate::paper::Outcome>,
 }
 
 #[derive(Serialize)]
@@ -188,7 +193,26 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
             });
         }
     }
+    let paper = input
+        .paper
+        .as_ref()
+        .map(|p| crate::paper::evaluate(p, &cells))
+        .unwrap_or_default();
+    let tally = |v: crate::paper::Verdict| paper.iter().filter(|o| o.verdict == v).count();
+    let paper_view = input.paper.as_ref().map(|p| {
+        context! {
+            title => p.paper,
+            hardware => p.hardware,
+            substitutions => p.substitutions,
+            outcomes => paper,
+            agrees => tally(crate::paper::Verdict::Agrees),
+            differs => tally(crate::paper::Verdict::Differs),
+            inconclusive => tally(crate::paper::Verdict::Inconclusive),
+            not_measured => tally(crate::paper::Verdict::NotMeasured),
+        }
+    });
     let ctx = context! {
+        paper => paper_view,
         title => input.title,
         generated_at => input.generated_at,
         kvbench_version => env!("CARGO_PKG_VERSION"),
@@ -228,6 +252,7 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
             figures: figures.iter().map(|f| f.id.clone()).collect(),
             takeaways: verdicts,
             summary: takeaways::summary(&takeaways::matrix(&cells)),
+            paper,
         },
     })
 }

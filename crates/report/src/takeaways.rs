@@ -96,19 +96,7 @@ fn verdict(
     } else {
         f64::INFINITY
     };
-    let tie = match (a.throughput.interval(), b.throughput.interval()) {
-        (Some((alo, _)), Some((_, bhi))) => {
-            (alo <= bhi).then(|| "their 95% intervals overlap".to_string())
-        }
-        _ => (a.throughput.mean - b.throughput.mean < SINGLE_RUN_TIE * a.throughput.mean).then(
-            || {
-                format!(
-                    "single runs within {:.0}% of each other",
-                    SINGLE_RUN_TIE * 100.0
-                )
-            },
-        ),
-    };
+    let tie = tie(a, b);
     let flagged: Vec<&str> = a
         .flags
         .iter()
@@ -247,4 +235,28 @@ pub fn summary(verdicts: &[Verdict]) -> Vec<String> {
 /// `1 client`, `8 clients`.
 pub fn clients(n: u32) -> String {
     format!("{n} client{}", if n == 1 { "" } else { "s" })
+}
+
+/// Why `a` and `b` (`a` the higher) cannot be told apart, or `None` when
+/// they can: both have intervals and they overlap, or either is a single
+/// run and they are within [`SINGLE_RUN_TIE`].
+pub fn tie(a: &Cell, b: &Cell) -> Option<String> {
+    let (hi, lo) = if a.throughput.mean >= b.throughput.mean {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    match (hi.throughput.interval(), lo.throughput.interval()) {
+        (Some((hlo, _)), Some((_, lhi))) => {
+            (hlo <= lhi).then(|| "their 95% intervals overlap".to_string())
+        }
+        _ => (hi.throughput.mean - lo.throughput.mean < SINGLE_RUN_TIE * hi.throughput.mean).then(
+            || {
+                format!(
+                    "single runs within {:.0}% of each other",
+                    SINGLE_RUN_TIE * 100.0
+                )
+            },
+        ),
+    }
 }

@@ -229,6 +229,7 @@ fn every_figure_is_a_titled_labelled_picture_in_both_formats() {
         experiment_file: Some("name = \"constructed\"".into()),
         commands: vec!["kvbench report --experiment constructed --out x".into()],
         generated_at: "2026-11-23T00:00:00Z".into(),
+        paper: None,
     };
     let r = render(&input).expect("renders");
     let file = |name: &str| -> &[u8] {
@@ -447,4 +448,46 @@ fn clusters_and_rate_sweeps_get_their_own_figures() {
         .iter()
         .all(|v| v.topology == "single" || v.topology.starts_with("cluster")));
     assert_eq!(vs.len(), 4);
+}
+
+#[test]
+fn a_papers_findings_are_checked_against_the_cells() {
+    let paper: crate::paper::Paper = serde_json::from_value(serde_json::json!({
+        "paper": "constructed", "experiment": "x", "hardware": "h", "substitutions": ["s"],
+        "finding": [
+            {"id": "W1", "source": "Fig. 1", "claim": "memcached wins", "kind": "winner",
+             "workload": "iterated", "topology": "single", "clients": "few", "system": "memcached"},
+            {"id": "W2", "source": "Fig. 1", "claim": "memcached wins", "kind": "winner",
+             "workload": "iterated", "topology": "single", "clients": 8, "system": "memcached"},
+            {"id": "W3", "source": "Fig. 2", "claim": "memcached wins", "kind": "winner",
+             "workload": "single-runs", "topology": "single", "clients": "many", "system": "memcached"},
+            {"id": "R1", "source": "Fig. 2", "claim": "redis 1.1-1.3x", "kind": "ratio",
+             "workload": "single-runs", "topology": "single", "clients": "many",
+             "system": "redis", "other": "memcached", "low": 1.1, "high": 1.3},
+            {"id": "O1", "source": "Table 1", "claim": "redis +44.5%", "kind": "overhead",
+             "workload": "iterated", "topology": "single", "system": "redis", "low": 0.3, "high": 0.6},
+            {"id": "M1", "source": "Table 1", "claim": "in a cluster", "kind": "winner",
+             "workload": "iterated", "topology": "multi", "system": "redis"}
+        ]
+    }))
+    .expect("a paper");
+    let cells = crate::cells::group(&sources()).expect("cells");
+    let out = crate::paper::evaluate(&paper, &cells);
+    use crate::paper::Verdict::*;
+    let verdicts: Vec<_> = out.iter().map(|o| (o.id.as_str(), o.verdict)).collect();
+    assert_eq!(
+        verdicts,
+        vec![
+            ("W1", Agrees),
+            ("W2", Inconclusive),
+            ("W3", Differs),
+            ("R1", Agrees),
+            ("O1", Agrees),
+            ("M1", NotMeasured)
+        ],
+        "{out:#?}"
+    );
+    assert!(out[1].reason.contains("intervals overlap"), "{}", out[1].reason);
+    assert!(out[2].measured.contains("redis ahead of memcached by 20%"), "{}", out[2].measured);
+    assert!(!out[2].reason.is_empty());
 }

@@ -9,10 +9,11 @@ mod iterations;
 mod plan;
 mod run;
 
+pub(crate) use cells::expand;
 pub(crate) use cells::key as cell_key;
 pub(crate) use compare::experiment as compare_experiment;
 pub(crate) use plan::duration_text;
-pub(crate) use run::{execute, Options};
+pub(crate) use run::{execute, execute_quietly, Options};
 
 use crate::args::{ExperimentArgs, ExperimentCommand, ExperimentPlanArgs};
 use crate::commands::print;

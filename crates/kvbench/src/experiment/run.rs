@@ -54,7 +54,7 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         let store = open_store(&a.db)?;
         let file = std::fs::read_to_string(&a.file).ok();
         let selection = crate::report::Selection::Experiment(exp.name.clone());
-        let w = crate::report::write(&store, &a.db, &selection, &dir, None, file)?;
+        let w = crate::report::write(&store, &a.db, &selection, &dir, None, file, None)?;
         if !a.json {
             eprintln!(
                 "report ({} figures): {}",
@@ -74,6 +74,24 @@ pub fn execute(
     a: &Options<'_>,
     stop: &Arc<AtomicBool>,
 ) -> Result<(Verdict, Vec<RunRecord>)> {
+    let (verdict, records, generation) = execute_quietly(exp, a, stop)?;
+    print_comparison(&records, a.json)?;
+    if exp.iterations > 1 && !a.json {
+        let store = open_store(a.db)?;
+        let rows = plan::plan(exp, Some(&store), generation)?;
+        let cells = super::iterations::summarise(&rows, |id| Ok(store.get_run(id)?))?;
+        print(&format!("\n{}", super::iterations::text(&cells)))?;
+    }
+    Ok((verdict, records))
+}
+
+/// [`execute`] without printing the tables at the end; also returns the
+/// pass (generation) it ran.
+pub fn execute_quietly(
+    exp: &Experiment,
+    a: &Options<'_>,
+    stop: &Arc<AtomicBool>,
+) -> Result<(Verdict, Vec<RunRecord>, i64)> {
     let labels = crate::labels::parse_all("--label", a.labels)?;
     let mut store = open_store(a.db)?;
     let generation = plan::generation(Some(&store), &exp.name, a.restart)?;
@@ -162,13 +180,7 @@ pub fn execute(
     }
     reuse::release(kept.take());
     live.finish();
-    print_comparison(&records, a.json)?;
-    if exp.iterations > 1 && !a.json {
-        let rows = plan::plan(exp, Some(&store), generation)?;
-        let cells = super::iterations::summarise(&rows, |id| Ok(store.get_run(id)?))?;
-        print(&format!("\n{}", super::iterations::text(&cells)))?;
-    }
-    Ok((verdict, records))
+    Ok((verdict, records, generation))
 }
 
 fn tag(exp: &Experiment, p: &Planned<'_>, generation: i64) -> CellTag {

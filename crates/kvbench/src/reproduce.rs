@@ -1,0 +1,217 @@
+//! `kvbench reproduce PAPER`: runs a paper's matrix (its experiment file,
+//! scaled to this machine) and writes the report with a paper-vs-kvbench
+//! table: every finding the paper reported (data in `papers/PAPER.toml`)
+//! beside what was measured here. The experiment file actually run is
+//! written into the report's directory, so the report says exactly what ran.
+
+use crate::args::ReproduceArgs;
+use crate::commands::{open_store, print};
+use crate::exit::{UsageError, Verdict};
+use anyhow::{Context, Result};
+use kvbench_report::paper::{Outcome, Paper};
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// A paper kvbench can reproduce.
+struct Known {
+    name: &'static str,
+    /// Its experiment file (experiments/).
+    experiment: &'static str,
+    /// Its findings (papers/).
+    findings: &'static str,
+    /// The paper's record count, which `--scale` multiplies.
+    full_records: u64,
+    /// The default scale: what 2 cores run in about half an hour.
+    default_scale: f64,
+}
+
+const KNOWN: [Known; 2] = [
+    Known {
+        name: "anthony2016",
+        experiment: include_str!("../../../experiments/paper-a.toml"),
+        findings: include_str!("../../../papers/anthony2016.toml"),
+        full_records: 1_000_000,
+        default_scale: 0.02,
+    },
+    Known {
+        name: "sadat2019",
+        experiment: include_str!("../../../experiments/paper-b.toml"),
+        findings: include_str!("../../../papers/sadat2019.toml"),
+        full_records: 2_500_000,
+        default_scale: 0.008,
+    },
+];
+
+/// Papers that need what kvbench does not have yet.
+const NOT_YET: [(&str, &str); 2] = [
+    (
+        "altoros",
+        "paper C needs memtier-style SET:GET, ZUNIONSTORE and combined workloads, which kvbench does not have yet (issue 12)",
+    ),
+    (
+        "zhang2014",
+        "paper D needs the PageRank analytics workload, which kvbench does not have yet (issue 13)",
+    ),
+];
+
+pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
+    if let Some((_, why)) = NOT_YET.iter().find(|(n, _)| *n == a.paper) {
+        return Err(UsageError(format!("reproduce {}: {why}", a.paper)).into());
+    }
+    let Some(known) = KNOWN.iter().find(|k| k.name == a.paper) else {
+        let names: Vec<&str> = KNOWN
+            .iter()
+            .map(|k| k.name)
+            .chain(NOT_YET.iter().map(|(n, _)| *n))
+            .collect();
+        return Err(UsageError(format!(
+            "reproduce {}: no such paper; one of {}",
+            a.paper,
+            names.join(", ")
+        ))
+        .into());
+    };
+    let paper: Paper = toml::from_str(known.findings)
+        .with_context(|| format!("internal: papers/{}.toml", known.name))?;
+    let scale = a.scale.unwrap_or(known.default_scale);
+    if !(scale > 0.0 && scale <= 1.0) {
+        return Err(UsageError(format!("--scale {scale}: must be above 0 and at most 1")).into());
+    }
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("reports").join(known.name));
+    crate::report::prepare(&out)?;
+    let file = scaled(known, scale, &a)?;
+    let path = out.join("experiment.toml");
+    crate::atomic::write_atomic(&path, file.as_bytes())?;
+    let exp = crate::experiment::expand(&path)?;
+    if !a.quiet && !a.json {
+        eprintln!(
+            "reproduce {}: {} records ({} of the paper's {}), {} cells as experiment '{}'; {}",
+            known.name,
+            ((known.full_records as f64 * scale).round() as u64).max(100),
+            scale,
+            known.full_records,
+            exp.cells.len(),
+            exp.name,
+            paper.substitutions.len().to_string() + " substitutions listed in the report"
+        );
+    }
+    let opts = crate::experiment::Options {
+        db: &a.db,
+        restart: a.restart,
+        quiet: a.quiet,
+        json: a.json,
+        labels: &[],
+        metrics_listen: None,
+    };
+    // The comparison table is not printed here: the paper table is the point.
+    let (verdict, records, _) = crate::experiment::execute_quietly(&exp, &opts, stop)?;
+    if records.is_empty() {
+        return Ok(verdict);
+    }
+    let store = open_store(&a.db)?;
+    let w = crate::report::write(
+        &store,
+        &a.db,
+        &crate::report::Selection::Experiment(exp.name.clone()),
+        &out,
+        Some(format!("kvbench reproduces {}", paper.paper)),
+        Some(file),
+        Some(paper),
+    )?;
+    if a.json {
+        print(&serde_json::to_string_pretty(&serde_json::json!({
+            "paper": known.name,
+            "experiment": exp.name,
+            "index": out.join("index.html"),
+            "findings": w.summary.paper,
+            "report": w.summary,
+        }))?)?;
+    } else {
+        print(&table(&w.summary.paper))?;
+        eprintln!("report: {}", out.join("index.html").display());
+    }
+    Ok(verdict)
+}
+
+/// The paper's experiment file with this run's scale, window, iterations
+/// and client counts, under a name that says so (so runs at another scale
+/// are another experiment, never mixed into this one's report).
+fn scaled(known: &Known, scale: f64, a: &ReproduceArgs) -> Result<String> {
+    let mut t: toml::Table = known
+        .experiment
+        .parse()
+        .with_context(|| format!("internal: the experiment file of {}", known.name))?;
+    let records = ((known.full_records as f64 * scale).round() as i64).max(100);
+    let set = |t: &mut toml::Table, table: &str, key: &str, v: toml::Value| {
+        if let Some(toml::Value::Table(inner)) = t.get_mut(table) {
+            inner.insert(key.into(), v);
+        } else {
+            let mut inner = toml::Table::new();
+            inner.insert(key.into(), v);
+            t.insert(table.into(), toml::Value::Table(inner));
+        }
+    };
+    set(&mut t, "dataset", "records", toml::Value::Integer(records));
+    if let Some(d) = &a.duration {
+        set(&mut t, "run", "duration", toml::Value::String(d.clone()));
+    }
+    if let Some(w) = &a.warmup {
+        set(&mut t, "run", "warmup", toml::Value::String(w.clone()));
+    }
+    if let Some(n) = a.iterations {
+        t.insert("iterations".into(), toml::Value::Integer(i64::from(n)));
+    }
+    if let Some(list) = &a.clients {
+        let counts = list
+            .split(',')
+            .map(|c| {
+                c.trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .map(|n| toml::Value::Integer(i64::from(n)))
+                    .ok_or_else(|| {
+                        UsageError(format!("--clients '{list}': '{c}' is not a client count"))
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        set(&mut t, "sweep", "clients", toml::Value::Array(counts));
+    }
+    let body = toml::to_string(&t).context("internal: writing the scaled experiment")?;
+    let hash: String = Sha256::digest(body.as_bytes())
+        .iter()
+        .take(4)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    t.insert(
+        "name".into(),
+        toml::Value::String(format!("{}-{hash}", known.name)),
+    );
+    Ok(format!(
+        "# kvbench reproduce {} --scale {scale}: the paper's matrix as run here.\n{}",
+        known.name,
+        toml::to_string(&t).context("internal: writing the scaled experiment")?
+    ))
+}
+
+/// The paper-vs-kvbench table for the terminal.
+fn table(outcomes: &[Outcome]) -> String {
+    let mut t = kvbench_report::table::Table::new(&["id", "verdict", "paper", "kvbench"]);
+    for o in outcomes {
+        t.row(vec![
+            o.id.clone(),
+            serde_json::to_value(o.verdict)
+                .ok()
+                .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
+                .unwrap_or_default(),
+            o.claim.clone(),
+            o.measured.clone(),
+        ]);
+    }
+    t.to_text()
+}

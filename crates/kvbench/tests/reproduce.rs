@@ -1,0 +1,93 @@
+//! `kvbench reproduce`: paper A's matrix at a scale CI runs in about half a
+//! minute, end to end, with its paper-vs-kvbench table; and the papers it
+//! cannot reproduce yet say why.
+
+use crate::util::Sandbox;
+
+#[test]
+fn paper_a_at_a_tiny_scale_gives_every_finding_a_verdict() {
+    let sb = Sandbox::new();
+    let v = sb.json(&[
+        "reproduce",
+        "anthony2016",
+        "--scale",
+        "0.001",
+        "--duration",
+        "300ms",
+        "--warmup",
+        "100ms",
+        "--iterations",
+        "1",
+        "--clients",
+        "1,4,8",
+        "--out",
+        "rep",
+        "--quiet",
+        "--json",
+    ]);
+    let findings = v["findings"].as_array().expect("findings");
+    let ids: Vec<&str> = findings.iter().filter_map(|f| f["id"].as_str()).collect();
+    let expected: Vec<String> = (1..=11).map(|i| format!("A{i}")).collect();
+    assert_eq!(
+        ids, expected,
+        "every finding of papers/anthony2016.toml, in order"
+    );
+    for f in findings {
+        let verdict = f["verdict"].as_str().unwrap_or("");
+        assert!(
+            ["agrees", "differs", "inconclusive", "not_measured"].contains(&verdict),
+            "{f}"
+        );
+        assert!(!f["measured"].as_str().unwrap_or("").is_empty(), "{f}");
+        if verdict == "differs" {
+            assert!(
+                !f["reason"].as_str().unwrap_or("").is_empty(),
+                "a reason: {f}"
+            );
+        }
+    }
+    // The peak at 24 clients cannot be judged from clients 1, 4 and 8.
+    let a7 = &findings[6];
+    assert_eq!(a7["verdict"], "not_measured", "{a7}");
+    // Every place was measured: single node and the multi-node topologies.
+    let measured = findings
+        .iter()
+        .filter(|f| f["verdict"] != "not_measured")
+        .count();
+    assert_eq!(measured, 10, "{findings:?}");
+    // 3 workloads x 3 client counts x (Redis, Memcached) x (single, multi-node).
+    assert_eq!(v["report"]["runs"], 36, "{}", v["report"]);
+
+    let file =
+        std::fs::read_to_string(sb.path().join("rep/experiment.toml")).expect("the file run");
+    assert!(file.contains("records = 1000"), "{file}");
+    assert!(file.contains("name = \"anthony2016-"), "{file}");
+    let html = std::fs::read_to_string(sb.path().join("rep/index.html")).expect("index.html");
+    assert!(html.contains("Paper vs kvbench"));
+    assert!(html.contains("Aerospike is not run"), "substitutions named");
+    assert!(html.contains("Sec. 6, Table 3"), "where the paper says it");
+    let md = std::fs::read_to_string(sb.path().join("rep/report.md")).expect("report.md");
+    assert!(md.contains("| A11 |"), "the table in Markdown too");
+}
+
+#[test]
+fn papers_kvbench_cannot_reproduce_yet_say_why_with_exit_2() {
+    let sb = Sandbox::new();
+    for (paper, says) in [
+        ("altoros", "issue 12"),
+        ("zhang2014", "issue 13"),
+        ("nope", "one of anthony2016, sadat2019"),
+    ] {
+        sb.kvbench()
+            .args(["reproduce", paper, "--out", "r"])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
+    }
+    sb.kvbench()
+        .args(["reproduce", "anthony2016", "--scale", "2", "--out", "r"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--scale 2"));
+    assert!(!sb.db().exists(), "nothing ran");
+}

@@ -1,0 +1,426 @@
+//! A paper's reported findings beside what kvbench measured: each finding
+//! (data in `papers/NAME.toml`, with where the paper says it) is checked
+//! against the cells and marked agrees, differs (with the likely reason) or
+//! inconclusive (a tie, or not measured here). Nothing about any paper is
+//! written in code: the findings are data, the rules are per kind.
+
+use crate::cells::Cell;
+use serde::{Deserialize, Serialize};
+
+/// A paper's findings file.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Paper {
+    /// Authors, year, title.
+    pub paper: String,
+    /// The experiment file it is reproduced with (`paper-a`).
+    pub experiment: String,
+    /// The paper's machines against this one.
+    pub hardware: String,
+    /// Everything run differently from the paper, and why.
+    pub substitutions: Vec<String>,
+    /// What the paper reported.
+    #[serde(rename = "finding")]
+    pub findings: Vec<Finding>,
+}
+
+/// One reported finding.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Finding {
+    /// `A1`.
+    pub id: String,
+    /// Section, figure or table.
+    pub source: String,
+    /// What the paper says, in words.
+    pub claim: String,
+    /// How it is checked.
+    pub kind: Kind,
+    /// The workload as the experiment names it.
+    pub workload: String,
+    /// `single` or `multi` (any multi-node deployment).
+    pub topology: String,
+    /// `few`, `many` or a client count (not for `peak`).
+    #[serde(default)]
+    pub clients: Option<Clients>,
+    /// The system the finding is about.
+    pub system: String,
+    /// The system it is compared with.
+    #[serde(default)]
+    pub other: Option<String>,
+    /// Range bounds for `ratio`, `peak` and `overhead`.
+    #[serde(default)]
+    pub low: Option<f64>,
+    /// See `low`.
+    #[serde(default)]
+    pub high: Option<f64>,
+}
+
+/// How a finding is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// The highest mean throughput at the place.
+    Winner,
+    /// Throughput of `system` over `other` within [low, high].
+    Ratio,
+    /// The client count of `system`'s highest throughput within [low, high].
+    Peak,
+    /// `system`'s read p50 below `other`'s.
+    LowerReadLatency,
+    /// `system`'s memory after the run above `other`'s.
+    MoreMemory,
+    /// `system`'s memory overhead over the raw data within [low, high].
+    Overhead,
+}
+
+/// `few`, `many`, or a count.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum Clients {
+    /// A client count.
+    Count(u32),
+    /// `few` or `many`.
+    Band(String),
+}
+
+/// The verdict on one finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Measured here as the paper reported.
+    Agrees,
+    /// Measured here otherwise.
+    Differs,
+    /// A tie, or the data cannot tell.
+    Inconclusive,
+    /// Not measured here (a system or place missing).
+    NotMeasured,
+}
+
+/// One row of the paper-vs-kvbench table.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    /// The finding's id.
+    pub id: String,
+    /// Where the paper says it.
+    pub source: String,
+    /// What the paper says.
+    pub claim: String,
+    /// What kvbench measured, in words with the numbers.
+    pub measured: String,
+    /// Agrees, differs, inconclusive, not measured.
+    pub verdict: Verdict,
+    /// For differs and inconclusive: the likely reason.
+    pub reason: String,
+}
+
+fn multi(c: &Cell) -> bool {
+    c.topology != "single"
+}
+
+/// The closed-loop cells of the finding's workload and topology.
+fn place<'a>(cells: &'a [Cell], f: &Finding) -> Vec<&'a Cell> {
+    cells
+        .iter()
+        .filter(|c| c.rate.is_none() && c.workload == f.workload)
+        .filter(|c| multi(c) == (f.topology == "multi"))
+        .collect()
+}
+
+/// The client count the finding names among those measured.
+fn at(cells: &[&Cell], clients: Option<&Clients>) -> Option<u32> {
+    let mut counts: Vec<u32> = cells.iter().map(|c| c.clients).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    match clients {
+        Some(Clients::Count(n)) => counts.contains(n).then_some(*n),
+        Some(Clients::Band(b)) if b == "few" => counts.first().copied(),
+        _ => counts.last().copied(),
+    }
+}
+
+fn find<'a>(cells: &[&'a Cell], system: &str, clients: u32) -> Option<&'a Cell> {
+    cells
+        .iter()
+        .copied()
+        .find(|c| c.system == system && c.clients == clients)
+}
+
+/// Checks every finding of `paper` against `cells`.
+pub fn evaluate(paper: &Paper, cells: &[Cell]) -> Vec<Outcome> {
+    paper.findings.iter().map(|f| check(f, cells)).collect()
+}
+
+fn outcome(f: &Finding, measured: String, verdict: Verdict, reason: String) -> Outcome {
+    Outcome {
+        id: f.id.clone(),
+        source: f.source.clone(),
+        claim: f.claim.clone(),
+        measured,
+        verdict,
+        reason,
+    }
+}
+
+fn check(f: &Finding, cells: &[Cell]) -> Outcome {
+    let here = place(cells, f);
+    let missing = |what: &str| {
+        outcome(
+            f,
+            format!("not measured: {what}"),
+            Verdict::NotMeasured,
+            String::new(),
+        )
+    };
+    if here.is_empty() {
+        return missing(&format!("no {} cells of {}", f.topology, f.workload));
+    }
+    if f.kind == Kind::Peak {
+        return peak(f, &here);
+    }
+    let Some(clients) = at(&here, f.clients.as_ref()) else {
+        return missing("that client count");
+    };
+    let Some(a) = find(&here, &f.system, clients) else {
+        return missing(&format!("{} at {clients} clients", f.system));
+    };
+    let other = f.other.as_deref().and_then(|o| find(&here, o, clients));
+    let clients_text = crate::takeaways::clients(clients);
+    match f.kind {
+        Kind::Winner => {
+            let mut at_place: Vec<&Cell> = here
+                .iter()
+                .copied()
+                .filter(|c| c.clients == clients)
+                .collect();
+            at_place.sort_by(|x, y| y.throughput.mean.total_cmp(&x.throughput.mean));
+            if at_place.len() < 2 {
+                return missing("a second system at that place");
+            }
+            let (best, next) = (at_place[0], at_place[1]);
+            let margin = best.throughput.mean / next.throughput.mean.max(f64::MIN_POSITIVE) - 1.0;
+            let measured = format!(
+                "{} ahead of {} by {:.0}% at {clients_text} ({} vs {} ops/s)",
+                best.system,
+                next.system,
+                margin * 100.0,
+                crate::format::rate(best.throughput.mean),
+                crate::format::rate(next.throughput.mean)
+            );
+            if let Some(why) = crate::takeaways::tie(best, next) {
+                return outcome(f, measured, Verdict::Inconclusive, format!("a tie: {why}"));
+            }
+            let verdict = if best.system == f.system {
+                Verdict::Agrees
+            } else {
+                Verdict::Differs
+            };
+            let reason = reason(f, &[best, next], verdict);
+            outcome(f, measured, verdict, reason)
+        }
+        Kind::Ratio => {
+            let Some(b) = other else {
+                return missing(&format!(
+                    "{} at {clients_text}",
+                    f.other.as_deref().unwrap_or("?")
+                ));
+            };
+            let r = a.throughput.mean / b.throughput.mean.max(f64::MIN_POSITIVE);
+            let (lo, hi) = (f.low.unwrap_or(0.0), f.high.unwrap_or(f64::INFINITY));
+            let measured = format!(
+                "{} / {} = {r:.2}x at {clients_text} (paper: {lo}-{hi}x)",
+                a.system, b.system
+            );
+            let verdict = if (lo..=hi).contains(&r) {
+                Verdict::Agrees
+            } else if crate::takeaways::tie(a, b).is_some() && lo <= 1.0 + 1e-9 {
+                Verdict::Inconclusive
+            } else {
+                Verdict::Differs
+            };
+            let mut reason = reason(f, &[a, b], verdict);
+            if verdict == Verdict::Differs && (r > 1.0) == (lo >= 1.0) {
+                reason = format!("same direction, another size; {reason}");
+            }
+            outcome(f, measured, verdict, reason)
+        }
+        Kind::LowerReadLatency => {
+            let Some(b) = other else {
+                return missing(&format!(
+                    "{} at {clients_text}",
+                    f.other.as_deref().unwrap_or("?")
+                ));
+            };
+            let p50 = |c: &Cell| {
+                c.ops
+                    .iter()
+                    .find(|o| o.op == kvbench_model::OpKind::Read)
+                    .map(|o| o.merged.p50_us)
+            };
+            let (Some(x), Some(y)) = (p50(a), p50(b)) else {
+                return missing("reads");
+            };
+            let verdict = if x < y {
+                Verdict::Agrees
+            } else {
+                Verdict::Differs
+            };
+            let measured = format!(
+                "read p50 {} {} us, {} {} us at {clients_text}",
+                a.system,
+                crate::format::micros(x),
+                b.system,
+                crate::format::micros(y)
+            );
+            let reason = reason(f, &[a, b], verdict);
+            outcome(f, measured, verdict, reason)
+        }
+        Kind::MoreMemory => {
+            let Some(b) = other else {
+                return missing(&format!(
+                    "{} at {clients_text}",
+                    f.other.as_deref().unwrap_or("?")
+                ));
+            };
+            let (Some(x), Some(y)) = (a.memory.at("after_run"), b.memory.at("after_run")) else {
+                return missing("memory probes");
+            };
+            let verdict = if x > y {
+                Verdict::Agrees
+            } else {
+                Verdict::Differs
+            };
+            let mib = |v: f64| v / (1024.0 * 1024.0);
+            let measured = format!(
+                "after the run {} {:.1} MiB, {} {:.1} MiB",
+                a.system,
+                mib(x),
+                b.system,
+                mib(y)
+            );
+            let reason = reason(f, &[a, b], verdict);
+            outcome(f, measured, verdict, reason)
+        }
+        Kind::Overhead => {
+            let Some(o) = crate::takeaways::overhead(a) else {
+                return missing("memory probes before and after the load");
+            };
+            let (lo, hi) = (
+                f.low.unwrap_or(f64::NEG_INFINITY),
+                f.high.unwrap_or(f64::INFINITY),
+            );
+            let verdict = if (lo..=hi).contains(&o) {
+                Verdict::Agrees
+            } else {
+                Verdict::Differs
+            };
+            let measured = format!(
+                "{} {:+.1}% over {:.1} MiB of raw data",
+                a.system,
+                o * 100.0,
+                a.dataset_bytes as f64 / (1024.0 * 1024.0)
+            );
+            let reason = reason(f, &[a], verdict);
+            outcome(f, measured, verdict, reason)
+        }
+        Kind::Peak => unreachable!("handled above"),
+    }
+}
+
+fn peak(f: &Finding, here: &[&Cell]) -> Outcome {
+    let mut mine: Vec<&Cell> = here
+        .iter()
+        .copied()
+        .filter(|c| c.system == f.system)
+        .collect();
+    if mine.len() < 3 {
+        return outcome(
+            f,
+            "not measured: fewer than three client counts".into(),
+            Verdict::NotMeasured,
+            String::new(),
+        );
+    }
+    mine.sort_by_key(|c| c.clients);
+    let Some(best) = mine
+        .iter()
+        .max_by(|a, b| a.throughput.mean.total_cmp(&b.throughput.mean))
+    else {
+        return outcome(f, String::new(), Verdict::NotMeasured, String::new());
+    };
+    let (lo, hi) = (f.low.unwrap_or(0.0), f.high.unwrap_or(f64::INFINITY));
+    let counts: Vec<String> = mine.iter().map(|c| c.clients.to_string()).collect();
+    if !mine.iter().any(|c| (lo..=hi).contains(&(c.clients as f64))) {
+        return outcome(
+            f,
+            format!(
+                "not measured: no client count in {lo}-{hi} (measured {})",
+                counts.join(", ")
+            ),
+            Verdict::NotMeasured,
+            String::new(),
+        );
+    }
+    let measured = format!(
+        "{} peaks at {} ({} ops/s) of clients {}",
+        f.system,
+        crate::takeaways::clients(best.clients),
+        crate::format::rate(best.throughput.mean),
+        counts.join(", ")
+    );
+    // The peak is not told apart from its neighbours when their intervals overlap.
+    let neighbours_tie = mine
+        .iter()
+        .filter(|c| c.clients != best.clients)
+        .any(|c| crate::takeaways::tie(best, c).is_some());
+    let in_range = (lo..=hi).contains(&(best.clients as f64));
+    let verdict = match (in_range, neighbours_tie) {
+        (true, _) => Verdict::Agrees,
+        (false, true) => Verdict::Inconclusive,
+        (false, false) => Verdict::Differs,
+    };
+    let reason = if verdict == Verdict::Inconclusive {
+        "the peak is within the intervals of another client count".to_string()
+    } else {
+        reason(f, &[best], verdict)
+    };
+    outcome(f, measured, verdict, reason)
+}
+
+/// The likely reason a finding differs: what in the cells themselves says
+/// so (the client was the limit, iterations were noisy), else what differs
+/// between the paper's machines and this one for that kind of finding.
+fn reason(f: &Finding, cells: &[&Cell], verdict: Verdict) -> String {
+    if verdict == Verdict::Agrees {
+        return String::new();
+    }
+    let flagged = |flag: &str| cells.iter().any(|c| c.flags.iter().any(|x| x == flag));
+    let mut why = Vec::new();
+    if flagged("client-bound") {
+        why.push("kvbench was the limit (client-bound) on this machine".to_string());
+    }
+    if flagged("noisy") || flagged("unstable") {
+        why.push("iterations spread widely on this shared VM".to_string());
+    }
+    match f.kind {
+        Kind::Winner | Kind::Ratio | Kind::Peak | Kind::LowerReadLatency => {
+            why.push("two vCPUs shared by every server and the client, where the paper gave each server 12 cores (multi-threaded Memcached has no spare cores here)".into());
+            if f.topology == "multi" {
+                why.push("the cluster's nodes share this machine over loopback, where the paper's were separate machines on 1 Gbit/s links".into());
+            }
+        }
+        Kind::MoreMemory | Kind::Overhead => {
+            if let Some(c) = cells.first() {
+                if c.dataset_bytes < 1 << 30 {
+                    why.push(format!(
+                        "a {:.0} MiB dataset instead of the paper's gigabytes: allocator arenas, slab pages and per-key headers weigh differently",
+                        c.dataset_bytes as f64 / (1024.0 * 1024.0)
+                    ));
+                }
+            }
+            why.push("newer server versions (Redis 7, Memcached 1.6) than the paper's".into());
+        }
+    }
+    why.join("; ")
+}
