@@ -487,7 +487,15 @@ fn a_papers_findings_are_checked_against_the_cells() {
         ],
         "{out:#?}"
     );
-    assert!(out[1].reason.contains("intervals overlap"), "{}", out[1].reason);
-    assert!(out[2].measured.contains("redis ahead of memcached by 20%"), "{}", out[2].measured);
+    assert!(
+        out[1].reason.contains("intervals overlap"),
+        "{}",
+        out[1].reason
+    );
+    assert!(
+        out[2].measured.contains("redis ahead of memcached by 20%"),
+        "{}",
+        out[2].measured
+    );
     assert!(!out[2].reason.is_empty());
 }
