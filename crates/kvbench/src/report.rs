@@ -160,7 +160,7 @@ pub fn write(
                 sources,
                 title.unwrap_or_else(|| "kvbench report".to_string()),
                 vec![
-                    format!("kvbench show ID   # each run's full configuration, to repeat it with kvbench run"),
+                    "kvbench show ID   # each run's full configuration, to repeat it with kvbench run".to_string(),
                     format!("kvbench report --runs {list} --db {} --out {}", db.display(), out.display()),
                 ],
             )

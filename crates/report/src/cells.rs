@@ -30,6 +30,13 @@ pub struct Cell {
     pub label: String,
     /// `single`, `cluster of 3 masters x 0 replicas`, ...
     pub topology: String,
+    /// Where the cell stands for comparisons: `single`, or `3 nodes` for
+    /// any deployment of three servers (the papers set a Redis Cluster
+    /// beside three client-hashed Memcached servers as "the cluster").
+    pub place: String,
+    /// The name of its line in a figure: the label, and for a multi-node
+    /// place the topology (`redis 7.0.15, cluster of 3 masters`).
+    pub series: String,
     /// The workload's name.
     pub workload: String,
     /// Closed-loop clients.
@@ -224,10 +231,17 @@ fn cell(sources: &[Source], runs: Vec<usize>, order: (u32, usize)) -> Result<Cel
         c.threads,
         if c.threads == 1 { "" } else { "s" }
     );
+    let (place, series) = if topology == "single" {
+        ("single".to_string(), label.clone())
+    } else {
+        (format!("{} nodes", c.nodes), format!("{label}, {topology}"))
+    };
     Ok(Cell {
         system: c.system.as_str().to_string(),
         label,
         topology,
+        place,
+        series,
         workload: c.workload.clone(),
         clients: c.clients,
         pipeline: c.pipeline,

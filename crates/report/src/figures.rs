@@ -26,7 +26,7 @@ struct GroupKey {
 fn key(c: &Cell) -> GroupKey {
     GroupKey {
         workload: c.workload.clone(),
-        topology: c.topology.clone(),
+        topology: c.place.clone(),
         shape: c.shape.clone(),
         pipeline: c.pipeline,
         open_loop: c.rate.is_some(),
@@ -49,7 +49,7 @@ impl Naming {
             v.len() > 1
         };
         Naming {
-            topology: varies(&|c| c.topology.clone()),
+            topology: varies(&|c| c.place.clone()),
             shape: varies(&|c| c.shape.clone()),
             pipeline: varies(&|c| c.pipeline.to_string()),
         }
@@ -162,9 +162,9 @@ fn axis(label: &str, log: bool) -> Axis {
 fn by_label<'a>(cells: &[&'a Cell]) -> Vec<(String, String, Vec<&'a Cell>)> {
     let mut out: Vec<(String, String, Vec<&Cell>)> = Vec::new();
     for c in cells {
-        match out.iter_mut().find(|(l, _, _)| *l == c.label) {
+        match out.iter_mut().find(|(l, _, _)| *l == c.series) {
             Some((_, _, v)) => v.push(c),
-            None => out.push((c.label.clone(), c.system.clone(), vec![c])),
+            None => out.push((c.series.clone(), c.system.clone(), vec![c])),
         }
     }
     for (_, _, v) in &mut out {
@@ -487,7 +487,14 @@ fn topologies(naming: &Naming, cells: &[Cell]) -> Vec<Figure> {
         }
         let counts = client_counts(&g);
         let mut series = Vec::new();
-        for (label, system, v) in by_label(&g) {
+        let mut servers: Vec<(&str, &str)> = Vec::new();
+        for c in &g {
+            if !servers.iter().any(|(l, _)| *l == c.label) {
+                servers.push((c.label.as_str(), c.system.as_str()));
+            }
+        }
+        for (label, system) in servers {
+            let v: Vec<&Cell> = g.iter().copied().filter(|c| c.label == label).collect();
             for t in &tops {
                 let points: Vec<Point> = v
                     .iter()
@@ -502,7 +509,7 @@ fn topologies(naming: &Naming, cells: &[Cell]) -> Vec<Figure> {
                 if !points.is_empty() {
                     series.push(Series {
                         name: format!("{label}, {t}"),
-                        colour_key: system.clone(),
+                        colour_key: system.to_string(),
                         dashed: *t != "single",
                         points,
                     });
@@ -546,7 +553,7 @@ fn memory(cells: &[Cell]) -> Vec<Figure> {
     let mut by: BTreeMap<(String, String), Vec<&Cell>> = BTreeMap::new();
     for c in cells {
         if c.memory.at("after_load").is_some() {
-            by.entry((c.topology.clone(), c.shape.clone()))
+            by.entry((c.place.clone(), c.shape.clone()))
                 .or_default()
                 .push(c);
         }
@@ -653,6 +660,7 @@ fn time_series(
         let label = crate::format::server_label(s.record.config.system, &s.record.environment);
         let cell = Cell {
             system: s.record.config.system.as_str().into(),
+            series: label.clone(),
             label,
             ..placeholder()
         };
@@ -673,6 +681,8 @@ fn placeholder() -> Cell {
         system: String::new(),
         label: String::new(),
         topology: String::new(),
+        place: String::new(),
+        series: String::new(),
         workload: String::new(),
         clients: 0,
         pipeline: 0,
@@ -738,8 +748,8 @@ fn series_figure(id: &str, title: &str, runs: &[(&Cell, &Source)]) -> Figure {
                 .collect()
         };
         let name = match s.record.id {
-            Some(id) => format!("{} (run {id})", c.label),
-            None => c.label.clone(),
+            Some(id) => format!("{} (run {id})", c.series),
+            None => c.series.clone(),
         };
         tput.push(Series {
             name: name.clone(),

@@ -177,7 +177,7 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
         }
     }
     let verdicts = takeaways::matrix(&cells);
-    let summary = takeaways::summary(&verdicts);
+    let sentences = takeaways::summary(&verdicts);
     let (bands, matrix) = matrix_rows(&verdicts, &palette);
     let repro = crate::repro::build(
         &input.sources,
@@ -225,7 +225,7 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
         ),
         bands => bands,
         matrix => matrix,
-        summary => summary,
+        summary => sentences,
         tables => tables(&cells, &palette),
         figure_groups => groups,
         memory => memory_rows(&cells, &palette),
@@ -251,7 +251,7 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
             cells: cells.len(),
             figures: figures.iter().map(|f| f.id.clone()).collect(),
             takeaways: verdicts,
-            summary: takeaways::summary(&takeaways::matrix(&cells)),
+            summary: sentences,
             paper,
         },
     })

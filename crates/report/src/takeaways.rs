@@ -54,7 +54,7 @@ pub fn matrix(cells: &[Cell]) -> Vec<Verdict> {
     {
         by.entry((
             c.workload.clone(),
-            c.topology.clone(),
+            c.place.clone(),
             c.shape.clone(),
             c.pipeline,
         ))
@@ -111,7 +111,7 @@ fn verdict(
         .collect();
     // A tie still says who was ahead, so a reader sees how close it was.
     let mut note = match &tie {
-        Some(why) => format!("{} ahead by {:.0}%, but {why}", a.label, margin * 100.0),
+        Some(why) => format!("{} ahead by {:.0}%, but {why}", a.series, margin * 100.0),
         None => String::new(),
     };
     if !flagged.is_empty() {
@@ -128,14 +128,14 @@ fn verdict(
         topology: topology.into(),
         clients_band: band.into(),
         clients,
-        winner: tie.is_none().then(|| a.label.clone()),
+        winner: tie.is_none().then(|| a.series.clone()),
         winner_system: tie.is_none().then(|| a.system.clone()),
-        runner_up: b.label.clone(),
+        runner_up: b.series.clone(),
         margin,
         note,
         ranking: best_first
             .iter()
-            .map(|c| (c.label.clone(), c.throughput.mean))
+            .map(|c| (c.series.clone(), c.throughput.mean))
             .collect(),
     }
 }

@@ -444,10 +444,17 @@ fn clusters_and_rate_sweeps_get_their_own_figures() {
     assert!(lt.flag_notes().iter().any(|n| n.contains("overloaded")));
     // Open-loop cells are not in the closed-loop matrix.
     let vs = takeaways::matrix(&cells);
-    assert!(vs
-        .iter()
-        .all(|v| v.topology == "single" || v.topology.starts_with("cluster")));
+    assert!(
+        vs.iter()
+            .all(|v| v.topology == "single" || v.topology == "3 nodes"),
+        "{vs:?}"
+    );
     assert_eq!(vs.len(), 4);
+    // The multi-node place names the topology with the system.
+    assert!(vs.iter().filter(|v| v.topology == "3 nodes").all(|v| v
+        .ranking
+        .iter()
+        .all(|(n, _)| n.ends_with("cluster of 3 masters"))));
 }
 
 #[test]
