@@ -100,7 +100,7 @@ pub(crate) fn experiment_pass(
 }
 
 /// The selection `--runs` names; every stored run without it.
-fn selection(runs: Option<&str>) -> Result<RunSelection> {
+pub(crate) fn selection(runs: Option<&str>) -> Result<RunSelection> {
     match runs {
         None => Ok(RunSelection::All),
         Some(text) => parse_ids(text)

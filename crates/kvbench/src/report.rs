@@ -27,10 +27,8 @@ pub fn report(a: ReportArgs) -> Result<Verdict> {
     let selection = match (&a.experiment, &a.runs) {
         (Some(name), _) => Selection::Experiment(name.clone()),
         (None, Some(text)) => {
-            let ranges = crate::export::parse_ids(text)
-                .map_err(|e| UsageError(format!("--runs '{text}': {e}")))?;
             let ids = store
-                .select_runs(&kvbench_store::RunSelection::Ids(ranges))
+                .select_runs(&crate::export::selection(Some(text))?)
                 .map_err(|e| not_found(e, &a.db))?;
             Selection::Ids(ids)
         }

@@ -92,7 +92,7 @@ pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         eprintln!(
             "reproduce {}: {} records ({} of the paper's {}), {} cells as experiment '{}'; {}",
             known.name,
-            ((known.full_records as f64 * scale).round() as u64).max(100),
+            records(known, scale),
             scale,
             known.full_records,
             exp.cells.len(),
@@ -138,6 +138,11 @@ pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     Ok(verdict)
 }
 
+/// Records loaded at `scale` of the paper's count (at least 100).
+fn records(known: &Known, scale: f64) -> u64 {
+    ((known.full_records as f64 * scale).round() as u64).max(100)
+}
+
 /// The paper's experiment file with this run's scale, window, iterations
 /// and client counts, under a name that says so (so runs at another scale
 /// are another experiment, never mixed into this one's report).
@@ -146,7 +151,8 @@ fn scaled(known: &Known, scale: f64, a: &ReproduceArgs) -> Result<String> {
         .experiment
         .parse()
         .with_context(|| format!("internal: the experiment file of {}", known.name))?;
-    let records = ((known.full_records as f64 * scale).round() as i64).max(100);
+    let records =
+        i64::try_from(records(known, scale)).context("internal: a record count beyond i64")?;
     let set = |t: &mut toml::Table, table: &str, key: &str, v: toml::Value| {
         if let Some(toml::Value::Table(inner)) = t.get_mut(table) {
             inner.insert(key.into(), v);

@@ -569,33 +569,16 @@ impl Drop for Driver {
 /// line names `scratch`.
 fn leftovers(group: u32, scratch: &Path) -> Vec<u32> {
     let scratch = scratch.to_string_lossy();
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for e in entries.flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // After the parenthesised command: state, ppid, pgrp, ...
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.len() < 3 || fields[0] == "Z" {
-            continue;
-        }
-        let in_group = fields[2].parse::<u32>().ok() == Some(group);
-        let names_scratch = std::fs::read(format!("/proc/{pid}/cmdline"))
-            .is_ok_and(|c| String::from_utf8_lossy(&c).contains(scratch.as_ref()));
-        if in_group || names_scratch {
-            out.push(pid);
-        }
-    }
-    out
+    util::processes()
+        .into_iter()
+        .filter(|p| p.state != 'Z')
+        .filter(|p| {
+            p.pgrp == group
+                || std::fs::read(format!("/proc/{}/cmdline", p.pid))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(scratch.as_ref()))
+        })
+        .map(|p| p.pid)
+        .collect()
 }
 
 fn free_port() -> u16 {

@@ -75,32 +75,52 @@ pub const SMALL: &[&str] = &[
     "--quiet",
 ];
 
+/// A process as `/proc/PID/stat` shows it.
+pub struct Proc {
+    pub pid: u32,
+    /// `R`, `S`, `Z`, ...
+    pub state: char,
+    pub ppid: u32,
+    pub pgrp: u32,
+}
+
+/// `/proc/PID/stat`, when the process exists.
+pub fn proc_stat(pid: u32) -> Option<Proc> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the parenthesised command (which may hold spaces and parens):
+    // state, ppid, pgrp, ...
+    let (_, rest) = stat.rsplit_once(')')?;
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some(Proc {
+        pid,
+        state,
+        ppid,
+        pgrp,
+    })
+}
+
+/// Every process on the machine.
+pub fn processes() -> Vec<Proc> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter_map(proc_stat)
+        .collect()
+}
+
 /// Every pid whose parent is `parent`.
 pub fn children_of(parent: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for e in entries.flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // The parent pid is the second field after the parenthesised command.
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        let ppid = rest
-            .split_whitespace()
-            .nth(1)
-            .and_then(|p| p.parse::<u32>().ok());
-        if ppid == Some(parent) {
-            out.push(pid);
-        }
-    }
-    out
+    processes()
+        .into_iter()
+        .filter(|p| p.ppid == parent)
+        .map(|p| p.pid)
+        .collect()
 }
 
 /// Waits (at most 30 s) until `parent` has `n` children that `keep`
@@ -126,13 +146,7 @@ pub fn wait_for_children(parent: u32, n: usize, keep: impl Fn(u32) -> bool) -> V
 
 /// True while `/proc/<pid>` exists and is not a zombie.
 pub fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            s.rsplit_once(')')
-                .map(|(_, r)| r.trim_start().starts_with('Z'))
-        })
-        .is_some_and(|zombie| !zombie)
+    proc_stat(pid).is_some_and(|p| p.state != 'Z')
 }
 
 /// Tests whose assertions are about timing, or that load the machine

@@ -164,14 +164,8 @@ fn cell(sources: &[Source], runs: Vec<usize>, order: (u32, usize)) -> Result<Cel
     let c = &r0.config;
     let phases: Vec<_> = recs.iter().filter_map(|r| r.run.as_ref()).collect();
     let throughput = summary(phases.iter().map(|p| p.throughput));
-    let mut kinds: Vec<OpKind> = phases
-        .iter()
-        .flat_map(|p| p.ops.iter().map(|o| o.op))
-        .collect();
-    kinds.sort_by_key(|k| *k as u8);
-    kinds.dedup();
     let mut ops = Vec::new();
-    for op in kinds {
+    for op in op_kinds(phases.iter().flat_map(|p| p.ops.iter().map(|o| o.op))) {
         let results: Vec<_> = phases
             .iter()
             .filter_map(|p| p.ops.iter().find(|o| o.op == op))
@@ -323,4 +317,12 @@ pub fn main_op(cells: &[&Cell]) -> Option<OpKind> {
         .values()
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(op, _)| *op)
+}
+
+/// The distinct operation kinds of `ops`, in YCSB's order.
+pub fn op_kinds(ops: impl Iterator<Item = OpKind>) -> Vec<OpKind> {
+    let mut v: Vec<OpKind> = ops.collect();
+    v.sort_by_key(|k| *k as u8);
+    v.dedup();
+    v
 }

@@ -3,9 +3,8 @@
 //! against clients need closed-loop cells, latency against throughput needs
 //! open-loop ones, memory needs probes, and so on.
 
-use crate::cells::{main_op, Cell, Source};
+use crate::cells::{main_op, op_kinds, Cell, Source};
 use crate::figure::{Axis, Figure, FigureKind, Panel, Point, Series, Ticks};
-use kvbench_model::OpKind;
 use std::collections::BTreeMap;
 
 /// Time series drawn at most, so a report over hundreds of runs stays
@@ -177,10 +176,6 @@ fn by_label<'a>(cells: &[&'a Cell]) -> Vec<(String, String, Vec<&'a Cell>)> {
     out
 }
 
-fn interval(s: &kvbench_stats::Summary) -> Option<(f64, f64)> {
-    s.interval()
-}
-
 fn throughput(k: &GroupKey, name: &str, cells: &[&Cell]) -> Figure {
     let counts = client_counts(cells);
     let series = by_label(cells)
@@ -194,7 +189,7 @@ fn throughput(k: &GroupKey, name: &str, cells: &[&Cell]) -> Figure {
                 .map(|c| Point {
                     x: at(&counts, c.clients),
                     y: c.throughput.mean,
-                    interval: interval(&c.throughput),
+                    interval: c.throughput.interval(),
                     flags: c.flags.clone(),
                 })
                 .collect(),
@@ -224,20 +219,10 @@ fn caption_iterations(n: usize) -> String {
     }
 }
 
-fn ops_of(cells: &[&Cell]) -> Vec<OpKind> {
-    let mut v: Vec<OpKind> = cells
-        .iter()
-        .flat_map(|c| c.ops.iter().map(|o| o.op))
-        .collect();
-    v.sort_by_key(|k| *k as u8);
-    v.dedup();
-    v
-}
-
 fn latency(k: &GroupKey, name: &str, cells: &[&Cell]) -> Vec<Figure> {
     let counts = client_counts(cells);
     let mut out = Vec::new();
-    for op in ops_of(cells) {
+    for op in op_kinds(cells.iter().flat_map(|c| c.ops.iter().map(|o| o.op))) {
         let mut series = Vec::new();
         for (label, system, v) in by_label(cells) {
             for (pct, dashed) in [("p50", false), ("p99", true)] {
@@ -253,7 +238,7 @@ fn latency(k: &GroupKey, name: &str, cells: &[&Cell]) -> Vec<Figure> {
                         Some(Point {
                             x: at(&counts, c.clients),
                             y,
-                            interval: interval(s),
+                            interval: s.interval(),
                             flags: c.flags.clone(),
                         })
                     })
