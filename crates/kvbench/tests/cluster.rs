@@ -204,6 +204,10 @@ fn hash_tags_put_every_key_on_its_tags_slot() {
 
 #[test]
 fn slots_migrated_during_a_run_give_zero_failed_operations() {
+    // The slots move by SETSLOT on each master in turn; beside a heavy test
+    // the gap between masters stretches and requests bounce between two
+    // nodes that disagree for longer than the redirect limit allows.
+    let _serial = crate::util::timing_sensitive();
     let c = start(3);
     let spec = spec(3000, 4, 50, 0.5);
     let keys = KeyNamer::default();
