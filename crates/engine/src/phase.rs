@@ -233,8 +233,11 @@ pub fn run_phase(
                     }
                     _ => None,
                 };
+                let stream = workload
+                    .client_stream(rng, i, clients)
+                    .map_err(|e| EngineError::Config(e.to_string()))?;
                 let source = Source::Run {
-                    stream: Box::new(workload.stream(rng)),
+                    stream: Box::new(stream),
                 };
                 let schedule = rate.zip(schedule_rngs.next());
                 per_worker[i % threads].push(ConnSeed {
@@ -401,6 +404,11 @@ pub fn run_phase(
     let mut result = merged.to_phase_result(window_len.as_secs_f64());
     result.series = SeriesRecorder::merge(&mut series);
     result.offered_rate = rate.map(|r| r.ops_per_s);
+    if cfg.pipeline > 1 && rate.is_none() && matches!(cfg.kind, PhaseKind::Run { .. }) {
+        for op in &mut result.ops {
+            op.per_pipeline = Some(op.latency.divided_by(cfg.pipeline));
+        }
+    }
     if nodes.len() > 1 {
         result.nodes = nodes
             .iter()

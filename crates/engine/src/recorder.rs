@@ -428,6 +428,7 @@ impl Recorder {
                     throughput: per_s(self.completed[i]),
                     latency: summarize(&self.hist[i]),
                     histogram: encode_histogram(&self.hist[i]),
+                    per_pipeline: None,
                     service: self.open.as_ref().map(|o| summarize(&o.service[i])),
                     service_histogram: self.open.as_ref().map(|o| encode_histogram(&o.service[i])),
                     lag: self.open.as_ref().map(|o| summarize(&o.lag[i])),

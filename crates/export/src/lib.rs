@@ -155,6 +155,7 @@ pub(crate) mod tests {
                 max_us: 60.0,
             },
             histogram: encoded(values, 3),
+            per_pipeline: None,
             service: None,
             service_histogram: None,
             lag: None,

@@ -57,6 +57,7 @@ pub enum Command {
         "  kvbench run --system redis --workload read-heavy --target redis-cluster://10.0.0.5:7000,10.0.0.6:7000\n",
         "  kvbench run --system memcached --workload read-heavy --target memcached://10.0.0.5:11211,10.0.0.6:11211\n",
         "  kvbench run --system valkey --workload read-heavy --clients 8\n",
+        "  kvbench run --system redis --workload memtier --ratio 1:1 --data-size 100 --key-pattern S:S --pipeline 50\n",
         "  kvbench run --system redis --topology cluster --nodes 3 --workload balanced --clients 8\n",
         "  kvbench run --system memcached --topology pool --nodes 3 --workload read-heavy\n",
         "  kvbench run --system memcached --topology twemproxy --nodes 3 --workload balanced\n",
@@ -401,6 +402,27 @@ pub struct BenchArgs {
     /// Set a YCSB workload property, over the preset and files (repeatable).
     #[arg(short = 'p', long = "property", value_name = "NAME=VALUE")]
     pub properties: Vec<String>,
+    /// memtier's --ratio: SET:GET, e.g. 1:10 is one SET then ten GETs, cycled
+    /// by each client; one plain value per key (see docs/workloads.md).
+    #[arg(long, value_name = "SET:GET")]
+    pub ratio: Option<String>,
+    /// memtier's value sizes: N bytes, MIN-MAX (uniform), or
+    /// SIZE:WEIGHT,SIZE:WEIGHT,... (weighted, as --data-size-list).
+    #[arg(long, value_name = "SIZE", conflicts_with = "field_length")]
+    pub data_size: Option<String>,
+    /// memtier's --key-pattern SET:GET, each one of S (each client walks the
+    /// keys in order), P (each client walks its own slice), R (random), G
+    /// (gaussian around the middle).
+    #[arg(long, value_name = "SET:GET")]
+    pub key_pattern: Option<String>,
+    /// memtier's --key-minimum: the first key number loaded and used
+    /// [default: 0]; needs --key-maximum.
+    #[arg(long, value_name = "N", requires = "key_maximum")]
+    pub key_minimum: Option<u64>,
+    /// memtier's --key-maximum: the last key number loaded and used
+    /// (instead of --records; keys are numbered in order).
+    #[arg(long, value_name = "N", conflicts_with = "records")]
+    pub key_maximum: Option<u64>,
     /// Requests each connection keeps in flight in the run phase (in open loop:
     /// at most this many; a request whose slot comes while the pipeline is full waits, and that lag is measured).
     #[arg(long, default_value_t = 1)]

@@ -154,7 +154,8 @@ pub struct Resolved {
 }
 
 /// Resolves the workload: kvbench defaults, then the preset, then the `-P`
-/// files in order, then `-p` overrides, then explicit flags (later wins).
+/// files in order, then `-p` overrides, then explicit flags (memtier's, then
+/// the others; later wins).
 /// Returns the spec, the effective properties (recorded with the run), and
 /// warnings about properties kvbench does not use.
 pub fn workload(w: &WorkloadArgs<'_>, b: &BenchArgs) -> Result<Resolved, UsageError> {
@@ -172,6 +173,9 @@ pub fn workload(w: &WorkloadArgs<'_>, b: &BenchArgs) -> Result<Resolved, UsageEr
         props
             .apply_override(o)
             .map_err(|e| UsageError(e.to_string()))?;
+    }
+    for (name, value) in crate::memtier_args::properties(b)? {
+        props.set(name, &value, Origin::CommandLine);
     }
     let flags: [(&str, Option<u64>); 4] = [
         ("recordcount", b.records),

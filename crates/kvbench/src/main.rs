@@ -20,6 +20,7 @@ mod findmax;
 mod labels;
 mod live;
 mod manage;
+mod memtier_args;
 mod metrics;
 mod orchestrate;
 mod progress;

@@ -20,6 +20,7 @@ mod lifecycle;
 mod live;
 mod load;
 mod manage;
+mod memtier;
 mod netns;
 mod pool;
 mod report;

@@ -348,6 +348,24 @@ pub struct LatencySummary {
     pub max_us: f64,
 }
 
+impl LatencySummary {
+    /// Every time divided by `n` (the count unchanged): pipeline latency
+    /// over pipeline depth, as some published numbers are given.
+    pub fn divided_by(&self, n: u32) -> LatencySummary {
+        let d = f64::from(n.max(1));
+        LatencySummary {
+            count: self.count,
+            min_us: self.min_us / d,
+            mean_us: self.mean_us / d,
+            p50_us: self.p50_us / d,
+            p95_us: self.p95_us / d,
+            p99_us: self.p99_us / d,
+            p999_us: self.p999_us / d,
+            max_us: self.max_us / d,
+        }
+    }
+}
+
 /// Results of one operation kind within one phase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpResult {
@@ -371,6 +389,13 @@ pub struct OpResult {
     pub latency: LatencySummary,
     /// The full latency histogram in HdrHistogram V2 format, base64-encoded.
     pub histogram: String,
+    /// Closed loop with a pipeline deeper than 1 only: [`latency`](Self::latency)
+    /// divided by the pipeline depth, the figure paper C (Altoros) and others
+    /// publish as "latency per request" under pipelining. It is not a time
+    /// any request took: for comparison with such numbers only (see
+    /// docs/metrics.md, "Latency under pipelining").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_pipeline: Option<LatencySummary>,
     /// Open loop only: service time, from the actual send to the reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<LatencySummary>,

@@ -275,6 +275,7 @@ mod tests {
                 ..LatencySummary::default()
             },
             histogram: String::new(),
+            per_pipeline: None,
             service: None,
             service_histogram: None,
             lag: None,

@@ -101,6 +101,23 @@ fn open_loop_table(p: &PhaseResult) -> String {
     t.to_text()
 }
 
+/// Latency over pipeline depth, for comparison with published numbers.
+fn per_pipeline_table(p: &PhaseResult) -> String {
+    let mut t = Table::new(&["op", ">mean us", ">p50 us", ">p99 us", ">p99.9 us"]);
+    for o in &p.ops {
+        if let Some(l) = o.per_pipeline.as_ref().filter(|l| l.count > 0) {
+            t.row(vec![
+                o.op.to_string(),
+                micros(l.mean_us),
+                micros(l.p50_us),
+                micros(l.p99_us),
+                micros(l.p999_us),
+            ]);
+        }
+    }
+    t.to_text()
+}
+
 /// The measured window second by second (completions by reply time).
 pub fn series_table(p: &PhaseResult) -> String {
     if p.series.is_empty() {
@@ -187,6 +204,14 @@ pub fn run_summary(rec: &RunRecord) -> String {
                 rate(run.throughput)
             ));
             s.push_str(&open_loop_table(run));
+        }
+        if run.ops.iter().any(|o| o.per_pipeline.is_some()) {
+            s.push_str(&format!(
+                "\nlatency above is per request, from its send to its reply. Divided by the \
+                 pipeline ({}), as paper C and others publish it (not a time any request took):\n",
+                c.pipeline
+            ));
+            s.push_str(&per_pipeline_table(run));
         }
         if c.topology == kvbench_model::TopologyKind::Cluster {
             s.push_str(&format!(

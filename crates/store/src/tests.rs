@@ -29,7 +29,13 @@ fn op_result(op: OpKind, k: u64) -> OpResult {
             max_us: f64::MAX / (f + 1.0),
         },
         histogram: format!("HISTFAAAACl4nJNpmSzMwMDAxAABzFCaEUIzQ+j/{op}{k}=="),
-        // Open-loop extras on some kinds only, so both shapes round-trip.
+        // Pipelined and open-loop extras on some kinds only, so both
+        // shapes round-trip.
+        per_pipeline: k.is_multiple_of(3).then(|| LatencySummary {
+            count: 999_983 * k,
+            mean_us: (0.1 + 0.2) * f / 50.0,
+            ..LatencySummary::default()
+        }),
         service: k.is_multiple_of(2).then(|| LatencySummary {
             count: 7 * k,
             p99_us: 0.1 + f,

@@ -32,7 +32,7 @@ pub use presets::{preset, Preset, PRESETS};
 pub use properties::{Origin, Properties, PropertyError};
 pub use rng::{client_rngs, purpose_seed, Rng};
 pub use spec::{
-    ClientSpec, DataModel, FieldLengthDistribution, InsertOrder, Layout, MemcachedUpdate,
+    ClientSpec, DataModel, FieldLengthDistribution, InsertOrder, Layout, MemcachedUpdate, Mix,
     RequestDistribution, ScanLengthDistribution, SpecError, WorkloadSpec,
 };
 pub use stream::{OpStream, Workload};

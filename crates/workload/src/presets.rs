@@ -13,6 +13,9 @@
 //!   property names and values; tests/ycsb-workloads holds them as files).
 //! - `getset`: one 100-byte plain value per key, 50/50 GET/SET, uniform
 //!   (`kvbench.datamodel=plain`), for comparing with `redis-benchmark`.
+//! - `memtier`: memtier_benchmark's defaults (`--ratio 1:10`, 32 B,
+//!   `--key-pattern R:R`, keys `memtier-N`), the base that `--ratio`,
+//!   `--data-size` and `--key-pattern` adjust.
 
 use crate::properties::{Properties, PropertyError};
 use crate::spec::WorkloadSpec;
@@ -188,6 +191,15 @@ pub const PRESETS: &[Preset] = &[
         source: "kvbench: plain GET/SET of one 100 B value, 50/50, uniform (redis-benchmark's shape)",
         properties: "kvbench.datamodel=plain\nfieldcount=1\nfieldlength=100\n\
                      readproportion=0.5\nupdateproportion=0.5\nrequestdistribution=uniform\n",
+    },
+    Preset {
+        name: "memtier",
+        aliases: &[],
+        source: "memtier_benchmark's defaults: SET:GET 1:10 cycled, 32 B, random keys memtier-N",
+        properties: "kvbench.datamodel=plain\nfieldcount=1\nfieldlength=32\n\
+                     updateproportion=1\nreadproportion=10\nkvbench.mix=cycle\n\
+                     requestdistribution=uniform\ninsertorder=ordered\n\
+                     kvbench.keyprefix=memtier-\n",
     },
 ];
 

@@ -42,6 +42,12 @@ pub enum FieldLengthDistribution {
         /// Its parsed contents.
         histogram: Arc<HistogramGenerator>,
     },
+    /// memtier's `--data-size-list`: `(length, weight)` pairs from
+    /// `kvbench.fieldlengths`; `fieldlength` is the longest of them.
+    Weighted {
+        /// The lengths and their weights, in the order given.
+        sizes: Vec<(u32, u32)>,
+    },
 }
 
 impl FieldLengthDistribution {
@@ -52,8 +58,41 @@ impl FieldLengthDistribution {
             FieldLengthDistribution::Uniform { .. } => "uniform",
             FieldLengthDistribution::Zipfian { .. } => "zipfian",
             FieldLengthDistribution::Histogram { .. } => "histogram",
+            FieldLengthDistribution::Weighted { .. } => "weighted",
         }
     }
+}
+
+/// How the kind of each operation is chosen (`kvbench.mix`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mix {
+    /// YCSB's: each operation drawn at random with the proportions as weights.
+    #[default]
+    Random,
+    /// memtier's `--ratio`: each client cycles through the kinds in a fixed
+    /// order, each as many times in a row as its (whole-number) proportion:
+    /// updates, inserts, reads, scans, read-modify-writes. `--ratio 1:10`
+    /// is one update (SET) then ten reads (GET), over and over.
+    Cycle,
+}
+
+impl Mix {
+    /// The `kvbench.mix` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mix::Random => "random",
+            Mix::Cycle => "cycle",
+        }
+    }
+
+    /// The order [`Mix::Cycle`] issues kinds in (memtier: SETs, then GETs).
+    pub const CYCLE_ORDER: [OpKind; OpKind::COUNT] = [
+        OpKind::Update,
+        OpKind::Insert,
+        OpKind::Read,
+        OpKind::Scan,
+        OpKind::ReadModifyWrite,
+    ];
 }
 
 /// How many records a scan reads (`scanlengthdistribution`), over
@@ -189,6 +228,11 @@ pub struct WorkloadSpec {
     pub read_modify_write_proportion: f64,
     /// `requestdistribution` (with `hotspot*`, `exponential.*` parameters).
     pub request_distribution: KeyDistribution,
+    /// `kvbench.writedistribution`: how updates choose their key, when not
+    /// as reads do (memtier's `--key-pattern SET:GET` sets both apart).
+    pub write_distribution: Option<KeyDistribution>,
+    /// `kvbench.mix`: kinds drawn at random (YCSB) or cycled (memtier).
+    pub mix: Mix,
     /// `zipfian.constant` (kvbench): theta of `zipfian` and `latest` key choice.
     pub zipfian_constant: f64,
     /// `minscanlength`.
@@ -235,6 +279,8 @@ impl Default for WorkloadSpec {
             scan_proportion: 0.0,
             read_modify_write_proportion: 0.0,
             request_distribution: KeyDistribution::Uniform,
+            write_distribution: None,
+            mix: Mix::Random,
             zipfian_constant: ZIPFIAN_CONSTANT,
             min_scan_length: 1,
             max_scan_length: 1000,
@@ -275,6 +321,15 @@ impl fmt::Display for SpecError {
 }
 
 impl std::error::Error for SpecError {}
+
+/// The property of each weight of [`WorkloadSpec::weights`], in order.
+const PROPORTIONS: [&str; OpKind::COUNT] = [
+    "readproportion",
+    "updateproportion",
+    "insertproportion",
+    "scanproportion",
+    "readmodifywriteproportion",
+];
 
 impl WorkloadSpec {
     /// The mix as YCSB's weights, in [`OpKind`] order (read, update, insert,
@@ -346,6 +401,8 @@ impl WorkloadSpec {
             FieldLengthDistribution::Histogram { histogram, .. } => {
                 FieldLengthGenerator::Histogram(Arc::clone(histogram))
             }
+            FieldLengthDistribution::Weighted { sizes } => FieldLengthGenerator::weighted(sizes)
+                .map_err(|e| SpecError::new("kvbench.fieldlengths", e.to_string()))?,
         })
     }
 
@@ -353,6 +410,11 @@ impl WorkloadSpec {
     pub fn max_field_length(&self) -> u64 {
         match &self.field_length_distribution {
             FieldLengthDistribution::Histogram { histogram, .. } => histogram.max(),
+            FieldLengthDistribution::Weighted { sizes } => sizes
+                .iter()
+                .map(|&(len, _)| u64::from(len))
+                .max()
+                .unwrap_or(0),
             _ => u64::from(self.field_length),
         }
     }
@@ -384,7 +446,9 @@ impl WorkloadSpec {
                     );
                 }
             }
-            FieldLengthDistribution::Histogram { .. } | FieldLengthDistribution::Constant => {}
+            FieldLengthDistribution::Histogram { .. }
+            | FieldLengthDistribution::Constant
+            | FieldLengthDistribution::Weighted { .. } => {}
         }
         if let Some(c) = self
             .field_name_prefix
@@ -399,16 +463,8 @@ impl WorkloadSpec {
                 ),
             );
         }
-        for (p, w) in [
-            ("readproportion", self.read_proportion),
-            ("updateproportion", self.update_proportion),
-            ("insertproportion", self.insert_proportion),
-            ("scanproportion", self.scan_proportion),
-            (
-                "readmodifywriteproportion",
-                self.read_modify_write_proportion,
-            ),
-        ] {
+        let proportions = PROPORTIONS.into_iter().zip(self.weights());
+        for (p, w) in proportions.clone() {
             if !(w.is_finite() && w >= 0.0) {
                 return bad(p, format!("must be a non-negative number, got {w}"));
             }
@@ -421,6 +477,20 @@ impl WorkloadSpec {
                  insertproportion, scanproportion or readmodifywriteproportion)"
                     .into(),
             );
+        }
+        if self.mix == Mix::Cycle {
+            if let Some((p, w)) = proportions
+                .clone()
+                .find(|(_, w)| w.fract() != 0.0 || *w > 1e6)
+            {
+                return bad(
+                    p,
+                    format!(
+                        "must be a whole number of at most 1000000 with kvbench.mix=cycle \
+                         (how many in a row, as memtier's --ratio), got {w}"
+                    ),
+                );
+            }
         }
         if self.min_scan_length == 0 || self.min_scan_length > self.max_scan_length {
             return bad(
@@ -453,6 +523,31 @@ impl WorkloadSpec {
                     self.zipfian_constant
                 ),
             );
+        }
+        for (property, dist) in [
+            ("requestdistribution", Some(self.request_distribution)),
+            ("kvbench.writedistribution", self.write_distribution),
+        ] {
+            if let Some(KeyDistribution::Gaussian { median, stddev }) = dist {
+                let (min, max) = (self.insert_start, self.insert_start + self.insert_count - 1);
+                if let Err(e) = crate::dist::GaussianKeys::new(min, max, median, stddev) {
+                    let p = match e {
+                        crate::dist::DistError::InvalidParameter { name, .. } => name,
+                        _ => property,
+                    };
+                    return bad(p, e.to_string());
+                }
+            }
+            if matches!(
+                dist,
+                Some(KeyDistribution::Latest | KeyDistribution::Exponential { .. })
+            ) && property == "kvbench.writedistribution"
+            {
+                return bad(
+                    property,
+                    "latest and exponential follow inserts; use them as requestdistribution".into(),
+                );
+            }
         }
         match self.request_distribution {
             KeyDistribution::Hotspot {
@@ -552,13 +647,29 @@ impl WorkloadSpec {
                 format!("{min}..{} B zipfian", self.field_length)
             }
             FieldLengthDistribution::Histogram { path, .. } => format!("histogram {path}"),
+            FieldLengthDistribution::Weighted { sizes } => {
+                sizes
+                    .iter()
+                    .map(|(len, w)| format!("{len}:{w}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+                    + " B weighted"
+            }
+        };
+        let keys = match self.write_distribution {
+            Some(w) if w != self.request_distribution => {
+                format!("reads {}, updates {w}", self.request_distribution)
+            }
+            _ => self.request_distribution.to_string(),
         };
         let mut s = format!(
-            "{} x {lengths}, {}%, {}",
+            "{} x {lengths}, {}%, {keys}",
             self.field_count,
             mix.join(" / "),
-            self.request_distribution
         );
+        if self.mix == Mix::Cycle {
+            s.push_str(", cycled");
+        }
         if self.scan_proportion > 0.0 {
             s.push_str(&format!(
                 ", scans {}..{} {}",

@@ -15,7 +15,7 @@ use crate::dist::{
 };
 use crate::op::Op;
 use crate::rng::Rng;
-use crate::spec::{ScanLengthDistribution, SpecError, WorkloadSpec};
+use crate::spec::{Mix, ScanLengthDistribution, SpecError, WorkloadSpec};
 use kvbench_model::OpKind;
 use std::sync::Arc;
 
@@ -32,7 +32,11 @@ enum ScanLengths {
 #[derive(Debug, Clone)]
 pub struct Workload {
     ops: DiscreteGenerator<OpKind>,
+    /// `kvbench.mix=cycle`: each kind and how many in a row, in cycle order.
+    cycle: Option<Arc<[(OpKind, u32)]>>,
     keys: KeyChooser,
+    /// `kvbench.writedistribution`: the updates' own chooser.
+    write_keys: Option<KeyChooser>,
     inserts: Arc<AcknowledgedCounterGenerator>,
     fields: UniformLongGenerator,
     scan_lengths: ScanLengths,
@@ -62,6 +66,22 @@ impl Workload {
             Arc::clone(&inserts),
         )
         .map_err(|e| dist_error("requestdistribution", e))?;
+        let write_keys = match &spec.write_distribution {
+            Some(d) => Some(
+                KeyChooser::new(d, &spec.key_space(), Arc::clone(&inserts))
+                    .map_err(|e| dist_error("kvbench.writedistribution", e))?,
+            ),
+            None => None,
+        };
+        let cycle = (spec.mix == Mix::Cycle).then(|| {
+            let weights = spec.weights();
+            Mix::CYCLE_ORDER
+                .iter()
+                .map(|&k| (k, weights[k.index()] as u32))
+                .filter(|&(_, n)| n > 0)
+                .collect::<Vec<_>>()
+                .into()
+        });
         let fields = UniformLongGenerator::try_new(0, u64::from(spec.field_count) - 1)
             .map_err(|e| dist_error("fieldcount", e))?;
         let (min, max) = (
@@ -79,7 +99,9 @@ impl Workload {
         };
         Ok(Workload {
             ops,
+            cycle,
             keys,
+            write_keys,
             inserts,
             fields,
             scan_lengths,
@@ -95,7 +117,32 @@ impl Workload {
         OpStream {
             rng,
             w: self.clone(),
+            cycle_at: (0, 0),
         }
+    }
+
+    /// Client `client`'s stream of `clients`: as [`stream`](Self::stream),
+    /// with the key choosers made that client's (memtier's parallel
+    /// pattern gives each client its own slice of the keys).
+    ///
+    /// # Errors
+    /// A [`SpecError`] naming the distribution that cannot serve this many
+    /// clients (parallel with fewer keys than clients).
+    pub fn client_stream(
+        &self,
+        rng: Rng,
+        client: usize,
+        clients: usize,
+    ) -> Result<OpStream, SpecError> {
+        let mut s = self.stream(rng);
+        s.w.keys
+            .for_client(client, clients)
+            .map_err(|e| clients_error("requestdistribution", e))?;
+        if let Some(w) = &mut s.w.write_keys {
+            w.for_client(client, clients)
+                .map_err(|e| clients_error("kvbench.writedistribution", e))?;
+        }
+        Ok(s)
     }
 
     /// The run's insert-key sequence, shared by all its streams.
@@ -114,12 +161,21 @@ fn dist_error(property: &'static str, e: DistError) -> SpecError {
     }
 }
 
+fn clients_error(property: &'static str, e: DistError) -> SpecError {
+    SpecError {
+        property,
+        message: e.to_string(),
+    }
+}
+
 /// One client's endless stream of operations.
 #[derive(Debug, Clone)]
 pub struct OpStream {
     rng: Rng,
     /// This stream's copy of the workload's generators (the insert counter shared).
     w: Workload,
+    /// `kvbench.mix=cycle`: the entry of the cycle and how many of it are done.
+    cycle_at: (usize, u32),
 }
 
 impl OpStream {
@@ -133,11 +189,26 @@ impl OpStream {
     /// fields are read or written, in YCSB's order.
     #[inline]
     pub fn next_op(&mut self) -> Op {
-        let kind = *self.w.ops.next_value(&mut self.rng);
+        let kind = match &self.w.cycle {
+            Some(cycle) => {
+                let (entry, done) = &mut self.cycle_at;
+                let (kind, n) = cycle[*entry];
+                *done += 1;
+                if *done >= n {
+                    *done = 0;
+                    *entry = (*entry + 1) % cycle.len();
+                }
+                kind
+            }
+            None => *self.w.ops.next_value(&mut self.rng),
+        };
         if kind == OpKind::Insert {
             return Op::insert(self.w.inserts.next_value());
         }
-        let keynum = self.w.keys.next_keynum(&mut self.rng);
+        let keynum = match (&mut self.w.write_keys, kind) {
+            (Some(w), OpKind::Update) => w.next_keynum(&mut self.rng),
+            _ => self.w.keys.next_keynum(&mut self.rng),
+        };
         let mut op = Op {
             kind,
             keynum,

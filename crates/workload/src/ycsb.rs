@@ -13,7 +13,7 @@ use crate::dist::{
 };
 use crate::properties::{read_text, Origin, Properties, PropertyError};
 use crate::spec::{
-    ClientSpec, DataModel, FieldLengthDistribution, InsertOrder, Layout, MemcachedUpdate,
+    ClientSpec, DataModel, FieldLengthDistribution, InsertOrder, Layout, MemcachedUpdate, Mix,
     ScanLengthDistribution, WorkloadSpec,
 };
 use std::fmt;
@@ -43,7 +43,7 @@ pub const PROPERTIES: &[(&str, &str, &str)] = &[
     (
         "fieldlengthdistribution",
         "constant",
-        "constant, uniform, zipfian or histogram",
+        "constant, uniform, zipfian, histogram or weighted",
     ),
     (
         "minfieldlength",
@@ -88,7 +88,7 @@ pub const PROPERTIES: &[(&str, &str, &str)] = &[
     (
         "requestdistribution",
         "uniform",
-        "uniform, zipfian, latest, hotspot, sequential, exponential",
+        "uniform, zipfian, latest, hotspot, sequential, exponential; kvbench: clientsequential, parallel, gaussian",
     ),
     (
         "hotspotdatafraction",
@@ -165,6 +165,31 @@ pub const PROPERTIES: &[(&str, &str, &str)] = &[
         "kvbench.memcached.update",
         "full",
         "full (rewrite the record) or ycsb (replace changed fields)",
+    ),
+    (
+        "kvbench.fieldlengths",
+        "(unset)",
+        "weighted lengths as memtier's --data-size-list: 100:3,1000:1",
+    ),
+    (
+        "kvbench.mix",
+        "random",
+        "random (YCSB) or cycle (memtier's --ratio: updates, then reads, in a row)",
+    ),
+    (
+        "kvbench.writedistribution",
+        "requestdistribution",
+        "how updates choose keys, when not as reads (memtier's SET pattern)",
+    ),
+    (
+        "kvbench.gaussian.median",
+        "middle of the key range",
+        "gaussian: the centre key number",
+    ),
+    (
+        "kvbench.gaussian.stddev",
+        "a sixth of the key range",
+        "gaussian: the spread in keys",
     ),
     (
         "kvbench.loadfraction",
@@ -346,6 +371,29 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// memtier's `--data-size-list` syntax: `size:weight[,size:weight...]`.
+pub fn parse_weighted(text: &str) -> Result<Vec<(u32, u32)>, String> {
+    let mut out = Vec::new();
+    for item in text.split(',') {
+        let item = item.trim();
+        let parsed = item.split_once(':').and_then(|(len, weight)| {
+            Some((
+                len.trim().parse::<u32>().ok()?,
+                weight.trim().parse::<u32>().ok()?,
+            ))
+        });
+        match parsed {
+            Some((len, weight)) if len > 0 && weight > 0 => out.push((len, weight)),
+            _ => {
+                return Err(format!(
+                    "\"{item}\" is not SIZE:WEIGHT with both at least 1 (e.g. 100:3,1000:1)"
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
 fn parse_u64(text: &str) -> Result<u64, String> {
     let digits = text.strip_prefix('+').unwrap_or(text);
     if let Some(neg) = digits.strip_prefix('-') {
@@ -440,13 +488,24 @@ impl WorkloadSpec {
             })?,
         };
 
-        let field_length = r.u32("fieldlength", 100)?;
+        let mut field_length = r.u32("fieldlength", 100)?;
         let min_field_length = r.u32("minfieldlength", 1)?;
         let field_length_distribution = match r.choice(
             "fieldlengthdistribution",
             "constant",
-            &["constant", "uniform", "zipfian", "histogram"],
+            &["constant", "uniform", "zipfian", "histogram", "weighted"],
         )? {
+            "weighted" => {
+                let text = r.raw("kvbench.fieldlengths").ok_or_else(|| {
+                    r.err(
+                        "fieldlengthdistribution",
+                        "weighted needs kvbench.fieldlengths (e.g. 100:3,1000:1)".into(),
+                    )
+                })?;
+                let sizes = parse_weighted(text).map_err(|m| r.err("kvbench.fieldlengths", m))?;
+                field_length = sizes.iter().map(|&(len, _)| len).max().unwrap_or(1);
+                FieldLengthDistribution::Weighted { sizes }
+            }
             "uniform" => FieldLengthDistribution::Uniform {
                 min: min_field_length,
             },
@@ -486,8 +545,14 @@ impl WorkloadSpec {
                 "hotspot",
                 "sequential",
                 "exponential",
+                "clientsequential",
+                "parallel",
+                "gaussian",
             ],
         )? {
+            "gaussian" | "clientsequential" | "parallel" => {
+                r.key_distribution("requestdistribution")?
+            }
             "zipfian" => KeyDistribution::Zipfian,
             "latest" => KeyDistribution::Latest,
             "sequential" => KeyDistribution::Sequential,
@@ -546,6 +611,14 @@ impl WorkloadSpec {
             scan_proportion,
             read_modify_write_proportion: r.f64("readmodifywriteproportion", 0.0)?,
             request_distribution,
+            write_distribution: match r.raw("kvbench.writedistribution") {
+                Some(_) => Some(r.key_distribution("kvbench.writedistribution")?),
+                None => None,
+            },
+            mix: match r.choice("kvbench.mix", "random", &["random", "cycle"])? {
+                "cycle" => Mix::Cycle,
+                _ => Mix::Random,
+            },
             zipfian_constant: r.f64("zipfian.constant", ZIPFIAN_CONSTANT)?,
             min_scan_length: r.u32("minscanlength", 1)?,
             max_scan_length: r.u32("maxscanlength", 1000)?,
@@ -594,6 +667,21 @@ impl WorkloadSpec {
 }
 
 impl Reader<'_> {
+    /// The key distribution `name` (`requestdistribution` or
+    /// `kvbench.writedistribution`) names, with its parameters; the
+    /// YCSB-only ones take their defaults here.
+    fn key_distribution(&self, name: &str) -> Result<KeyDistribution, PropertyError> {
+        let value = self.raw(name).unwrap_or("uniform");
+        let dist: KeyDistribution = value.parse().map_err(|m| self.err(name, m))?;
+        Ok(match dist {
+            KeyDistribution::Gaussian { .. } => KeyDistribution::Gaussian {
+                median: self.f64("kvbench.gaussian.median", 0.0)?,
+                stddev: self.f64("kvbench.gaussian.stddev", 0.0)?,
+            },
+            other => other,
+        })
+    }
+
     /// An error attributed to `first` if it was set, else to `second`.
     fn err_or(&self, first: &str, second: &str, message: String) -> PropertyError {
         if self.props.contains(first) {

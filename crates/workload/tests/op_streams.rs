@@ -258,3 +258,64 @@ fn sequential_walks_the_keys_across_clients() {
     let distinct: HashSet<u64> = keys.into_iter().collect();
     assert_eq!(distinct.len(), 10);
 }
+
+/// memtier's `--ratio 2:3 --key-pattern P:S` over keys 10..=29 with four
+/// clients: each client cycles two updates then three reads; updates walk
+/// the client's own slice, reads walk the whole range from its start.
+#[test]
+fn memtier_mixes_cycle_and_key_patterns_follow_memtier() {
+    let spec = spec_of(
+        "recordcount=30\ninsertstart=10\ninsertcount=20\nfieldcount=1\n\
+         kvbench.datamodel=plain\nreadproportion=3\nupdateproportion=2\n\
+         kvbench.mix=cycle\nrequestdistribution=clientsequential\n\
+         kvbench.writedistribution=parallel\n",
+    );
+    let w = Workload::new(&spec).unwrap();
+    let rngs = client_rngs(1, 4);
+    let mut s: Vec<OpStream> = rngs
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| w.client_stream(r, i, 4).unwrap())
+        .collect();
+    let ops: Vec<Op> = (0..10).map(|_| s[1].next_op()).collect();
+    let kinds: Vec<OpKind> = ops.iter().map(|o| o.kind).collect();
+    use OpKind::{Read as R, Update as U};
+    assert_eq!(kinds, [U, U, R, R, R, U, U, R, R, R]);
+    // (29 - 10) / 4 + 1 = 5 keys per client: client 1 has 15..=19.
+    let updates: Vec<u64> = ops
+        .iter()
+        .filter(|o| o.kind == U)
+        .map(|o| o.keynum)
+        .collect();
+    assert_eq!(updates, [15, 16, 17, 18]);
+    let reads: Vec<u64> = ops
+        .iter()
+        .filter(|o| o.kind == R)
+        .map(|o| o.keynum)
+        .collect();
+    assert_eq!(reads, [10, 11, 12, 13, 14, 15]);
+    // The last client takes the rest: 25..=29.
+    let last: Vec<u64> = (0..15)
+        .map(|_| s[3].next_op())
+        .filter(|o| o.kind == U)
+        .map(|o| o.keynum)
+        .collect();
+    assert_eq!(last, [25, 26, 27, 28, 29, 25]);
+    // More clients than keys cannot be split.
+    let e = w
+        .client_stream(client_rngs(1, 1).remove(0), 0, 21)
+        .unwrap_err();
+    assert_eq!(e.property, "kvbench.writedistribution");
+}
+
+#[test]
+fn a_cycled_mix_needs_whole_numbers() {
+    let props = Properties::parse(
+        "readproportion=0.9\nupdateproportion=0.1\nkvbench.mix=cycle\n",
+        "t",
+    )
+    .unwrap();
+    let e = WorkloadSpec::from_properties(&props).unwrap_err();
+    assert!(e.to_string().contains("readproportion"), "{e}");
+    assert!(e.to_string().contains("whole number"), "{e}");
+}

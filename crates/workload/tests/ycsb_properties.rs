@@ -7,7 +7,7 @@ use kvbench_workload::dist::KeyDistribution;
 use kvbench_workload::presets;
 use kvbench_workload::ycsb::{IGNORED, PROPERTIES};
 use kvbench_workload::{
-    FieldLengthDistribution, InsertOrder, Layout, MemcachedUpdate, Origin, Properties,
+    FieldLengthDistribution, InsertOrder, Layout, MemcachedUpdate, Mix, Origin, Properties,
     ScanLengthDistribution, WarningKind, WorkloadSpec,
 };
 use std::path::{Path, PathBuf};
@@ -136,6 +136,33 @@ fn every_property_is_mapped() {
         ("kvbench.memcached.update", "ycsb", |s| {
             s.data_model.memcached_update == MemcachedUpdate::Ycsb
         }),
+        ("kvbench.fieldlengths", "10:1,30:2", |s| {
+            s.field_length_distribution
+                == FieldLengthDistribution::Weighted {
+                    sizes: vec![(10, 1), (30, 2)],
+                }
+                && s.field_length == 30
+                && s.max_field_length() == 30
+        }),
+        ("kvbench.mix", "cycle", |s| s.mix == Mix::Cycle),
+        ("kvbench.writedistribution", "parallel", |s| {
+            s.write_distribution == Some(KeyDistribution::Parallel)
+                && s.request_distribution == KeyDistribution::Uniform
+        }),
+        ("kvbench.gaussian.median", "400", |s| {
+            s.request_distribution
+                == KeyDistribution::Gaussian {
+                    median: 400.0,
+                    stddev: 0.0,
+                }
+        }),
+        ("kvbench.gaussian.stddev", "50", |s| {
+            s.request_distribution
+                == KeyDistribution::Gaussian {
+                    median: 0.0,
+                    stddev: 50.0,
+                }
+        }),
         ("kvbench.loadfraction", "0.5", |s| {
             s.record_count == 500 && s.load_range() == (0..500)
         }),
@@ -148,6 +175,11 @@ fn every_property_is_mapped() {
         // Plain values need one field; ordered keys are easier to read.
         let extra = match *name {
             "kvbench.datamodel" => "fieldcount=1\n",
+            "kvbench.fieldlengths" => "fieldlengthdistribution=weighted\n",
+            "kvbench.mix" => "readproportion=9\nupdateproportion=1\n",
+            "kvbench.gaussian.median" | "kvbench.gaussian.stddev" => {
+                "requestdistribution=gaussian\n"
+            }
             _ => "",
         };
         let s = spec(&format!("{extra}{name}={value}\n"));
@@ -231,7 +263,7 @@ fn errors_name_file_line_and_property() {
         (
             "a=1\nrequestdistribution=pareto",
             "workloads/x: line 2: requestdistribution: \"pareto\" is not one of: uniform, \
-             zipfian, latest, hotspot, sequential, exponential",
+             zipfian, latest, hotspot, sequential, exponential, clientsequential, parallel, gaussian",
         ),
         ("insertorder=random", "workloads/x: line 1: insertorder: \"random\" is not one of: hashed, ordered"),
         (

@@ -3,9 +3,9 @@
 //! module. No I/O.
 
 use super::{
-    check_fraction, AcknowledgedCounterGenerator, DistError, ExponentialGenerator,
-    HotspotIntegerGenerator, NumberGenerator, ScrambledZipfianGenerator, SequentialGenerator,
-    SkewedLatestGenerator, UniformLongGenerator, EXPONENTIAL_FRAC_DEFAULT,
+    check_fraction, AcknowledgedCounterGenerator, ClientSequence, DistError, ExponentialGenerator,
+    GaussianKeys, HotspotIntegerGenerator, NumberGenerator, ScrambledZipfianGenerator,
+    SequentialGenerator, SkewedLatestGenerator, UniformLongGenerator, EXPONENTIAL_FRAC_DEFAULT,
     EXPONENTIAL_PERCENTILE_DEFAULT, HOTSPOT_DATA_FRACTION_DEFAULT, HOTSPOT_OPN_FRACTION_DEFAULT,
     ZIPFIAN_CONSTANT,
 };
@@ -40,6 +40,19 @@ pub enum KeyDistribution {
         /// `exponential.frac`: share of the record count those draws fall in.
         frac: f64,
     },
+    /// memtier's `S`: each client walks the keys in order from the first,
+    /// wrapping, on its own (YCSB's `sequential` shares one walk).
+    ClientSequential,
+    /// memtier's `P`: each client walks its own slice of the keys in order.
+    Parallel,
+    /// memtier's `G`: normally distributed around `median`, truncated to the
+    /// keys; 0 takes memtier's defaults (the middle, a sixth of the range).
+    Gaussian {
+        /// `kvbench.gaussian.median`: the centre, as a key number.
+        median: f64,
+        /// `kvbench.gaussian.stddev`: the spread, in keys.
+        stddev: f64,
+    },
 }
 
 impl KeyDistribution {
@@ -52,6 +65,24 @@ impl KeyDistribution {
             KeyDistribution::Latest => "latest",
             KeyDistribution::Hotspot { .. } => "hotspot",
             KeyDistribution::Exponential { .. } => "exponential",
+            KeyDistribution::ClientSequential => "clientsequential",
+            KeyDistribution::Parallel => "parallel",
+            KeyDistribution::Gaussian { .. } => "gaussian",
+        }
+    }
+
+    /// The distribution memtier_benchmark's `--key-pattern` letter names:
+    /// `S`, `P`, `G`, `R` (uniform); `None` for any other letter.
+    pub fn from_memtier(letter: char) -> Option<KeyDistribution> {
+        match letter {
+            'S' => Some(KeyDistribution::ClientSequential),
+            'P' => Some(KeyDistribution::Parallel),
+            'G' => Some(KeyDistribution::Gaussian {
+                median: 0.0,
+                stddev: 0.0,
+            }),
+            'R' => Some(KeyDistribution::Uniform),
+            _ => None,
         }
     }
 }
@@ -81,9 +112,15 @@ impl FromStr for KeyDistribution {
                 percentile: EXPONENTIAL_PERCENTILE_DEFAULT,
                 frac: EXPONENTIAL_FRAC_DEFAULT,
             }),
+            "clientsequential" => Ok(KeyDistribution::ClientSequential),
+            "parallel" => Ok(KeyDistribution::Parallel),
+            "gaussian" => Ok(KeyDistribution::Gaussian {
+                median: 0.0,
+                stddev: 0.0,
+            }),
             other => Err(format!(
                 "unknown request distribution '{other}' (expected one of: uniform, zipfian, \
-                 latest, hotspot, exponential, sequential)"
+                 latest, hotspot, exponential, sequential, clientsequential, parallel, gaussian)"
             )),
         }
     }
@@ -139,6 +176,11 @@ enum Kind {
     Latest(SkewedLatestGenerator),
     Hotspot(HotspotIntegerGenerator),
     Exponential(ExponentialGenerator),
+    Walk(ClientSequence),
+    /// Parallel before [`KeyChooser::for_client`] gave it its slice: the
+    /// whole range, walked as one client would.
+    Parallel(ClientSequence),
+    Gaussian(GaussianKeys),
 }
 
 /// Chooses the record number of each read or update as CoreWorkload's
@@ -237,8 +279,41 @@ impl KeyChooser {
                     space.record_count as f64 * frac,
                 )?)
             }
+            KeyDistribution::ClientSequential => Kind::Walk(ClientSequence::new(
+                space.insert_start,
+                check_insert_range()?,
+            )?),
+            KeyDistribution::Parallel => Kind::Parallel(ClientSequence::new(
+                space.insert_start,
+                check_insert_range()?,
+            )?),
+            KeyDistribution::Gaussian { median, stddev } => Kind::Gaussian(GaussianKeys::new(
+                space.insert_start,
+                check_insert_range()?,
+                median,
+                stddev,
+            )?),
         };
         Ok(KeyChooser { kind, inserts })
+    }
+
+    /// Makes this chooser client `client`'s of `clients`: for `parallel`,
+    /// its own slice of the keys (memtier's split); nothing changes for
+    /// the other distributions. Call it once, on the client's own clone.
+    ///
+    /// # Errors
+    /// For `parallel` with more clients than keys.
+    pub fn for_client(&mut self, client: usize, clients: usize) -> Result<(), DistError> {
+        if let Kind::Parallel(walk) = &self.kind {
+            let (min, max) = walk.bounds();
+            self.kind = Kind::Walk(ClientSequence::parallel(
+                min,
+                max,
+                client as u64,
+                clients as u64,
+            )?);
+        }
+        Ok(())
     }
 
     /// The next record number to read or update.
@@ -250,6 +325,8 @@ impl KeyChooser {
             Kind::Zipfian(g) => draw_existing(g, &self.inserts, rng),
             Kind::Latest(g) => draw_existing(g, &self.inserts, rng),
             Kind::Hotspot(g) => draw_existing(g, &self.inserts, rng),
+            Kind::Walk(g) | Kind::Parallel(g) => draw_existing_with(|| g.next_key(), &self.inserts),
+            Kind::Gaussian(g) => draw_existing_with(|| g.next_value(rng), &self.inserts),
             Kind::Exponential(g) => loop {
                 let offset = g.next_f64(rng);
                 // Construction checked there is a last value; counters only grow.
@@ -271,6 +348,7 @@ impl KeyChooser {
             Kind::Latest(g) => g.mean(),
             Kind::Hotspot(g) => g.mean(),
             Kind::Exponential(g) => g.mean(),
+            Kind::Walk(_) | Kind::Parallel(_) | Kind::Gaussian(_) => None,
         }
     }
 }
@@ -284,6 +362,20 @@ fn draw_existing<G: NumberGenerator, R: RngCore + ?Sized>(
 ) -> u64 {
     loop {
         let keynum = g.next_value(rng);
+        if inserts.last_value().is_some_and(|last| keynum <= last) {
+            return keynum;
+        }
+    }
+}
+
+/// [`draw_existing`] for generators outside the YCSB family.
+#[inline]
+fn draw_existing_with(
+    mut next: impl FnMut() -> u64,
+    inserts: &AcknowledgedCounterGenerator,
+) -> u64 {
+    loop {
+        let keynum = next();
         if inserts.last_value().is_some_and(|last| keynum <= last) {
             return keynum;
         }
@@ -310,6 +402,9 @@ mod tests {
             "latest",
             "hotspot",
             "exponential",
+            "clientsequential",
+            "parallel",
+            "gaussian",
         ] {
             let mut c = chooser(name, &KeySpace::new(1000)).unwrap();
             let mut seen = [false; 1000];

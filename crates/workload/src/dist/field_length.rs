@@ -28,6 +28,9 @@ pub enum FieldLengthGenerator {
     Zipfian(ZipfianGenerator),
     /// A bucket histogram.
     Histogram(Arc<HistogramGenerator>),
+    /// memtier's `--data-size-list`: each length with a share of the draws
+    /// proportional to its weight, as `(length, running total of weights)`.
+    Weighted(Arc<[(u64, u64)]>),
 }
 
 impl FieldLengthGenerator {
@@ -46,6 +49,30 @@ impl FieldLengthGenerator {
         )?))
     }
 
+    /// Lengths drawn with the given weights, from `(length, weight)` pairs.
+    ///
+    /// # Errors
+    /// For an empty list, a length or weight of 0, or weights that overflow.
+    pub fn weighted(sizes: &[(u32, u32)]) -> Result<Self, DistError> {
+        let mut total = 0u64;
+        let mut table = Vec::with_capacity(sizes.len());
+        for &(len, weight) in sizes {
+            if len == 0 || weight == 0 {
+                return Err(DistError::InvalidParameter {
+                    name: "kvbench.fieldlengths",
+                    value: if len == 0 { 0.0 } else { f64::from(len) },
+                    expected: "lengths and weights of at least 1",
+                });
+            }
+            total += u64::from(weight);
+            table.push((u64::from(len), total));
+        }
+        if table.is_empty() {
+            return Err(DistError::NoChoices);
+        }
+        Ok(FieldLengthGenerator::Weighted(table.into()))
+    }
+
     /// Draws one length. Draws nothing from `rng` when lengths are constant.
     #[inline]
     pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> usize {
@@ -54,6 +81,12 @@ impl FieldLengthGenerator {
             FieldLengthGenerator::Uniform { min, interval } => min + abs_long_mod(rng, *interval),
             FieldLengthGenerator::Zipfian(z) => z.sample(rng),
             FieldLengthGenerator::Histogram(h) => h.sample(rng),
+            FieldLengthGenerator::Weighted(table) => {
+                let total = table.last().map_or(1, |&(_, t)| t);
+                let r = abs_long_mod(rng, total);
+                let i = table.partition_point(|&(_, upto)| upto <= r);
+                table[i.min(table.len() - 1)].0
+            }
         };
         len as usize
     }
@@ -70,6 +103,9 @@ impl FieldLengthGenerator {
             FieldLengthGenerator::Uniform { min, interval } => min + interval - 1,
             FieldLengthGenerator::Zipfian(z) => z.min() + z.items() - 1,
             FieldLengthGenerator::Histogram(h) => h.max(),
+            FieldLengthGenerator::Weighted(table) => {
+                table.iter().map(|&(len, _)| len).max().unwrap_or(0)
+            }
         }
     }
 }
@@ -78,6 +114,20 @@ impl FieldLengthGenerator {
 mod tests {
     use super::*;
     use crate::dist::java_random::tests::seeded;
+
+    #[test]
+    fn weighted_lengths_follow_their_weights() {
+        let w = FieldLengthGenerator::weighted(&[(100, 3), (1000, 1)]).unwrap();
+        assert_eq!(w.max(), 1000);
+        assert!(!w.is_constant());
+        let mut rng = seeded(3);
+        let n = 40_000;
+        let long = (0..n).filter(|_| w.sample(&mut rng) == 1000).count();
+        assert!((long as f64 / n as f64 - 0.25).abs() < 0.01, "{long}");
+        assert!(FieldLengthGenerator::weighted(&[]).is_err());
+        assert!(FieldLengthGenerator::weighted(&[(10, 0)]).is_err());
+        assert!(FieldLengthGenerator::weighted(&[(0, 1)]).is_err());
+    }
 
     #[test]
     fn lengths_stay_in_range() {

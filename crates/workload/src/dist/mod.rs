@@ -19,6 +19,7 @@ mod field_length;
 mod histogram;
 mod hotspot;
 mod java_random;
+mod memtier;
 mod scrambled_zipfian;
 mod sequential;
 mod skewed_latest;
@@ -37,6 +38,7 @@ pub use hotspot::{
     HotspotIntegerGenerator, HOTSPOT_DATA_FRACTION_DEFAULT, HOTSPOT_OPN_FRACTION_DEFAULT,
 };
 pub use java_random::{next_double, next_long};
+pub use memtier::{ClientSequence, GaussianKeys};
 pub use scrambled_zipfian::{ScrambledZipfianGenerator, ITEM_COUNT, USED_ZIPFIAN_CONSTANT, ZETAN};
 pub use sequential::SequentialGenerator;
 pub use skewed_latest::SkewedLatestGenerator;

@@ -1,0 +1,173 @@
+//! The simple workload in memtier_benchmark's terms (`--ratio`,
+//! `--data-size`, `--key-pattern`, `--key-minimum/maximum`, pipelining):
+//! what it sends, checked through a real Redis, and what it measures under
+//! pipelining, checked against a server that delays each reply.
+
+use crate::fake_server::SlowServer;
+use crate::util::Sandbox;
+use kvbench_engine::route::Topology;
+use kvbench_engine::{run_phase, PhaseConfig, PhaseKind, Silent, Window};
+use kvbench_model::{OpKind, SystemKind};
+use kvbench_workload::{presets, WorkloadSpec};
+use serde_json::Value;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The `memtier` preset with `--ratio 1:0` (SETs only: the slow server
+/// answers `+OK` to everything).
+fn sets_only() -> WorkloadSpec {
+    let mut props = presets::find("memtier").expect("preset");
+    for (k, v) in [("updateproportion", "1"), ("readproportion", "0")] {
+        props.apply_override(&format!("{k}={v}")).expect("override");
+    }
+    WorkloadSpec::from_properties(&props).expect("spec").0
+}
+
+/// One client, one pipeline's worth of SETs to a server that answers each
+/// command `delay` after the previous one: request `i` (from 1) completes at
+/// about `i * delay`, and that is its latency. Divided by the pipeline, as
+/// paper C reports it, the mean is `(pipeline + 1) / 2 * delay / pipeline`.
+#[test]
+fn pipelined_sets_are_timed_per_request_and_reported_per_pipeline_too() {
+    let _serial = crate::util::timing_sensitive();
+    for (pipeline, delay_ms) in [(4u32, 20u64), (50, 2)] {
+        let server = SlowServer::start(Duration::from_millis(delay_ms));
+        let spec = sets_only();
+        let cfg = PhaseConfig {
+            topology: Topology::Single(server.addr),
+            system: SystemKind::Redis,
+            keys: spec.key_namer(),
+            spec,
+            kind: PhaseKind::Run {
+                warmup: Duration::ZERO,
+                window: Window::Operations(u64::from(pipeline)),
+                rate: None,
+            },
+            clients: 1,
+            pipeline,
+            threads: 1,
+            seed: 1,
+            timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(5),
+            access: Default::default(),
+            io: kvbench_engine::Io::auto(),
+        };
+        let out = run_phase(&cfg, &Silent, &Arc::new(AtomicBool::new(false))).expect("runs");
+        let h = out.recorder.histogram(OpKind::Update);
+        assert_eq!(h.len(), u64::from(pipeline));
+        let mut ms: Vec<f64> = Vec::new();
+        for v in h.iter_recorded() {
+            for _ in 0..v.count_at_value() {
+                ms.push(v.value_iterated_to() as f64 / 1e6);
+            }
+        }
+        ms.sort_by(f64::total_cmp);
+        // Sleeps overshoot a little each time, so allow a quarter more
+        // (timing the whole batch would give every request the last time).
+        for (i, v) in ms.iter().enumerate() {
+            let expect = (delay_ms * (i as u64 + 1)) as f64;
+            assert!(
+                *v >= expect - 0.5 && *v < expect * 1.25 + 10.0,
+                "pipeline {pipeline}, request {i}: {v} ms, expected about {expect} ms (all: {ms:?})"
+            );
+        }
+        let op = &out.result.ops[0];
+        let per = op.per_pipeline.as_ref().expect("per-pipeline latency");
+        let mean_ms = op.latency.mean_us / 1e3;
+        let ideal = (f64::from(pipeline) + 1.0) / 2.0 * delay_ms as f64;
+        assert!(
+            mean_ms >= ideal - 0.5 && mean_ms < ideal * 1.25 + 10.0,
+            "pipeline {pipeline}: mean {mean_ms} ms, expected about {ideal} ms"
+        );
+        assert!((per.mean_us * f64::from(pipeline) - op.latency.mean_us).abs() < 1e-6);
+        assert!((per.p99_us * f64::from(pipeline) - op.latency.p99_us).abs() < 1e-6);
+        assert_eq!(per.count, op.latency.count);
+    }
+}
+
+fn items_after_run(v: &Value) -> u64 {
+    v["probes"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["stage"] == "after_run"))
+        .and_then(|p| p["items"].as_u64())
+        .expect("an after-run probe with items")
+}
+
+fn op<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["run"]["ops"]
+        .as_array()
+        .and_then(|ops| ops.iter().find(|o| o["op"] == name))
+        .unwrap_or_else(|| panic!("no {name} in {}", v["run"]))
+}
+
+/// `--ratio` cycles exactly, at pipeline 4 and 50, and both latencies are
+/// reported; the key patterns write the keys memtier's would, counted by
+/// the server itself.
+#[test]
+fn memtier_flags_drive_a_real_redis_as_memtier_would() {
+    let sb = Sandbox::new();
+    let base = [
+        "run",
+        "--system",
+        "redis",
+        "--workload",
+        "memtier",
+        "--clients",
+        "2",
+        "--warmup",
+        "0s",
+        "--quiet",
+        "--json",
+    ];
+    for pipeline in ["4", "50"] {
+        let mut args = base.to_vec();
+        args.extend([
+            "--ratio",
+            "1:3",
+            "--data-size",
+            "100",
+            "--key-pattern",
+            "R:R",
+            "--key-maximum",
+            "999",
+            "--pipeline",
+            pipeline,
+            "--operations",
+            "8000",
+        ]);
+        let v = sb.json(&args);
+        assert_eq!(v["status"], "ok", "{v}");
+        // 4,000 per client, cycled 1 SET then 3 GETs: exactly 1,000 + 3,000.
+        let (set, get) = (op(&v, "update"), op(&v, "read"));
+        assert_eq!(set["completed"], 2000, "{set}");
+        assert_eq!(get["completed"], 6000, "{get}");
+        assert_eq!(get["misses"], 0, "every key 0..=999 was loaded: {get}");
+        for o in [set, get] {
+            let per = o["per_pipeline"]["mean_us"].as_f64().expect("per_pipeline");
+            let mean = o["latency"]["mean_us"].as_f64().expect("latency");
+            let depth: f64 = pipeline.parse().expect("number");
+            assert!((per * depth - mean).abs() < 1e-6 * mean, "{o}");
+        }
+        assert_eq!(items_after_run(&v), 1000, "keys memtier-0..=memtier-999");
+    }
+    // Without a load, SETs alone show where each pattern puts keys. S: both
+    // clients walk 0..; P: each walks its own half; 500 SETs per client.
+    for (pattern, keys) in [("S:S", 500), ("P:P", 1000)] {
+        let mut args = base.to_vec();
+        args.extend([
+            "--ratio",
+            "1:0",
+            "--key-pattern",
+            pattern,
+            "--key-maximum",
+            "9999",
+            "--no-load",
+            "--operations",
+            "1000",
+        ]);
+        let v = sb.json(&args);
+        assert_eq!(op(&v, "update")["completed"], 1000, "{pattern}");
+        assert_eq!(items_after_run(&v), keys, "{pattern}");
+    }
+}
