@@ -7,7 +7,8 @@
 //! key that was never written (an insert number handed out but not sent)
 //! is deleted too: it has kvbench's own naming, and nothing of anyone
 //! else's can be deleted unless `--allow-existing` let kvbench write over
-//! such a key in the first place.
+//! such a key in the first place. The sorted-set workload's `ZUNIONSTORE`
+//! destinations (one per client and group) are deleted with their sets.
 
 use crate::driver::Driver;
 use crate::route::{connect_plan, Topology};
@@ -39,6 +40,9 @@ pub struct Cleanup<'a> {
     pub timeout: Duration,
     /// The record numbers written.
     pub ranges: Vec<Range<u64>>,
+    /// The run's clients: with `sortedsets`, each wrote its own
+    /// `ZUNIONSTORE` destination per group, deleted too.
+    pub clients: u32,
 }
 
 /// What a cleanup did.
@@ -95,6 +99,32 @@ pub fn cleanup(c: &Cleanup<'_>) -> Result<Cleaned, String> {
             }
             for node in nodes.iter_mut().filter(|n| n.pending >= BATCH) {
                 settle(node, &driver, &mut done)?;
+            }
+        }
+    }
+    if c.spec.data_model.layout == kvbench_workload::Layout::SortedSets {
+        let sets = u64::from(c.spec.data_model.zsets.sets.max(1));
+        let mut groups: Vec<u64> = c
+            .ranges
+            .iter()
+            .flat_map(|r| r.start / sets..r.end.div_ceil(sets))
+            .collect();
+        groups.sort_unstable();
+        groups.dedup();
+        for group in groups {
+            for client in 0..c.clients {
+                let op = Op {
+                    kind: kvbench_model::OpKind::Union,
+                    client,
+                    ..Op::insert(group * sets)
+                };
+                driver.write_key(&op, &mut key);
+                let n = router.node_of(&key);
+                driver.encode_delete(&key, &mut nodes[n].buf);
+                nodes[n].pending += 1;
+                if nodes[n].pending >= BATCH {
+                    settle(&mut nodes[n], &driver, &mut done)?;
+                }
             }
         }
     }

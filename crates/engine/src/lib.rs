@@ -25,6 +25,7 @@ pub mod route;
 pub mod schedule;
 pub mod series;
 pub mod timer;
+pub mod union_check;
 pub mod uring;
 
 pub use events::{Observer, OpSecond, Progress, SecondStats, Silent};

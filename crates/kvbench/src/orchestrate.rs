@@ -12,8 +12,8 @@ use anyhow::{Context, Result};
 use kvbench_connect::Access;
 use kvbench_engine::{run_phase, EngineError, PhaseConfig, PhaseKind, PhaseOutput, Topology};
 use kvbench_model::{
-    CpuCost, Environment, NetnsConfig, PhaseResult, Protocol, ReusedServer, RunConfig, RunRecord,
-    RunStatus,
+    CpuCost, Environment, NetnsConfig, OpKind, PhaseResult, Protocol, ReusedServer, RunConfig,
+    RunRecord, RunStatus,
 };
 use kvbench_servers::{
     Cluster, Deployment, Hosts, Network, Pool, Proxied, RemoteServer, Server, ServerSpec,
@@ -387,7 +387,15 @@ fn execute(
             run.recorder.failed_connections
         ));
     }
+    let unions = run
+        .result
+        .ops
+        .iter()
+        .any(|o| o.op == OpKind::Union && o.completed > 0);
     rec.run = Some(run.result);
+    if unions {
+        check_unions(s, &run_cfg, rec, live)?;
+    }
     drop(in_client);
     if let Some(key) = keep_key.filter(|_| intact && lost.is_empty()) {
         let (loaded_by, runs) = reused.unwrap_or((None, 0));
@@ -405,6 +413,37 @@ fn execute(
         n.remove().context("cannot remove the network namespaces")?;
     }
     Ok(None)
+}
+
+/// After a `ZUNIONSTORE` run: reads a sample of the destinations back and
+/// fails the run (its measurements kept) when one is not the union it must
+/// be; a sample that finds nothing to read is a warning.
+fn check_unions(
+    s: &RunSettings,
+    cfg: &PhaseConfig,
+    rec: &mut RunRecord,
+    live: &Live,
+) -> Result<()> {
+    let job = kvbench_engine::union_check::UnionCheck {
+        topology: &cfg.topology,
+        system: s.system,
+        spec: &s.spec,
+        access: &cfg.access,
+        timeout: s.timeout,
+        clients: s.clients,
+    };
+    let done = kvbench_engine::union_check::check_unions(&job)
+        .map_err(|e| anyhow::anyhow!("a ZUNIONSTORE result is wrong: {e}"))?;
+    if done.checked == 0 {
+        rec.warnings
+            .push("no ZUNIONSTORE destination could be read back to check its scores".into());
+    } else if !live.quiet() {
+        live.println(&format!(
+            "unions: {} destinations read back, each the expected union (members and summed scores)",
+            done.checked
+        ));
+    }
+    Ok(())
 }
 
 /// `--netns`: the run's private network, or `None` for loopback.
@@ -684,6 +723,7 @@ fn cleanup(s: &RunSettings, t: &Target, written: &[Range<u64>], rec: &mut RunRec
         access: &t.access,
         timeout: s.timeout,
         ranges: written.to_vec(),
+        clients: s.clients,
     };
     match kvbench_engine::cleanup::cleanup(&job) {
         Ok(done) => {

@@ -34,6 +34,33 @@ pub fn spec(records: u64, fields: u32, len: u32, read: f64) -> WorkloadSpec {
     }
 }
 
+/// A phase against one address with the usual test timeouts, keys named
+/// as `spec` names them, one worker thread, seed 3.
+pub fn phase_config(
+    addr: std::net::SocketAddr,
+    system: SystemKind,
+    spec: &WorkloadSpec,
+    kind: PhaseKind,
+    clients: u32,
+    pipeline: u32,
+) -> PhaseConfig {
+    PhaseConfig {
+        topology: Topology::Single(addr),
+        system,
+        spec: spec.clone(),
+        keys: spec.key_namer(),
+        kind,
+        clients,
+        pipeline,
+        threads: 1,
+        seed: 3,
+        timeout: Duration::from_secs(10),
+        connect_timeout: Duration::from_secs(5),
+        access: Default::default(),
+        io: kvbench_engine::Io::auto(),
+    }
+}
+
 pub fn start(system: SystemKind, memory_limit_mb: Option<u64>) -> Server {
     Server::start(&ServerSpec {
         system,
@@ -64,7 +91,11 @@ pub fn load(server: &Server, spec: &WorkloadSpec, seed: u64) -> kvbench_engine::
 }
 
 /// Sends `req` and reads until `parse` returns a value.
-fn exchange<T>(sock: &mut TcpStream, req: &[u8], parse: impl Fn(&[u8]) -> Option<(T, usize)>) -> T {
+pub fn exchange<T>(
+    sock: &mut TcpStream,
+    req: &[u8],
+    parse: impl Fn(&[u8]) -> Option<(T, usize)>,
+) -> T {
     sock.write_all(req).expect("write");
     let mut buf = Vec::new();
     let mut chunk = [0u8; 65536];

@@ -4,9 +4,9 @@
 //! pipelining, checked against a server that delays each reply.
 
 use crate::fake_server::SlowServer;
+use crate::load::phase_config;
 use crate::util::Sandbox;
-use kvbench_engine::route::Topology;
-use kvbench_engine::{run_phase, PhaseConfig, PhaseKind, Silent, Window};
+use kvbench_engine::{run_phase, PhaseKind, Silent, Window};
 use kvbench_model::{OpKind, SystemKind};
 use kvbench_workload::{presets, WorkloadSpec};
 use serde_json::Value;
@@ -34,25 +34,12 @@ fn pipelined_sets_are_timed_per_request_and_reported_per_pipeline_too() {
     for (pipeline, delay_ms) in [(4u32, 20u64), (50, 2)] {
         let server = SlowServer::start(Duration::from_millis(delay_ms));
         let spec = sets_only();
-        let cfg = PhaseConfig {
-            topology: Topology::Single(server.addr),
-            system: SystemKind::Redis,
-            keys: spec.key_namer(),
-            spec,
-            kind: PhaseKind::Run {
-                warmup: Duration::ZERO,
-                window: Window::Operations(u64::from(pipeline)),
-                rate: None,
-            },
-            clients: 1,
-            pipeline,
-            threads: 1,
-            seed: 1,
-            timeout: Duration::from_secs(10),
-            connect_timeout: Duration::from_secs(5),
-            access: Default::default(),
-            io: kvbench_engine::Io::auto(),
+        let kind = PhaseKind::Run {
+            warmup: Duration::ZERO,
+            window: Window::Operations(u64::from(pipeline)),
+            rate: None,
         };
+        let cfg = phase_config(server.addr, SystemKind::Redis, &spec, kind, 1, pipeline);
         let out = run_phase(&cfg, &Silent, &Arc::new(AtomicBool::new(false))).expect("runs");
         let h = out.recorder.histogram(OpKind::Update);
         assert_eq!(h.len(), u64::from(pipeline));

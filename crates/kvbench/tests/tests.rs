@@ -30,3 +30,4 @@ mod stability;
 mod systems;
 mod targets;
 mod ycsb;
+mod zunion;

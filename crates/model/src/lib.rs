@@ -100,11 +100,15 @@ pub enum OpKind {
     Scan,
     /// Read a record, then update it, timed as one operation (YCSB `READ-MODIFY-WRITE`).
     ReadModifyWrite,
+    /// `ZUNIONSTORE` of a group of sorted sets into the client's own
+    /// destination key (paper C's CPU-bound "complex" workload).
+    #[serde(rename = "zunionstore")]
+    Union,
 }
 
 impl OpKind {
     /// Number of variants; per-op arrays in the hot path are indexed by [`OpKind::index`].
-    pub const COUNT: usize = 5;
+    pub const COUNT: usize = 6;
     /// Every kind, in index order (which is also YCSB's order of the mix).
     pub const ALL: [OpKind; OpKind::COUNT] = [
         OpKind::Read,
@@ -112,6 +116,7 @@ impl OpKind {
         OpKind::Insert,
         OpKind::Scan,
         OpKind::ReadModifyWrite,
+        OpKind::Union,
     ];
 
     /// Dense index for per-op arrays (no hashing on the hot path).
@@ -127,6 +132,7 @@ impl OpKind {
             OpKind::Insert => "insert",
             OpKind::Scan => "scan",
             OpKind::ReadModifyWrite => "read_modify_write",
+            OpKind::Union => "zunionstore",
         }
     }
 }
@@ -346,6 +352,17 @@ pub struct LatencySummary {
     pub p999_us: f64,
     /// Largest value.
     pub max_us: f64,
+}
+
+impl RunConfig {
+    /// The value of workload property `name` in effect, if it was set.
+    pub fn property(&self, name: &str) -> Option<&str> {
+        self.workload_properties
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 impl LatencySummary {

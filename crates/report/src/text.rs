@@ -148,6 +148,21 @@ pub fn series_table(p: &PhaseResult) -> String {
     t.to_text()
 }
 
+/// The data set in words: `N records x F fields x L B`, or for the
+/// sorted-set workload `N sorted sets of M members`.
+fn dataset(c: &kvbench_model::RunConfig) -> String {
+    if c.property("kvbench.datamodel") == Some("sortedsets") {
+        let members = c.property("kvbench.zset.members").unwrap_or("20000");
+        return format!("{} sorted sets of {members} members", count(c.records));
+    }
+    format!(
+        "{} records x {} fields x {} B",
+        count(c.records),
+        c.field_count,
+        c.field_length
+    )
+}
+
 /// A readable summary of one run.
 pub fn run_summary(rec: &RunRecord) -> String {
     let c = &rec.config;
@@ -155,13 +170,11 @@ pub fn run_summary(rec: &RunRecord) -> String {
     let mut s = String::new();
     let id = rec.id.map_or(String::new(), |i| format!(" #{i}"));
     s.push_str(&format!(
-        "run{id}: {}{} | {} | {} records x {} fields x {} B | {} clients x pipeline {} | seed {}\n",
+        "run{id}: {}{} | {} | {} | {} clients x pipeline {} | seed {}\n",
         crate::format::server_label(c.system, e),
         crate::format::topology_label(c),
         c.workload,
-        count(c.records),
-        c.field_count,
-        c.field_length,
+        dataset(c),
         c.clients,
         c.pipeline,
         c.seed

@@ -235,8 +235,11 @@ fn start_proxy(
         .iter()
         .map(|a| format!("   - {a}:1"))
         .collect();
+    // hash_tag: keys sharing a `{...}` part go to one server, as in a Redis
+    // Cluster, so a ZUNIONSTORE group (`{zset3}:0`, `{zset3}:dest:1`) can
+    // run; YCSB's and memtier's keys have no braces and hash as before.
     let conf = format!(
-        "kvbench:\n  listen: {addr}\n  hash: fnv1a_64\n  distribution: ketama\n  redis: {redis}\n  auto_eject_hosts: false\n  servers:\n{}\n",
+        "kvbench:\n  listen: {addr}\n  hash: fnv1a_64\n  hash_tag: \"{{}}\"\n  distribution: ketama\n  redis: {redis}\n  auto_eject_hosts: false\n  servers:\n{}\n",
         servers.join("\n")
     );
     let conf_path = dir.path().join("nutcracker.yml");

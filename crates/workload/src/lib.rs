@@ -13,7 +13,8 @@
 //! - [`dist`]: YCSB's number generators (uniform, zipfian, latest, ...);
 //! - [`values`]: field contents written straight into a send buffer;
 //! - [`rng`]: one disjoint seeded stream per client;
-//! - [`stream`]: a run's shared generators and each client's operation stream.
+//! - [`stream`]: a run's shared generators and each client's operation stream;
+//! - [`zsets`]: the sorted sets of the `ZUNIONSTORE` workload.
 #![deny(missing_docs)]
 
 pub mod dist;
@@ -26,6 +27,7 @@ pub mod spec;
 pub mod stream;
 pub mod values;
 pub mod ycsb;
+pub mod zsets;
 
 pub use op::Op;
 pub use presets::{preset, Preset, PRESETS};
@@ -37,3 +39,4 @@ pub use spec::{
 };
 pub use stream::{OpStream, Workload};
 pub use ycsb::{Warning, WarningKind};
+pub use zsets::ZsetShape;

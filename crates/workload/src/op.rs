@@ -25,6 +25,9 @@ pub struct Op {
     pub read_field: Option<u32>,
     /// Scan only: how many records to read (at least 1); 0 otherwise.
     pub scan_length: u32,
+    /// The client whose stream drew it: a `ZUNIONSTORE` writes into that
+    /// client's own destination key, so clients never share one.
+    pub client: u32,
 }
 
 impl Op {
@@ -36,6 +39,7 @@ impl Op {
             field: None,
             read_field: None,
             scan_length: 0,
+            client: 0,
         }
     }
 
@@ -46,7 +50,7 @@ impl Op {
         match self.kind {
             OpKind::Read | OpKind::Scan => self.field,
             OpKind::ReadModifyWrite => self.read_field,
-            OpKind::Update | OpKind::Insert => None,
+            OpKind::Update | OpKind::Insert | OpKind::Union => None,
         }
     }
 }

@@ -16,6 +16,8 @@
 //! - `memtier`: memtier_benchmark's defaults (`--ratio 1:10`, 32 B,
 //!   `--key-pattern R:R`, keys `memtier-N`), the base that `--ratio`,
 //!   `--data-size` and `--key-pattern` adjust.
+//! - `altoros/simple`, `altoros/complex`: paper C's two workloads, the
+//!   pipelined SET:GET and the `ZUNIONSTORE` of four sets of 20,000.
 
 use crate::properties::{Properties, PropertyError};
 use crate::spec::WorkloadSpec;
@@ -200,6 +202,25 @@ pub const PRESETS: &[Preset] = &[
                      updateproportion=1\nreadproportion=10\nkvbench.mix=cycle\n\
                      requestdistribution=uniform\ninsertorder=ordered\n\
                      kvbench.keyprefix=memtier-\n",
+    },
+    Preset {
+        name: "altoros/simple",
+        aliases: &[],
+        source: "Altoros (paper C): memtier SET:GET 1:1, 100 B, key pattern S:S",
+        properties: "kvbench.datamodel=plain\nfieldcount=1\nfieldlength=100\n\
+                     updateproportion=1\nreadproportion=1\nkvbench.mix=cycle\n\
+                     requestdistribution=clientsequential\n\
+                     kvbench.writedistribution=clientsequential\ninsertorder=ordered\n\
+                     kvbench.keyprefix=memtier-\n",
+    },
+    Preset {
+        name: "altoros/complex",
+        aliases: &["zunionstore"],
+        source: "Altoros (paper C): ZUNIONSTORE of four sorted sets of 20,000 members",
+        properties: "kvbench.datamodel=sortedsets\nkvbench.zset.sets=4\n\
+                     kvbench.zset.members=20000\nrecordcount=4\n\
+                     readproportion=0\nupdateproportion=0\n\
+                     kvbench.zunionstoreproportion=1\nkvbench.keyprefix=zset\n",
     },
 ];
 

@@ -92,6 +92,7 @@ impl Mix {
         OpKind::Read,
         OpKind::Scan,
         OpKind::ReadModifyWrite,
+        OpKind::Union,
     ];
 }
 
@@ -133,6 +134,10 @@ pub enum Layout {
     /// One plain value per key: Redis `GET`/`SET`, Memcached `get`/`set` of
     /// the raw value; needs `fieldcount=1` (`kvbench.datamodel=plain`).
     Plain,
+    /// Groups of sorted sets for `ZUNIONSTORE` (`kvbench.datamodel=sortedsets`,
+    /// Redis family only): a record is one set of the shape in
+    /// [`DataModel::zsets`], loaded with one `ZADD` (see [`crate::zsets`]).
+    SortedSets,
 }
 
 /// What an update writes to Memcached (`kvbench.memcached.update`).
@@ -158,6 +163,8 @@ pub struct DataModel {
     pub redis_index: bool,
     /// Memcached update behaviour.
     pub memcached_update: MemcachedUpdate,
+    /// The sorted sets' shape (`kvbench.zset.*`), used by `sortedsets`.
+    pub zsets: crate::zsets::ZsetShape,
 }
 
 impl Default for DataModel {
@@ -166,6 +173,7 @@ impl Default for DataModel {
             layout: Layout::Hash,
             redis_index: false,
             memcached_update: MemcachedUpdate::Full,
+            zsets: crate::zsets::ZsetShape::default(),
         }
     }
 }
@@ -226,6 +234,8 @@ pub struct WorkloadSpec {
     pub scan_proportion: f64,
     /// `readmodifywriteproportion`.
     pub read_modify_write_proportion: f64,
+    /// `kvbench.zunionstoreproportion`: weight of `ZUNIONSTORE` (sorted sets only).
+    pub union_proportion: f64,
     /// `requestdistribution` (with `hotspot*`, `exponential.*` parameters).
     pub request_distribution: KeyDistribution,
     /// `kvbench.writedistribution`: how updates choose their key, when not
@@ -278,6 +288,7 @@ impl Default for WorkloadSpec {
             insert_proportion: 0.0,
             scan_proportion: 0.0,
             read_modify_write_proportion: 0.0,
+            union_proportion: 0.0,
             request_distribution: KeyDistribution::Uniform,
             write_distribution: None,
             mix: Mix::Random,
@@ -329,6 +340,7 @@ const PROPORTIONS: [&str; OpKind::COUNT] = [
     "insertproportion",
     "scanproportion",
     "readmodifywriteproportion",
+    "kvbench.zunionstoreproportion",
 ];
 
 impl WorkloadSpec {
@@ -341,6 +353,7 @@ impl WorkloadSpec {
             self.insert_proportion,
             self.scan_proportion,
             self.read_modify_write_proportion,
+            self.union_proportion,
         ]
     }
 
@@ -592,6 +605,50 @@ impl WorkloadSpec {
                     .into(),
             );
         }
+        if self.data_model.layout == Layout::SortedSets {
+            let z = self.data_model.zsets;
+            if z.sets == 0 || z.members == 0 {
+                let p = if z.sets == 0 {
+                    "kvbench.zset.sets"
+                } else {
+                    "kvbench.zset.members"
+                };
+                return bad(p, "must be at least 1".into());
+            }
+            if let Some((p, _)) = PROPORTIONS
+                .into_iter()
+                .zip(self.weights())
+                .find(|&(p, w)| w > 0.0 && p != "kvbench.zunionstoreproportion")
+            {
+                return bad(
+                    p,
+                    "must be 0 with kvbench.datamodel=sortedsets: its operation is ZUNIONSTORE \
+                     (kvbench.zunionstoreproportion)"
+                        .into(),
+                );
+            }
+            if !self.record_count.is_multiple_of(u64::from(z.sets))
+                || self.insert_start != 0
+                || self.insert_count != self.record_count
+            {
+                return bad(
+                    "recordcount",
+                    format!(
+                        "must be whole groups of kvbench.zset.sets ({}) sets, all loaded, with \
+                         kvbench.datamodel=sortedsets; got {} from insertstart {} (e.g. {})",
+                        z.sets,
+                        self.record_count,
+                        self.insert_start,
+                        u64::from(z.sets) * (self.record_count / u64::from(z.sets)).max(1)
+                    ),
+                );
+            }
+        } else if self.union_proportion > 0.0 {
+            return bad(
+                "kvbench.zunionstoreproportion",
+                "needs kvbench.datamodel=sortedsets (the sets a union reads)".into(),
+            );
+        }
         if self.data_model.layout == Layout::Plain {
             if self.field_count != 1 {
                 return bad(
@@ -623,6 +680,10 @@ impl WorkloadSpec {
     /// Bytes of user data in the largest possible record (field values
     /// only); for constant lengths, every record's size.
     pub fn record_bytes(&self) -> u64 {
+        if self.data_model.layout == Layout::SortedSets {
+            // A member name (`m` and up to 7 digits) and its 8-byte score.
+            return u64::from(self.data_model.zsets.members) * 16;
+        }
         u64::from(self.field_count) * self.max_field_length()
     }
 
@@ -681,6 +742,15 @@ impl WorkloadSpec {
         if self.data_model.layout == Layout::Plain {
             s.push_str(", plain values");
         }
+        if self.data_model.layout == Layout::SortedSets {
+            let z = self.data_model.zsets;
+            s = format!(
+                "{} sorted sets of {} members per group, {}%, {keys}",
+                z.sets,
+                z.members,
+                mix.join(" / ")
+            );
+        }
         if self.record_count != 1000 {
             s.push_str(&format!(", {} records", self.record_count));
         }
@@ -705,7 +775,7 @@ mod tests {
     fn defaults_are_coreworkloads_and_valid() {
         let s = WorkloadSpec::default();
         s.validate().unwrap();
-        assert_eq!(s.weights(), [0.95, 0.05, 0.0, 0.0, 0.0]);
+        assert_eq!(s.weights(), [0.95, 0.05, 0.0, 0.0, 0.0, 0.0]);
         assert_eq!(s.load_range(), 0..1000);
         assert_eq!(s.record_bytes(), 1000);
         assert_eq!(s.field_name(3), "field3");

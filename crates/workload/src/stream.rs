@@ -118,6 +118,7 @@ impl Workload {
             rng,
             w: self.clone(),
             cycle_at: (0, 0),
+            client: 0,
         }
     }
 
@@ -135,6 +136,7 @@ impl Workload {
         clients: usize,
     ) -> Result<OpStream, SpecError> {
         let mut s = self.stream(rng);
+        s.client = client as u32;
         s.w.keys
             .for_client(client, clients)
             .map_err(|e| clients_error("requestdistribution", e))?;
@@ -176,6 +178,8 @@ pub struct OpStream {
     w: Workload,
     /// `kvbench.mix=cycle`: the entry of the cycle and how many of it are done.
     cycle_at: (usize, u32),
+    /// Which client this stream is ([`Op::client`]).
+    client: u32,
 }
 
 impl OpStream {
@@ -215,6 +219,7 @@ impl OpStream {
             field: None,
             read_field: None,
             scan_length: 0,
+            client: self.client,
         };
         match kind {
             OpKind::Read => op.field = self.field_unless(self.w.read_all_fields),
@@ -230,7 +235,7 @@ impl OpStream {
                 op.read_field = self.field_unless(self.w.read_all_fields);
                 op.field = self.field_unless(self.w.write_all_fields);
             }
-            OpKind::Insert => {}
+            OpKind::Insert | OpKind::Union => {}
         }
         op
     }

@@ -16,6 +16,7 @@ use crate::spec::{
     ClientSpec, DataModel, FieldLengthDistribution, InsertOrder, Layout, MemcachedUpdate, Mix,
     ScanLengthDistribution, WorkloadSpec,
 };
+use crate::zsets::ZsetShape;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -154,8 +155,15 @@ pub const PROPERTIES: &[(&str, &str, &str)] = &[
     (
         "kvbench.datamodel",
         "hash",
-        "hash (YCSB's) or plain (one value per key)",
+        "hash (YCSB's), plain (one value per key) or sortedsets (ZUNIONSTORE groups)",
     ),
+    (
+        "kvbench.zunionstoreproportion",
+        "0",
+        "weight of ZUNIONSTORE of a group of sorted sets (sortedsets only)",
+    ),
+    ("kvbench.zset.sets", "4", "sortedsets: sets per group, the union's inputs"),
+    ("kvbench.zset.members", "20000", "sortedsets: members per set"),
     (
         "kvbench.redis.index",
         "ycsb if scanproportion > 0, else none",
@@ -568,8 +576,13 @@ impl WorkloadSpec {
         };
 
         let scan_proportion = r.f64("scanproportion", 0.0)?;
-        let layout = match r.choice("kvbench.datamodel", "hash", &["hash", "plain"])? {
+        let layout = match r.choice(
+            "kvbench.datamodel",
+            "hash",
+            &["hash", "plain", "sortedsets"],
+        )? {
             "plain" => Layout::Plain,
+            "sortedsets" => Layout::SortedSets,
             _ => Layout::Hash,
         };
         let index_default = if scan_proportion > 0.0 {
@@ -610,6 +623,7 @@ impl WorkloadSpec {
             insert_proportion: r.f64("insertproportion", 0.0)?,
             scan_proportion,
             read_modify_write_proportion: r.f64("readmodifywriteproportion", 0.0)?,
+            union_proportion: r.f64("kvbench.zunionstoreproportion", 0.0)?,
             request_distribution,
             write_distribution: match r.raw("kvbench.writedistribution") {
                 Some(_) => Some(r.key_distribution("kvbench.writedistribution")?),
@@ -653,6 +667,10 @@ impl WorkloadSpec {
                 layout,
                 redis_index,
                 memcached_update,
+                zsets: ZsetShape {
+                    sets: r.u32("kvbench.zset.sets", 4)?,
+                    members: r.u32("kvbench.zset.members", 20_000)?,
+                },
             },
             client: ClientSpec {
                 operation_count: r.opt_u64("operationcount")?,

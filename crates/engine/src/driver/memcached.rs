@@ -37,6 +37,9 @@ pub(super) fn encode_write(
                 })
             });
         }
+        Layout::SortedSets => {
+            unreachable!("memcached has no sorted sets (Driver::check refuses them)")
+        }
         Layout::Hash => {
             let replace = update && d.memcached_update == MemcachedUpdate::Ycsb;
             // Full mode rewrites every field, whatever the update chose.
@@ -67,7 +70,7 @@ pub(super) fn returned_fields(
         return Err(format!("{key_text}: no value"));
     };
     Ok(match d.layout {
-        Layout::Plain => vec![(d.field_names[0].clone(), Some(data))],
+        Layout::Plain | Layout::SortedSets => vec![(d.field_names[0].clone(), Some(data))],
         Layout::Hash => parse_json_object(&data)
             .map_err(|e| format!("{key_text}: {e}"))?
             .into_iter()

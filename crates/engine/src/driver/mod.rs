@@ -48,7 +48,7 @@ use kvbench_proto::DecodeError;
 use kvbench_workload::dist::FieldLengthGenerator;
 use kvbench_workload::keys::KeyNamer;
 use kvbench_workload::values::{fill_deterministic_value, ValuePool};
-use kvbench_workload::{Layout, MemcachedUpdate, Op, Rng, WorkloadSpec};
+use kvbench_workload::{Layout, MemcachedUpdate, Op, Rng, WorkloadSpec, ZsetShape};
 use rand_core::{RngCore, SeedableRng};
 
 mod memcached;
@@ -110,6 +110,8 @@ pub struct Driver {
     max_value_len: usize,
     /// Where random values are cut from (see [`ValuePool`]).
     values: ValuePool,
+    /// `sortedsets`: the sets' shape.
+    zsets: ZsetShape,
 }
 
 impl Driver {
@@ -128,7 +130,7 @@ impl Driver {
         let json_len = lengths.is_constant().then(|| json(max_len));
         let max_value_len = match spec.data_model.layout {
             Layout::Hash => json(max_len),
-            Layout::Plain => max_len,
+            Layout::Plain | Layout::SortedSets => max_len,
         };
         // YCSB's Memcached binding stores a record under `table-key`
         // (`usertable-user123...`) while values (with dataintegrity) derive
@@ -136,7 +138,7 @@ impl Driver {
         // read what kvbench loaded. Redis keys have no prefix in YCSB.
         let memcached_prefix = match spec.data_model.layout {
             Layout::Hash => format!("{}-", spec.table).into_bytes(),
-            Layout::Plain => Vec::new(),
+            Layout::Plain | Layout::SortedSets => Vec::new(),
         };
         Driver {
             system,
@@ -153,6 +155,7 @@ impl Driver {
             json_len,
             max_value_len,
             values: ValuePool::new(&mut Rng::seed_from_u64(VALUE_POOL_SEED)),
+            zsets: spec.data_model.zsets,
         }
     }
 
@@ -176,6 +179,15 @@ impl Driver {
     /// # Errors
     /// A message for the user, naming the property to change.
     pub fn supports(&self, kind: OpKind) -> Result<(), String> {
+        if self.layout == Layout::SortedSets && self.protocol == Protocol::Memcache {
+            return Err(format!(
+                "{} has no sorted sets; kvbench.datamodel=sortedsets needs the Redis family",
+                self.system
+            ));
+        }
+        if kind == OpKind::Union && self.layout != Layout::SortedSets {
+            return Err("ZUNIONSTORE needs kvbench.datamodel=sortedsets".into());
+        }
         if kind != OpKind::Scan {
             return Ok(());
         }
@@ -193,6 +205,9 @@ impl Driver {
                 Err("scans find keys through YCSB's index; set kvbench.redis.index=ycsb".into())
             }
             (Protocol::Resp, Layout::Hash) => Ok(()),
+            (Protocol::Resp, Layout::SortedSets) => {
+                Err("sortedsets has no scans; scanproportion must be 0".into())
+            }
         }
     }
 
@@ -207,6 +222,8 @@ impl Driver {
                 self.supports(*kind)?;
             }
         }
+        // The load's inserts.
+        self.supports(OpKind::Insert)?;
         if self.protocol == Protocol::Memcache && self.keys.max_len() > 250 {
             return Err(format!(
                 "memcached keys are at most 250 bytes; zeropadding={} makes keys up to {} bytes",
@@ -269,6 +286,17 @@ impl Driver {
     #[inline]
     pub fn write_key(&self, op: &Op, key: &mut Vec<u8>) {
         key.clear();
+        if self.layout == Layout::SortedSets {
+            // A set (insert), or the client's destination (union): both
+            // carry the group's hash tag, so either routes the union.
+            let (group, set) = self.zsets.locate(op.keynum);
+            let prefix = self.keys.prefix();
+            match op.kind {
+                OpKind::Union => ZsetShape::write_dest_key(prefix, group, op.client, key),
+                _ => ZsetShape::write_set_key(prefix, group, set, key),
+            }
+            return;
+        }
         self.keys.write_key(op.keynum, key);
     }
 
@@ -299,7 +327,11 @@ impl Driver {
             }
             OpKind::ReadModifyWrite => self.encode_read(key, op.read_field, false, buf),
             OpKind::Update => self.encode_write(key, op.field, rng, buf, true),
+            OpKind::Insert if self.layout == Layout::SortedSets => {
+                redis::encode_zset(self, op.keynum, key, buf)
+            }
             OpKind::Insert => self.encode_write(key, None, rng, buf, false),
+            OpKind::Union => redis::encode_zunionstore(self, op, buf),
             OpKind::Scan => {
                 if let Err(e) = self.supports(OpKind::Scan) {
                     panic!("Driver::encode: {e}");
@@ -517,6 +549,9 @@ impl Driver {
         step: Step,
         buf: &[u8],
     ) -> Result<Option<(Outcome, usize)>, DecodeError> {
+        if kind == OpKind::Union {
+            return redis::classify_count(self.zsets.union_cardinality(), buf);
+        }
         let shape = match (kind, step) {
             (OpKind::Scan, Step::First) => Shape::KeyList,
             (OpKind::Read | OpKind::ReadModifyWrite, Step::First) | (_, Step::ScanRead) => {
@@ -630,6 +665,7 @@ mod tests {
             field,
             read_field,
             scan_length,
+            client: 0,
         }
     }
 

@@ -51,6 +51,9 @@ pub(super) fn encode_read(
                 resp::write_bulk(buf, key);
             }
         },
+        Layout::SortedSets => {
+            unreachable!("sortedsets has no reads (WorkloadSpec::validate)")
+        }
     }
 }
 
@@ -70,6 +73,9 @@ pub(super) fn encode_write(
             let len = d.lengths.sample(rng);
             resp::write_bulk_with(buf, len, |v| d.fill(rng, key, &d.field_names[0], v));
         }
+        Layout::SortedSets => {
+            unreachable!("sortedsets has no updates or field writes (WorkloadSpec::validate)")
+        }
         Layout::Hash => {
             resp::write_array_header(buf, 2 + 2 * names.len());
             resp::write_bulk(buf, b"HMSET");
@@ -80,6 +86,41 @@ pub(super) fn encode_write(
                 resp::write_bulk_with(buf, len, |v| d.fill(rng, key, name, v));
             }
         }
+    }
+}
+
+/// `ZADD <set> <score> m<j> ...`: every member of sorted set `keynum`,
+/// named `key` (the load of a `sortedsets` record, see
+/// `kvbench_workload::zsets`). Cold path: a load.
+pub(super) fn encode_zset(d: &Driver, keynum: u64, key: &[u8], buf: &mut Vec<u8>) {
+    let (group, set) = d.zsets.locate(keynum);
+    resp::write_array_header(buf, 2 + 2 * d.zsets.members as usize);
+    resp::write_bulk(buf, b"ZADD");
+    resp::write_bulk(buf, key);
+    let (mut number, mut member) = (itoa::Buffer::new(), Vec::with_capacity(24));
+    for (score, j) in d.zsets.members(group, set) {
+        resp::write_bulk(buf, number.format(score).as_bytes());
+        member.clear();
+        member.push(b'm');
+        member.extend_from_slice(number.format(j).as_bytes());
+        resp::write_bulk(buf, &member);
+    }
+}
+
+/// `ZUNIONSTORE <dest> <sets> <set 0> ... <set n-1>` of `op`'s group into
+/// its client's destination.
+pub(super) fn encode_zunionstore(d: &Driver, op: &Op, buf: &mut Vec<u8>) {
+    let (group, _) = d.zsets.locate(op.keynum);
+    let mut key = Vec::with_capacity(48);
+    resp::write_array_header(buf, 3 + d.zsets.sets as usize);
+    resp::write_bulk(buf, b"ZUNIONSTORE");
+    kvbench_workload::ZsetShape::write_dest_key(d.keys.prefix(), group, op.client, &mut key);
+    resp::write_bulk(buf, &key);
+    resp::write_bulk(buf, itoa::Buffer::new().format(d.zsets.sets).as_bytes());
+    for set in 0..d.zsets.sets {
+        key.clear();
+        kvbench_workload::ZsetShape::write_set_key(d.keys.prefix(), group, set, &mut key);
+        resp::write_bulk(buf, &key);
     }
 }
 
@@ -98,7 +139,7 @@ pub(super) fn returned_fields(
     key_text: &str,
 ) -> Result<Vec<Cell>, String> {
     Ok(match d.layout {
-        Layout::Plain => {
+        Layout::Plain | Layout::SortedSets => {
             let value = redis_value(reply)?;
             vec![(
                 d.field_names[0].clone(),
@@ -120,6 +161,25 @@ pub(super) fn returned_fields(
             }
         }
     })
+}
+
+/// As [`classify`], for a reply that must be the integer `expected`
+/// (`ZUNIONSTORE`'s cardinality): any other number is an error, so a wrong
+/// union is never counted as completed.
+pub(super) fn classify_count(
+    expected: u64,
+    buf: &[u8],
+) -> Result<Option<(Outcome, usize)>, DecodeError> {
+    Ok(resp::parse_reply(buf)?.map(|r| {
+        let exact = r.kind == resp::ReplyKind::Integer
+            && buf
+                .get(1..r.consumed.saturating_sub(2))
+                .and_then(|digits| std::str::from_utf8(digits).ok())
+                .and_then(|digits| digits.parse::<u64>().ok())
+                == Some(expected);
+        let outcome = if exact { Outcome::Ok } else { Outcome::Error };
+        (outcome, r.consumed)
+    }))
 }
 
 fn redis_outcome(shape: Shape, r: &resp::Reply) -> Outcome {
