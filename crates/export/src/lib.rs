@@ -235,6 +235,7 @@ pub(crate) mod tests {
                 reload: None,
                 server_args: Vec::new(),
                 threads_reason: None,
+                companion: None,
             },
             environment: Environment {
                 server_version: "7.0.15".into(),

@@ -58,6 +58,7 @@ pub enum Command {
         "  kvbench run --system memcached --workload read-heavy --target memcached://10.0.0.5:11211,10.0.0.6:11211\n",
         "  kvbench run --system valkey --workload read-heavy --clients 8\n",
         "  kvbench run --system redis --workload memtier --ratio 1:1 --data-size 100 --key-pattern S:S --pipeline 50\n",
+        "  kvbench run --system redis --workload altoros/simple --pipeline 4 --duration 30s --with zunionstore --with-clients 2\n",
         "  kvbench run --system redis --topology cluster --nodes 3 --workload balanced --clients 8\n",
         "  kvbench run --system memcached --topology pool --nodes 3 --workload read-heavy\n",
         "  kvbench run --system memcached --topology twemproxy --nodes 3 --workload balanced\n",
@@ -628,6 +629,20 @@ pub struct RunArgs {
     /// Client connections (YCSB threadcount) [default: the workload's threadcount, else 4].
     #[arg(long)]
     pub clients: Option<u32>,
+    /// Run a second client group at the same time, with this workload preset
+    /// (e.g. zunionstore beside a SET:GET load, as paper C did); its
+    /// operations are reported beside the main group's. Needs --duration.
+    #[arg(long, value_name = "WORKLOAD")]
+    pub with: Option<String>,
+    /// --with: its client connections.
+    #[arg(long, default_value_t = 1, requires = "with")]
+    pub with_clients: u32,
+    /// --with: requests each of its connections keeps in flight.
+    #[arg(long, default_value_t = 1, requires = "with")]
+    pub with_pipeline: u32,
+    /// --with: set one of its workload properties (repeatable).
+    #[arg(long = "with-property", value_name = "NAME=VALUE", requires = "with")]
+    pub with_properties: Vec<String>,
     #[command(flatten)]
     pub bench: BenchArgs,
 }

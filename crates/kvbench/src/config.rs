@@ -9,7 +9,7 @@ use crate::target::{Safety, Target};
 use kvbench_engine::driver::Driver;
 use kvbench_engine::route::ketama::Variant;
 use kvbench_engine::{Arrival, Io, Rate, Window};
-use kvbench_model::{Protocol, SystemKind, TopologyKind};
+use kvbench_model::{OpKind, Protocol, SystemKind, TopologyKind};
 use kvbench_servers::Link;
 use kvbench_store::Labels;
 use kvbench_workload::{presets, Origin, Properties, WorkloadSpec};
@@ -19,6 +19,8 @@ use std::time::Duration;
 /// One cell's settings, validated.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
+    /// `--with`: the second client group, if any.
+    pub companion: Option<CompanionSettings>,
     pub system: SystemKind,
     pub spec: WorkloadSpec,
     /// The workload's effective properties, recorded with the run.
@@ -343,6 +345,7 @@ pub fn settings(
         }
     };
     Ok(RunSettings {
+        companion: None,
         netns,
         server_cpus,
         client_cpus,
@@ -418,7 +421,75 @@ pub fn run_settings(a: &RunArgs) -> Result<RunSettings, UsageError> {
     )?;
     s.properties = resolved.properties;
     s.warnings = resolved.warnings;
+    if let Some(name) = &a.with {
+        s.companion = Some(companion(name, a, &s)?);
+    }
     Ok(s)
+}
+
+/// `--with`: a second client group's workload and load model.
+#[derive(Debug, Clone)]
+pub struct CompanionSettings {
+    pub name: String,
+    pub spec: WorkloadSpec,
+    pub properties: Vec<(String, String)>,
+    pub clients: u32,
+    pub pipeline: u32,
+}
+
+/// Resolves `--with` and its flags against the main group's settings: a
+/// preset and `--with-property` overrides, operations of other kinds than
+/// the main group's (so each group's results stay apart), a time-bound
+/// window (a fixed operation count would end the groups at different times),
+/// and a server kvbench starts (so its data can never land on someone's).
+fn companion(name: &str, a: &RunArgs, s: &RunSettings) -> Result<CompanionSettings, UsageError> {
+    let mut props = presets::find(name).map_err(|e| UsageError(format!("--with: {e}")))?;
+    for o in &a.with_properties {
+        props
+            .apply_override(o)
+            .map_err(|e| UsageError(format!("--with-property: {e}")))?;
+    }
+    let (mut spec, _) = WorkloadSpec::from_properties(&props)
+        .map_err(|e| UsageError(format!("--with {name}: {e}")))?;
+    spec.name = name.to_string();
+    if a.with_clients == 0 || a.with_pipeline == 0 {
+        return Err(UsageError(
+            "--with-clients and --with-pipeline must be at least 1".into(),
+        ));
+    }
+    if !matches!(s.window, Window::Duration(_)) {
+        return Err(UsageError(
+            "--with needs --duration: both groups measure the same stretch of time".into(),
+        ));
+    }
+    if s.target.is_some() || s.rate.is_some() {
+        return Err(UsageError(
+            "--with runs on servers kvbench starts, in closed loop (no --target, no --rate)".into(),
+        ));
+    }
+    let kinds = |spec: &WorkloadSpec| -> Vec<OpKind> {
+        OpKind::ALL
+            .into_iter()
+            .zip(spec.weights())
+            .filter(|&(_, w)| w > 0.0)
+            .map(|(k, _)| k)
+            .collect()
+    };
+    let main = kinds(&s.spec);
+    if let Some(shared) = kinds(&spec).into_iter().find(|k| main.contains(k)) {
+        return Err(UsageError(format!(
+            "--with {name}: both groups would run {shared} operations; their results must stay \
+             apart (e.g. a SET:GET workload with --with zunionstore)"
+        )));
+    }
+    let properties = effective(&props);
+    Ok(CompanionSettings {
+        name: name.to_string(),
+        spec,
+        properties,
+        clients: a.with_clients,
+        pipeline: a.with_pipeline,
+    })
 }
 
 /// The user's seed, or one from the OS (recorded either way).

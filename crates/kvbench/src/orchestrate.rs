@@ -10,10 +10,12 @@ use crate::reuse::{self, Kept, Reload, Sharing};
 use crate::target::Target;
 use anyhow::{Context, Result};
 use kvbench_connect::Access;
-use kvbench_engine::{run_phase, EngineError, PhaseConfig, PhaseKind, PhaseOutput, Topology};
+use kvbench_engine::{
+    run_phase, EngineError, PhaseConfig, PhaseKind, PhaseOutput, Silent, Topology,
+};
 use kvbench_model::{
-    CpuCost, Environment, NetnsConfig, OpKind, PhaseResult, Protocol, ReusedServer, RunConfig,
-    RunRecord, RunStatus,
+    Companion, CpuCost, Environment, NetnsConfig, OpKind, PhaseResult, Protocol, ReusedServer,
+    RunConfig, RunRecord, RunStatus, SystemKind,
 };
 use kvbench_servers::{
     Cluster, Deployment, Hosts, Network, Pool, Proxied, RemoteServer, Server, ServerSpec,
@@ -171,6 +173,13 @@ fn new_record(s: &RunSettings) -> RunRecord {
             reload: None,
             server_args: s.server_args.clone(),
             threads_reason: s.threads_reason.clone(),
+            companion: s.companion.as_ref().map(|c| Companion {
+                workload: c.name.clone(),
+                clients: c.clients,
+                pipeline: c.pipeline,
+                records: c.spec.record_count,
+                workload_properties: c.properties.clone(),
+            }),
         },
         environment,
         load: None,
@@ -308,6 +317,35 @@ fn execute(
             .push(server.probe("after_load").context("probe after load")?);
     }
 
+    // `--with`: the second group's data set, loaded after the main one
+    // (its keys never meet the main group's), and its run configuration.
+    let companion_cfg = match &s.companion {
+        Some(c) => {
+            let cfg = PhaseConfig {
+                spec: c.spec.clone(),
+                keys: c.spec.key_namer(),
+                ..base.clone()
+            };
+            if reused.is_none() {
+                let load = run_phase(&cfg, &Silent, stop).context("the --with group's load")?;
+                if load.result.errors > 0 {
+                    anyhow::bail!("the --with group's load had {} errors", load.result.errors);
+                }
+            }
+            Some(PhaseConfig {
+                kind: PhaseKind::Run {
+                    warmup: s.warmup,
+                    window: s.window,
+                    rate: None,
+                },
+                clients: c.clients,
+                pipeline: c.pipeline,
+                ..cfg
+            })
+        }
+        None => None,
+    };
+
     let run_cfg = PhaseConfig {
         kind: PhaseKind::Run {
             warmup: s.warmup,
@@ -326,9 +364,23 @@ fn execute(
         end: Cell::new(None),
         written,
     };
-    let run = run_phase(&run_cfg, &edges, stop);
+    let (run, with) = std::thread::scope(|scope| {
+        let with = companion_cfg
+            .as_ref()
+            .map(|cfg| scope.spawn(move || run_phase(cfg, &Silent, stop)));
+        let run = run_phase(&run_cfg, &edges, stop);
+        let with = with.map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(EngineError::Config("the --with group panicked".into())))
+        });
+        (run, with)
+    });
     view.finish();
-    let run: PhaseOutput = run?;
+    let mut run: PhaseOutput = run?;
+    if let Some(with) = with {
+        let with = with.context("the --with group's run")?;
+        merge_group(&mut run.result, with.result);
+    }
     let completed = run.result.completed;
     let lost = server.lost_nodes();
     if !lost.is_empty() {
@@ -394,7 +446,11 @@ fn execute(
         .any(|o| o.op == OpKind::Union && o.completed > 0);
     rec.run = Some(run.result);
     if unions {
-        check_unions(s, &run_cfg, rec, live)?;
+        let cfg = match &companion_cfg {
+            Some(c) if c.spec.data_model.layout == kvbench_workload::Layout::SortedSets => c,
+            _ => &run_cfg,
+        };
+        check_unions(s.system, s.timeout, cfg, rec, live)?;
     }
     drop(in_client);
     if let Some(key) = keep_key.filter(|_| intact && lost.is_empty()) {
@@ -419,18 +475,19 @@ fn execute(
 /// fails the run (its measurements kept) when one is not the union it must
 /// be; a sample that finds nothing to read is a warning.
 fn check_unions(
-    s: &RunSettings,
+    system: SystemKind,
+    timeout: Duration,
     cfg: &PhaseConfig,
     rec: &mut RunRecord,
     live: &Live,
 ) -> Result<()> {
     let job = kvbench_engine::union_check::UnionCheck {
         topology: &cfg.topology,
-        system: s.system,
-        spec: &s.spec,
+        system,
+        spec: &cfg.spec,
         access: &cfg.access,
-        timeout: s.timeout,
-        clients: s.clients,
+        timeout,
+        clients: cfg.clients,
     };
     let done = kvbench_engine::union_check::check_unions(&job)
         .map_err(|e| anyhow::anyhow!("a ZUNIONSTORE result is wrong: {e}"))?;
@@ -444,6 +501,29 @@ fn check_unions(
         ));
     }
     Ok(())
+}
+
+/// Adds the `--with` group's results to the main group's: its operations
+/// (of other kinds, checked up front) with their histograms and seconds,
+/// and its totals. The window is the main group's; both groups started
+/// together and ran for the same duration.
+fn merge_group(main: &mut PhaseResult, with: PhaseResult) {
+    main.completed += with.completed;
+    main.errors += with.errors;
+    main.throughput += with.throughput;
+    main.ops.extend(with.ops);
+    main.series.extend(with.series);
+    main.series.sort_by_key(|p| (p.second, p.op));
+    for (kind, n) in with.errors_by_kind {
+        match main.errors_by_kind.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, m)) => *m += n,
+            None => main.errors_by_kind.push((kind, n)),
+        }
+    }
+    main.error_samples.extend(with.error_samples);
+    main.redirects_moved += with.redirects_moved;
+    main.redirects_ask += with.redirects_ask;
+    main.retries += with.retries;
 }
 
 /// `--netns`: the run's private network, or `None` for loopback.

@@ -167,3 +167,82 @@ fn a_zunionstore_run_is_checked_and_cleaned_up_on_a_remote_target() {
     let mut sock = TcpStream::connect(server.addr()).expect("connect");
     assert_eq!(command(&mut sock, &[b"DBSIZE"]), Value::Integer(0));
 }
+
+fn ops_per_s(v: &serde_json::Value, op: &str) -> f64 {
+    v["run"]["ops"]
+        .as_array()
+        .and_then(|ops| ops.iter().find(|o| o["op"] == op))
+        .and_then(|o| o["throughput"].as_f64())
+        .unwrap_or_else(|| panic!("no {op} in {}", v["run"]))
+}
+
+/// Paper C's combined workload: the simple SET:GET group alone, then with a
+/// ZUNIONSTORE group on the same server at the same time. Both groups'
+/// results are in the run, and the simple group's throughput falls under
+/// the complex load (Redis runs one command at a time).
+#[test]
+fn a_complex_group_beside_the_simple_one_slows_it_and_both_are_reported() {
+    let sb = Sandbox::new();
+    let simple = [
+        "run",
+        "--system",
+        "redis",
+        "--workload",
+        "altoros/simple",
+        "--key-maximum",
+        "9999",
+        "--clients",
+        "2",
+        "--pipeline",
+        "4",
+        "--duration",
+        "2s",
+        "--warmup",
+        "500ms",
+        "--quiet",
+        "--json",
+    ];
+    let alone = sb.json(&simple);
+    let mut args = simple.to_vec();
+    args.extend([
+        "--with",
+        "zunionstore",
+        "--with-clients",
+        "2",
+        "--with-property",
+        "kvbench.zset.members=5000",
+    ]);
+    let both = sb.json(&args);
+    assert_eq!(both["status"], "ok", "{both}");
+    assert_eq!(both["config"]["companion"]["workload"], "zunionstore");
+    assert_eq!(both["config"]["companion"]["clients"], 2);
+    let unions = ops_per_s(&both, "zunionstore");
+    assert!(unions > 0.0, "{}", both["run"]);
+    let (before, after) = (ops_per_s(&alone, "update"), ops_per_s(&both, "update"));
+    assert!(
+        after < before / 2.0,
+        "SETs: {before:.0}/s alone, {after:.0}/s beside {unions:.0} unions/s"
+    );
+    // What cannot be combined is refused up front, with one line and exit 2.
+    for (extra, mentions) in [
+        (&["--with", "memtier"][..], "both groups would run"),
+        (
+            &["--with", "zunionstore", "--operations", "100"],
+            "--with needs --duration",
+        ),
+    ] {
+        let mut args: Vec<&str> = simple
+            .iter()
+            .copied()
+            .filter(|a| !["--duration", "2s"].contains(a))
+            .collect();
+        if !extra.contains(&"--operations") {
+            args.extend(["--duration", "1s"]);
+        }
+        args.extend(extra);
+        let out = sb.kvbench().args(&args).output().expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains(mentions), "{extra:?}: {stderr}");
+    }
+}

@@ -226,6 +226,11 @@ pub struct RunConfig {
     /// The I/O loop of the run phase (`uring` or `tokio`).
     #[serde(default)]
     pub io: Option<String>,
+    /// `--with`: a second client group that ran its own workload against the
+    /// same target during the run phase; its operations are in the run's
+    /// results beside the main group's (their kinds never overlap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub companion: Option<Companion>,
     /// How the system was deployed (records from before topologies: single).
     #[serde(default)]
     pub topology: TopologyKind,
@@ -352,6 +357,22 @@ pub struct LatencySummary {
     pub p999_us: f64,
     /// Largest value.
     pub max_us: f64,
+}
+
+/// The second client group of a combined run (`--with`): paper C's
+/// complex load beside its simple one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Companion {
+    /// Its workload (a preset name).
+    pub workload: String,
+    /// Its connections.
+    pub clients: u32,
+    /// Requests each of its connections keeps in flight.
+    pub pipeline: u32,
+    /// Records it loaded before the run.
+    pub records: u64,
+    /// Every workload property in effect for it.
+    pub workload_properties: Vec<(String, String)>,
 }
 
 impl RunConfig {

@@ -179,6 +179,16 @@ pub fn run_summary(rec: &RunRecord) -> String {
         c.pipeline,
         c.seed
     ));
+    if let Some(w) = &c.companion {
+        s.push_str(&format!(
+            "with: {} at the same time, {} clients x pipeline {}, its own {} records; its \
+             operations are listed beside the main group's\n",
+            w.workload,
+            w.clients,
+            w.pipeline,
+            count(w.records)
+        ));
+    }
     s.push_str(&format!("status: {}", rec.status.as_str()));
     if let Some(f) = &rec.failure {
         s.push_str(&format!(" ({f})"));

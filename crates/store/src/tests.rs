@@ -119,6 +119,13 @@ fn full_record() -> RunRecord {
             reload: Some("per-workload".into()),
             server_args: vec!["--hz".into(), "20".into()],
             threads_reason: Some("default: test".into()),
+            companion: Some(kvbench_model::Companion {
+                workload: "zunionstore".into(),
+                clients: 2,
+                pipeline: 1,
+                records: 8,
+                workload_properties: vec![("kvbench.zset.sets".into(), "4".into())],
+            }),
             workload_properties: vec![
                 ("recordcount".into(), "123457".into()),
                 ("requestdistribution".into(), "zipfian".into()),
