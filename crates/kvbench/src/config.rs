@@ -467,16 +467,8 @@ fn companion(name: &str, a: &RunArgs, s: &RunSettings) -> Result<CompanionSettin
             "--with runs on servers kvbench starts, in closed loop (no --target, no --rate)".into(),
         ));
     }
-    let kinds = |spec: &WorkloadSpec| -> Vec<OpKind> {
-        OpKind::ALL
-            .into_iter()
-            .zip(spec.weights())
-            .filter(|&(_, w)| w > 0.0)
-            .map(|(k, _)| k)
-            .collect()
-    };
-    let main = kinds(&s.spec);
-    if let Some(shared) = kinds(&spec).into_iter().find(|k| main.contains(k)) {
+    let main: Vec<OpKind> = s.spec.kinds().collect();
+    if let Some(shared) = spec.kinds().find(|k| main.contains(k)) {
         return Err(UsageError(format!(
             "--with {name}: both groups would run {shared} operations; their results must stay \
              apart (e.g. a SET:GET workload with --with zunionstore)"

@@ -14,6 +14,21 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// The data set in words: `N records x F fields x L B`, or for the
+/// sorted-set workload `N sorted sets of M members`.
+pub fn dataset(c: &kvbench_model::RunConfig) -> String {
+    if c.property("kvbench.datamodel") == Some("sortedsets") {
+        let members = c.property("kvbench.zset.members").unwrap_or("20000");
+        return format!("{} sorted sets of {members} members", count(c.records));
+    }
+    format!(
+        "{} records x {} fields x {} B",
+        count(c.records),
+        c.field_count,
+        c.field_length
+    )
+}
+
 /// Operations per second, rounded to a whole number.
 pub fn rate(ops_per_s: f64) -> String {
     count(ops_per_s.round().max(0.0) as u64)

@@ -12,16 +12,14 @@ pub fn comparison_report(records: &[RunRecord], planned: usize) -> String {
         let e = &first.environment;
         let c = &first.config;
         s.push_str(&format!(
-            "- machine: {} ({} cores, {:.1} GiB), kernel {}\n- kvbench {}{}\n- dataset: {} records x {} fields x {} B; {} operations per run; warm-up {} s; seed {}\n\n",
+            "- machine: {} ({} cores, {:.1} GiB), kernel {}\n- kvbench {}{}\n- dataset: {}; {} operations per run; warm-up {} s; seed {}\n\n",
             e.cpu_model,
             e.cores,
             e.memory_bytes as f64 / (1u64 << 30) as f64,
             e.kernel,
             e.kvbench_version,
             e.git_revision.as_ref().map_or(String::new(), |r| format!(" ({r})")),
-            c.records,
-            c.field_count,
-            c.field_length,
+            crate::format::dataset(c),
             c.operations,
             c.warmup_s,
             c.seed

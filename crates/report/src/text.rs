@@ -148,21 +148,6 @@ pub fn series_table(p: &PhaseResult) -> String {
     t.to_text()
 }
 
-/// The data set in words: `N records x F fields x L B`, or for the
-/// sorted-set workload `N sorted sets of M members`.
-fn dataset(c: &kvbench_model::RunConfig) -> String {
-    if c.property("kvbench.datamodel") == Some("sortedsets") {
-        let members = c.property("kvbench.zset.members").unwrap_or("20000");
-        return format!("{} sorted sets of {members} members", count(c.records));
-    }
-    format!(
-        "{} records x {} fields x {} B",
-        count(c.records),
-        c.field_count,
-        c.field_length
-    )
-}
-
 /// A readable summary of one run.
 pub fn run_summary(rec: &RunRecord) -> String {
     let c = &rec.config;
@@ -174,7 +159,7 @@ pub fn run_summary(rec: &RunRecord) -> String {
         crate::format::server_label(c.system, e),
         crate::format::topology_label(c),
         c.workload,
-        dataset(c),
+        crate::format::dataset(c),
         c.clients,
         c.pipeline,
         c.seed

@@ -357,6 +357,15 @@ impl WorkloadSpec {
         ]
     }
 
+    /// The kinds the mix can draw (weight above 0), in [`OpKind`] order.
+    pub fn kinds(&self) -> impl Iterator<Item = OpKind> {
+        OpKind::ALL
+            .into_iter()
+            .zip(self.weights())
+            .filter(|&(_, w)| w > 0.0)
+            .map(|(k, _)| k)
+    }
+
     /// The share of operations of `kind` (its weight over the sum).
     pub fn share(&self, kind: OpKind) -> f64 {
         let w = self.weights();
@@ -615,9 +624,8 @@ impl WorkloadSpec {
                 };
                 return bad(p, "must be at least 1".into());
             }
-            if let Some((p, _)) = PROPORTIONS
-                .into_iter()
-                .zip(self.weights())
+            if let Some((p, _)) = proportions
+                .clone()
                 .find(|&(p, w)| w > 0.0 && p != "kvbench.zunionstoreproportion")
             {
                 return bad(

@@ -217,10 +217,8 @@ impl Driver {
     /// # Errors
     /// The first problem, as a message for the user.
     pub fn check(&self, spec: &WorkloadSpec) -> Result<(), String> {
-        for (kind, w) in OpKind::ALL.iter().zip(spec.weights()) {
-            if w > 0.0 {
-                self.supports(*kind)?;
-            }
+        for kind in spec.kinds() {
+            self.supports(kind)?;
         }
         // The load's inserts.
         self.supports(OpKind::Insert)?;
