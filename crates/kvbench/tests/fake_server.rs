@@ -42,16 +42,15 @@ impl SlowServer {
                 // reply), so a sleep that overshoots, or a descheduled
                 // server thread, delays one reply and not every later one.
                 let mut due = Instant::now();
-                let mut arrived = due;
                 while !flag.load(Ordering::Relaxed) {
-                    match sock.read(&mut chunk) {
+                    let arrived = match sock.read(&mut chunk) {
                         Ok(0) => break,
                         Ok(n) => {
-                            arrived = Instant::now();
                             buf.extend_from_slice(&chunk[..n]);
+                            Instant::now()
                         }
                         Err(_) => continue,
-                    }
+                    };
                     while let Ok(Some((_, used))) = resp::parse_value(&buf) {
                         buf.drain(..used);
                         due = due.max(arrived) + delay;
