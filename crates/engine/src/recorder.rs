@@ -433,6 +433,7 @@ impl Recorder {
                     service_histogram: self.open.as_ref().map(|o| encode_histogram(&o.service[i])),
                     lag: self.open.as_ref().map(|o| summarize(&o.lag[i])),
                     lag_histogram: self.open.as_ref().map(|o| encode_histogram(&o.lag[i])),
+                    with: false,
                 }
             })
             .collect();

@@ -160,6 +160,7 @@ pub(crate) mod tests {
             service_histogram: None,
             lag: None,
             lag_histogram: None,
+            with: false,
         }
     }
 

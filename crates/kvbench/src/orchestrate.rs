@@ -14,8 +14,8 @@ use kvbench_engine::{
     run_phase, EngineError, PhaseConfig, PhaseKind, PhaseOutput, Silent, Topology,
 };
 use kvbench_model::{
-    Companion, CpuCost, Environment, NetnsConfig, OpKind, PhaseResult, Protocol, ReusedServer,
-    RunConfig, RunRecord, RunStatus, SystemKind,
+    Companion, CpuCost, Environment, NetnsConfig, OpKind, OpResult, PhaseResult, Protocol,
+    ReusedServer, RunConfig, RunRecord, RunStatus, SystemKind,
 };
 use kvbench_servers::{
     Cluster, Deployment, Hosts, Network, Pool, Proxied, RemoteServer, Server, ServerSpec,
@@ -511,7 +511,8 @@ fn merge_group(main: &mut PhaseResult, with: PhaseResult) {
     main.completed += with.completed;
     main.errors += with.errors;
     main.throughput += with.throughput;
-    main.ops.extend(with.ops);
+    main.ops
+        .extend(with.ops.into_iter().map(|o| OpResult { with: true, ..o }));
     main.series.extend(with.series);
     main.series.sort_by_key(|p| (p.second, p.op));
     for (kind, n) in with.errors_by_kind {

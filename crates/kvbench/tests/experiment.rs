@@ -35,6 +35,18 @@ fn plan(sb: &Sandbox, file: &str) -> serde_json::Value {
     sb.json(&["experiment", "plan", file, "--json"])
 }
 
+/// `experiment plan` of `text` as bad.toml: exit 2 and its message.
+fn plan_error(sb: &Sandbox, text: &str) -> String {
+    let f = write(sb, "bad.toml", text);
+    let out = sb
+        .kvbench()
+        .args(["experiment", "plan", &f])
+        .output()
+        .expect("plan");
+    assert_eq!(out.status.code(), Some(2));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 fn stored_runs(sb: &Sandbox) -> usize {
     if !sb.db().exists() {
         return 0;
@@ -559,16 +571,95 @@ fn per_system_server_args_are_applied_recorded_and_checked() {
         "systems = [\"redis\"]",
         "systems = [{ name = \"redis\", server_args = [\"--port\", \"6379\"] }]",
     );
-    let f = write(&sb, "bad.toml", &bad);
-    let out = sb
-        .kvbench()
-        .args(["experiment", "plan", &f])
-        .output()
-        .expect("plan");
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = plan_error(&sb, &bad);
     assert!(
         err.contains("bad.toml:4:") && err.contains("--server-args") && err.contains("port"),
+        "{err}"
+    );
+}
+
+/// Paper C's shape: one workload swept over pipeline depth, one over
+/// clients, and one run beside a second client group.
+const COMBINED: &str = r#"
+name = "combined"
+systems = ["redis"]
+workloads = [
+    { preset = "altoros/simple", records = 1000, sweep = { pipeline = [4, 50] } },
+    { preset = "altoros/complex", records = 8, sweep = { clients = [1, 3] } },
+    { preset = "altoros/complex", records = 8, sweep = { clients = [1, 3] }, properties = { "kvbench.zset.members" = 2000 }, with = { preset = "altoros/simple", clients = 4, pipeline = 4, records = 1000, properties = { fieldlength = 50 } } },
+]
+
+[load]
+clients = 4
+
+[run]
+duration = "1s"
+
+[sweep]
+clients = [2]
+"#;
+
+#[test]
+fn a_workload_has_its_own_sweep_records_and_second_client_group() {
+    let sb = Sandbox::new();
+    let f = write(&sb, "combined.toml", COMBINED);
+    let p = plan(&sb, &f);
+    let cells = p["cells"].as_array().expect("cells");
+    let got: Vec<(&str, u64, u64)> = cells
+        .iter()
+        .map(|c| {
+            (
+                c["workload"].as_str().unwrap_or(""),
+                c["clients"].as_u64().unwrap_or(0),
+                c["pipeline"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("altoros/simple", 2, 4),
+            ("altoros/simple", 2, 50),
+            ("altoros/complex", 1, 1),
+            ("altoros/complex", 3, 1),
+            (
+                "altoros/complex kvbench.zset.members=2000 + altoros/simple",
+                1,
+                1
+            ),
+            (
+                "altoros/complex kvbench.zset.members=2000 + altoros/simple",
+                3,
+                1
+            ),
+        ]
+    );
+    let args = |i: usize| -> String {
+        cells[i]["run_args"]
+            .as_array()
+            .expect("args")
+            .iter()
+            .filter_map(|a| a.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert!(args(0).contains("--records 1000"), "{}", args(0));
+    assert!(args(2).contains("--records 8"), "{}", args(2));
+    let with = args(5);
+    for part in [
+        "--with altoros/simple",
+        "--with-clients 4",
+        "--with-pipeline 4",
+        "--with-property recordcount=1000",
+        "--with-property fieldlength=50",
+    ] {
+        assert!(with.contains(part), "{part} not in {with}");
+    }
+    // A mistake inside `with` names the file, line and key.
+    let bad = COMBINED.replace("clients = 4, pipeline", "client = 4, pipeline");
+    let err = plan_error(&sb, &bad);
+    assert!(
+        err.contains("bad.toml:") && err.contains("workloads") && err.contains("client"),
         "{err}"
     );
 }

@@ -446,6 +446,10 @@ pub struct OpResult {
     /// Open loop only: the schedule-lag histogram (V2, base64).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_histogram: Option<String>,
+    /// Run by the second client group of a combined run (`--with`), not by
+    /// the main one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub with: bool,
 }
 
 /// One second of one operation kind in the measured window.

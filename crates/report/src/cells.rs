@@ -37,8 +37,11 @@ pub struct Cell {
     /// The name of its line in a figure: the label, and for a multi-node
     /// place the topology (`redis 7.0.15, cluster of 3 masters`).
     pub series: String,
-    /// The workload's name.
+    /// The workload's name; a combined run's is `MAIN + WITH`
+    /// (`altoros/complex + altoros/simple`), a workload of its own.
     pub workload: String,
+    /// A combined run's second client group.
+    pub companion: Option<CellCompanion>,
     /// Closed-loop clients.
     pub clients: u32,
     /// Requests in flight per connection.
@@ -72,11 +75,24 @@ pub struct Cell {
     pub order: (u32, usize),
 }
 
+/// The second client group of a combined run (`--with`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellCompanion {
+    /// Its workload, as a cell of it alone names it.
+    pub workload: String,
+    /// Its connections.
+    pub clients: u32,
+    /// Requests each of them kept in flight.
+    pub pipeline: u32,
+}
+
 /// One operation kind over a cell's runs.
 #[derive(Debug, Clone)]
 pub struct CellOp {
     /// Which operation.
     pub op: OpKind,
+    /// Run by a combined run's second client group.
+    pub with: bool,
     /// Each run's throughput of this kind.
     pub throughput: Summary,
     /// Each run's own p50 and p99, summarised (for interval bars).
@@ -175,6 +191,7 @@ fn cell(sources: &[Source], runs: Vec<usize>, order: (u32, usize)) -> Result<Cel
         };
         ops.push(CellOp {
             op,
+            with: results.iter().any(|o| o.with),
             throughput: summary(phases.iter().map(|p| {
                 p.ops
                     .iter()
@@ -236,7 +253,15 @@ fn cell(sources: &[Source], runs: Vec<usize>, order: (u32, usize)) -> Result<Cel
         topology,
         place,
         series,
-        workload: c.workload.clone(),
+        workload: match &c.companion {
+            Some(w) => format!("{} + {}", c.workload, w.workload),
+            None => c.workload.clone(),
+        },
+        companion: c.companion.as_ref().map(|w| CellCompanion {
+            workload: w.workload.clone(),
+            clients: w.clients,
+            pipeline: w.pipeline,
+        }),
         clients: c.clients,
         pipeline: c.pipeline,
         rate: c.rate,

@@ -280,6 +280,7 @@ mod tests {
             service_histogram: None,
             lag: None,
             lag_histogram: None,
+            with: false,
         }
     }
 

@@ -178,31 +178,68 @@ fn by_label<'a>(cells: &[&'a Cell]) -> Vec<(String, String, Vec<&'a Cell>)> {
 
 fn throughput(k: &GroupKey, name: &str, cells: &[&Cell]) -> Figure {
     let counts = client_counts(cells);
-    let series = by_label(cells)
-        .into_iter()
-        .map(|(label, system, v)| Series {
-            name: label,
-            colour_key: system,
-            dashed: false,
-            points: v
-                .iter()
-                .map(|c| Point {
-                    x: at(&counts, c.clients),
-                    y: c.throughput.mean,
-                    interval: c.throughput.interval(),
-                    flags: c.flags.clone(),
-                })
-                .collect(),
-        })
-        .collect();
+    // A combined run's groups are drawn apart (their sum would mean
+    // nothing): the main group solid, the second dashed.
+    let companion = cells.iter().find_map(|c| c.companion.clone());
+    let groups: &[Option<bool>] = if companion.is_some() {
+        &[Some(false), Some(true)]
+    } else {
+        &[None]
+    };
+    let mut series = Vec::new();
+    for (label, system, v) in by_label(cells) {
+        for &group in groups {
+            let name = match (group, &companion) {
+                (Some(true), Some(w)) => format!("{label}: {} (second group)", w.workload),
+                (Some(false), Some(w)) => {
+                    let main = k.workload.strip_suffix(&format!(" + {}", w.workload));
+                    format!("{label}: {}", main.unwrap_or(&k.workload))
+                }
+                _ => label.clone(),
+            };
+            series.push(Series {
+                name,
+                colour_key: system.clone(),
+                dashed: group == Some(true),
+                points: v
+                    .iter()
+                    .map(|c| {
+                        let (y, interval) = match group {
+                            None => (c.throughput.mean, c.throughput.interval()),
+                            Some(with) => {
+                                let ops = c.ops.iter().filter(|o| o.with == with);
+                                (ops.map(|o| o.throughput.mean).sum(), None)
+                            }
+                        };
+                        Point {
+                            x: at(&counts, c.clients),
+                            y,
+                            interval,
+                            flags: c.flags.clone(),
+                        }
+                    })
+                    .collect(),
+            });
+        }
+    }
     let n = cells.iter().map(|c| c.throughput.n).max().unwrap_or(1);
+    let caption = match &companion {
+        Some(w) => format!(
+            "Clients of the main group; the second group ({}) ran beside it at {} x pipeline {}, dashed. Each group's own throughput, mean of {n} run{}.",
+            w.workload,
+            crate::takeaways::clients(w.clients),
+            w.pipeline,
+            if n == 1 { "" } else { "s" }
+        ),
+        None => caption_iterations(n),
+    };
     Figure {
         id: slug(&["throughput", &k.workload, &k.topology]),
         title: format!("Throughput against clients: {name}"),
-        caption: caption_iterations(n),
+        caption,
         x: clients_axis(),
         panels: vec![Panel {
-            y: axis("Throughput (ops/s)", false),
+            y: axis("Throughput (ops/s)", companion.is_some()),
             series,
         }],
         kind: FigureKind::Throughput,
@@ -669,6 +706,7 @@ fn placeholder() -> Cell {
         place: String::new(),
         series: String::new(),
         workload: String::new(),
+        companion: None,
         clients: 0,
         pipeline: 0,
         rate: None,

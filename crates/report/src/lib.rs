@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod cells;
+pub mod combined;
 pub mod diff;
 pub mod fields;
 pub mod figure;

@@ -227,6 +227,7 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
         matrix => matrix,
         summary => sentences,
         tables => tables(&cells, &palette),
+        combined => combined_rows(&cells, &palette),
         figure_groups => groups,
         memory => memory_rows(&cells, &palette),
         repro => repro_view(&repro),
@@ -336,6 +337,57 @@ fn matrix_rows(verdicts: &[Verdict], palette: &Palette) -> (Vec<String>, Vec<Row
         })
         .collect();
     (bands, rows)
+}
+
+#[derive(Serialize)]
+struct CombinedRow {
+    series: String,
+    colour: String,
+    main: String,
+    clients: u32,
+    main_throughput: String,
+    main_p50: String,
+    with: String,
+    with_throughput: String,
+    with_p50: String,
+    alone_throughput: String,
+    alone_p50: String,
+    slowdown: String,
+}
+
+fn combined_rows(cells: &[Cell], palette: &Palette) -> Vec<CombinedRow> {
+    let name = |g: &crate::combined::Group| {
+        format!(
+            "{} ({}, {} x pipeline {})",
+            g.workload,
+            g.op,
+            takeaways::clients(g.clients),
+            g.pipeline
+        )
+    };
+    crate::combined::rows(cells)
+        .iter()
+        .map(|r| CombinedRow {
+            series: r.series.clone(),
+            colour: palette.hex(&r.system),
+            main: name(&r.main),
+            clients: r.main.clients,
+            main_throughput: format::rate(r.main.throughput),
+            main_p50: format::micros(r.main.p50_us),
+            with: name(&r.with),
+            with_throughput: format::rate(r.with.throughput),
+            with_p50: format::micros(r.with.p50_us),
+            alone_throughput: r
+                .alone
+                .as_ref()
+                .map_or("not measured".into(), |a| format::rate(a.throughput)),
+            alone_p50: r
+                .alone
+                .as_ref()
+                .map_or(String::new(), |a| format::micros(a.p50_us)),
+            slowdown: r.slowdown().map_or(String::new(), |x| format!("{x:.1}x")),
+        })
+        .collect()
 }
 
 fn tables(cells: &[Cell], palette: &Palette) -> Vec<Table> {

@@ -48,6 +48,30 @@ pub struct Finding {
     /// The system it is compared with.
     #[serde(default)]
     pub other: Option<String>,
+    /// Only cells at this pipeline depth.
+    #[serde(default)]
+    pub pipeline: Option<u32>,
+    /// Throughput of these operation kinds only (`["read", "update"]`:
+    /// one client group of a combined run), instead of the cell's total.
+    #[serde(default)]
+    pub ops: Option<Vec<String>>,
+    /// `ratio`'s other side where it is not `other` at the same place: the
+    /// same system and place but another workload, topology, client count,
+    /// pipeline depth or operations (each defaults to this side's).
+    #[serde(default)]
+    pub other_workload: Option<String>,
+    /// See `other_workload`.
+    #[serde(default)]
+    pub other_topology: Option<String>,
+    /// See `other_workload`.
+    #[serde(default)]
+    pub other_clients: Option<Clients>,
+    /// See `other_workload`.
+    #[serde(default)]
+    pub other_pipeline: Option<u32>,
+    /// See `other_workload`.
+    #[serde(default)]
+    pub other_ops: Option<Vec<String>>,
     /// Range bounds for `ratio`, `peak` and `overhead`.
     #[serde(default)]
     pub low: Option<f64>,
@@ -62,7 +86,8 @@ pub struct Finding {
 pub enum Kind {
     /// The highest mean throughput at the place.
     Winner,
-    /// Throughput of `system` over `other` within [low, high].
+    /// Throughput of `system` over `other` (or over the `other_*` place)
+    /// within [low, high].
     Ratio,
     /// The client count of `system`'s highest throughput within [low, high].
     Peak,
@@ -119,13 +144,41 @@ fn multi(c: &Cell) -> bool {
     c.topology != "single"
 }
 
-/// The closed-loop cells of the finding's workload and topology.
-fn place<'a>(cells: &'a [Cell], f: &Finding) -> Vec<&'a Cell> {
+/// The closed-loop cells of a workload and topology (and pipeline depth).
+fn place<'a>(
+    cells: &'a [Cell],
+    workload: &str,
+    topology: &str,
+    pipeline: Option<u32>,
+) -> Vec<&'a Cell> {
     cells
         .iter()
-        .filter(|c| c.rate.is_none() && c.workload == f.workload)
-        .filter(|c| multi(c) == (f.topology == "multi"))
+        .filter(|c| c.rate.is_none() && c.workload == workload)
+        .filter(|c| multi(c) == (topology == "multi"))
+        .filter(|c| pipeline.is_none_or(|p| c.pipeline == p))
         .collect()
+}
+
+/// Throughput of `ops` in `c` (ops/s), or of everything it ran.
+fn throughput(c: &Cell, ops: Option<&[String]>) -> f64 {
+    match ops {
+        None => c.throughput.mean,
+        Some(names) => c
+            .ops
+            .iter()
+            .filter(|o| names.iter().any(|n| n == o.op.as_str()))
+            .map(|o| o.throughput.mean)
+            .sum(),
+    }
+}
+
+/// Whether a finding's ratio compares two places rather than two systems.
+fn across_places(f: &Finding) -> bool {
+    f.other_workload.is_some()
+        || f.other_topology.is_some()
+        || f.other_clients.is_some()
+        || f.other_pipeline.is_some()
+        || f.other_ops.is_some()
 }
 
 /// The client count the finding names among those measured.
@@ -164,7 +217,7 @@ fn outcome(f: &Finding, measured: String, verdict: Verdict, reason: String) -> O
 }
 
 fn check(f: &Finding, cells: &[Cell]) -> Outcome {
-    let here = place(cells, f);
+    let here = place(cells, &f.workload, &f.topology, f.pipeline);
     let missing = |what: &str| {
         outcome(
             f,
@@ -178,6 +231,9 @@ fn check(f: &Finding, cells: &[Cell]) -> Outcome {
     }
     if f.kind == Kind::Peak {
         return peak(f, &here);
+    }
+    if f.kind == Kind::Ratio && across_places(f) {
+        return ratio_across(f, cells, &here);
     }
     let Some(clients) = at(&here, f.clients.as_ref()) else {
         return missing("that client count");
@@ -326,6 +382,98 @@ fn check(f: &Finding, cells: &[Cell]) -> Outcome {
         }
         Kind::Peak => unreachable!("handled above"),
     }
+}
+
+/// A ratio of one system's throughput at two places: pipeline 50 over 4,
+/// 5 clients over 1, a cluster over a single server, a workload alone over
+/// the same workload beside another.
+fn ratio_across(f: &Finding, cells: &[Cell], here: &[&Cell]) -> Outcome {
+    let missing = |what: String| {
+        outcome(
+            f,
+            format!("not measured: {what}"),
+            Verdict::NotMeasured,
+            String::new(),
+        )
+    };
+    let Some(clients) = at(here, f.clients.as_ref()) else {
+        return missing("that client count".into());
+    };
+    let Some(a) = find(here, &f.system, clients) else {
+        return missing(format!("{} at {clients} clients", f.system));
+    };
+    let workload = f.other_workload.as_deref().unwrap_or(&f.workload);
+    let topology = f.other_topology.as_deref().unwrap_or(&f.topology);
+    let pipeline = f.other_pipeline.or(f.pipeline);
+    let there = place(cells, workload, topology, pipeline);
+    let system = f.other.as_deref().unwrap_or(&f.system);
+    let other_clients = match &f.other_clients {
+        Some(c) => at(&there, Some(c)),
+        None => Some(clients),
+    };
+    let Some(b) = other_clients.and_then(|n| find(&there, system, n)) else {
+        return missing(format!(
+            "{system} of {workload} on {topology} at that place"
+        ));
+    };
+    let ops = f.ops.as_deref();
+    let other_ops = f.other_ops.as_deref().or(ops);
+    let (x, y) = (throughput(a, ops), throughput(b, other_ops));
+    let r = x / y.max(f64::MIN_POSITIVE);
+    let (lo, hi) = (f.low.unwrap_or(0.0), f.high.unwrap_or(f64::INFINITY));
+    let range = if hi.is_finite() {
+        format!("{lo}-{hi}x")
+    } else {
+        format!("at least {lo}x")
+    };
+    let measured = format!(
+        "{} / {} = {} / {} ops/s = {r:.2}x (paper: {range})",
+        side(a, ops, b),
+        side(b, other_ops, a),
+        crate::format::rate(x),
+        crate::format::rate(y),
+    );
+    let tie = ops.is_none() && other_ops.is_none() && crate::takeaways::tie(a, b).is_some();
+    let verdict = if (lo..=hi).contains(&r) {
+        Verdict::Agrees
+    } else if tie && lo <= 1.0 + 1e-9 {
+        Verdict::Inconclusive
+    } else {
+        Verdict::Differs
+    };
+    let mut reason = reason(f, &[a, b], verdict);
+    if verdict == Verdict::Differs && (r > 1.0) == (lo >= 1.0) {
+        reason = format!("same direction, another size; {reason}");
+    }
+    outcome(f, measured, verdict, reason)
+}
+
+/// `c` named by what sets it apart from `other`: its system, deployment,
+/// workload, clients, pipeline or operations, whichever differ.
+fn side(c: &Cell, ops: Option<&[String]>, other: &Cell) -> String {
+    let mut parts = Vec::new();
+    if c.system != other.system {
+        parts.push(c.system.clone());
+    }
+    if c.topology != other.topology {
+        parts.push(c.topology.clone());
+    }
+    if c.workload != other.workload {
+        parts.push(c.workload.clone());
+    }
+    if c.clients != other.clients {
+        parts.push(crate::takeaways::clients(c.clients));
+    }
+    if c.pipeline != other.pipeline {
+        parts.push(format!("pipeline {}", c.pipeline));
+    }
+    if let Some(o) = ops {
+        parts.push(o.join("+"));
+    }
+    if parts.is_empty() {
+        parts.push(c.system.clone());
+    }
+    parts.join(", ")
 }
 
 fn peak(f: &Finding, here: &[&Cell]) -> Outcome {

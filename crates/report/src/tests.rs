@@ -474,7 +474,22 @@ fn a_papers_findings_are_checked_against_the_cells() {
             {"id": "O1", "source": "Table 1", "claim": "redis +44.5%", "kind": "overhead",
              "workload": "iterated", "topology": "single", "system": "redis", "low": 0.3, "high": 0.6},
             {"id": "M1", "source": "Table 1", "claim": "in a cluster", "kind": "winner",
-             "workload": "iterated", "topology": "multi", "system": "redis"}
+             "workload": "iterated", "topology": "multi", "system": "redis"},
+            {"id": "X1", "source": "Table 2", "claim": "redis scales 2-3x from 1 to 8 clients",
+             "kind": "ratio", "workload": "single-runs", "topology": "single", "clients": 8,
+             "other_clients": 1, "system": "redis", "low": 2.0, "high": 3.0},
+            {"id": "X2", "source": "Table 2", "claim": "memcached scales at least 2x",
+             "kind": "ratio", "workload": "single-runs", "topology": "single", "clients": 8,
+             "other_clients": "few", "system": "memcached", "low": 2.0},
+            {"id": "X3", "source": "Table 3", "claim": "reads alone 2x those of another workload",
+             "kind": "ratio", "workload": "single-runs", "topology": "single", "clients": 8,
+             "ops": ["read"], "other_workload": "iterated", "system": "redis", "low": 2.0, "high": 3.0},
+            {"id": "X4", "source": "Table 3", "claim": "a cluster over a single server",
+             "kind": "ratio", "workload": "iterated", "topology": "multi", "other_topology": "single",
+             "system": "redis", "low": 1.5},
+            {"id": "X5", "source": "Table 3", "claim": "at pipeline 50", "kind": "ratio",
+             "workload": "iterated", "topology": "single", "pipeline": 50, "other_pipeline": 1,
+             "system": "redis", "low": 1.5}
         ]
     }))
     .expect("a paper");
@@ -490,7 +505,12 @@ fn a_papers_findings_are_checked_against_the_cells() {
             ("W3", Differs),
             ("R1", Agrees),
             ("O1", Agrees),
-            ("M1", NotMeasured)
+            ("M1", NotMeasured),
+            ("X1", Agrees),
+            ("X2", Differs),
+            ("X3", Agrees),
+            ("X4", NotMeasured),
+            ("X5", NotMeasured)
         ],
         "{out:#?}"
     );
@@ -505,4 +525,117 @@ fn a_papers_findings_are_checked_against_the_cells() {
         out[2].measured
     );
     assert!(!out[2].reason.is_empty());
+    // Across places: the sides are named by what sets them apart.
+    assert!(
+        out[6]
+            .measured
+            .contains("8 clients / 1 client = 240,000 / 100,000 ops/s = 2.40x"),
+        "{}",
+        out[6].measured
+    );
+    assert!(
+        out[7].measured.contains("1.94x (paper: at least 2x)"),
+        "{}",
+        out[7].measured
+    );
+    assert!(
+        out[7].reason.starts_with("same direction"),
+        "{}",
+        out[7].reason
+    );
+    assert!(
+        out[8]
+            .measured
+            .contains("single-runs, read / iterated, read"),
+        "{}",
+        out[8].measured
+    );
+}
+
+/// A combined cell (`altoros/complex` at 1 client with `altoros/simple`
+/// beside it) and the second workload's cell alone on the same server.
+fn combined_sources() -> Vec<Source> {
+    let mut n = 0;
+    let mut v = cell(&mut n, "redis", "altoros/simple", 4, &[100_000.0], "alone");
+    for clients in [1, 5] {
+        let mut s = cell(
+            &mut n,
+            "redis",
+            "altoros/complex",
+            clients,
+            &[20_010.0],
+            "c",
+        );
+        let r = &mut s[0].record;
+        r.config.companion = Some(kvbench_model::Companion {
+            workload: "altoros/simple".into(),
+            clients: 4,
+            pipeline: 1,
+            records: 1000,
+            workload_properties: Vec::new(),
+        });
+        let phase = r.run.as_mut().expect("a run phase");
+        let mut simple = phase.ops[0].clone();
+        simple.throughput = 20_000.0 / clients as f64;
+        simple.with = true;
+        phase.ops[0].op = OpKind::Union;
+        phase.ops[0].throughput = 10.0 * clients as f64;
+        phase.ops.push(simple);
+        v.extend(s);
+    }
+    v
+}
+
+#[test]
+fn a_combined_cell_is_set_beside_its_second_group_alone() {
+    let cells = crate::cells::group(&combined_sources()).expect("cells");
+    let workloads: Vec<&str> = cells.iter().map(|c| c.workload.as_str()).collect();
+    assert_eq!(
+        workloads,
+        [
+            "altoros/simple",
+            "altoros/complex + altoros/simple",
+            "altoros/complex + altoros/simple"
+        ]
+    );
+    let rows = crate::combined::rows(&cells);
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].main.workload, "altoros/complex");
+    assert_eq!(
+        (rows[0].main.throughput, rows[0].main.op.as_str()),
+        (10.0, "zunionstore")
+    );
+    assert_eq!(
+        (rows[0].with.throughput, rows[0].with.op.as_str()),
+        (20_000.0, "read")
+    );
+    assert_eq!(
+        rows[0].alone.as_ref().map(|a| a.throughput),
+        Some(100_000.0)
+    );
+    assert_eq!(rows[0].slowdown(), Some(5.0));
+    assert_eq!(rows[1].slowdown(), Some(25.0));
+
+    let input = Input {
+        title: "combined".into(),
+        sources: combined_sources(),
+        experiment_file: None,
+        commands: Vec::new(),
+        generated_at: "2026-11-23T00:00:00Z".into(),
+        paper: None,
+    };
+    let r = render(&input).expect("renders");
+    let page = |name: &str| {
+        let (_, bytes) = r.files.iter().find(|(n, _)| n == name).expect(name);
+        String::from_utf8(bytes.clone()).expect("utf-8")
+    };
+    let html = page("index.html");
+    assert!(html.contains("<h2>Combined runs</h2>"));
+    assert!(html.contains("5.0x") && html.contains("25.0x"), "{html}");
+    assert!(page("report.md").contains("| 100,000 | "));
+    // The combined cells' throughput figure draws each group apart.
+    let svg = page("figures/throughput-altoros-complex-altoros-simple-single.svg");
+    // (The legend wraps long names.)
+    assert!(svg.contains("redis 1.0: altoros/simple (second"), "{svg}");
+    assert!(svg.contains("redis 1.0: altoros/complex\n"), "{svg}");
 }

@@ -48,6 +48,7 @@ fn op_result(op: OpKind, k: u64) -> OpResult {
             ..LatencySummary::default()
         }),
         lag_histogram: k.is_multiple_of(2).then(|| format!("LAG{k}")),
+        with: k == 3,
     }
 }
 

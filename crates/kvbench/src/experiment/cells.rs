@@ -57,19 +57,25 @@ struct Flag {
 #[derive(Default, Clone)]
 struct Flags(Vec<Flag>);
 
+/// The `run` flags that may be given more than once.
+const REPEATABLE: [&str; 3] = ["-P", "-p", "--with-property"];
+
 impl Flags {
     /// Sets a flag; a later value replaces an earlier one (clap refuses a
     /// repeated single-valued flag), except for the repeatable -P and -p.
     fn set(&mut self, name: &'static str, value: String, key: &'static str, span: Range<usize>) {
-        if name != "-P" && name != "-p" {
-            self.0.retain(|f| f.name != name);
-        }
-        self.0.push(Flag {
+        self.put(Flag {
             name,
             value: Some(value),
             key,
             span,
         });
+    }
+    fn put(&mut self, flag: Flag) {
+        if !REPEATABLE.contains(&flag.name) {
+            self.0.retain(|f| f.name != flag.name);
+        }
+        self.0.push(flag);
     }
     fn switch(&mut self, name: &'static str, key: &'static str, span: Range<usize>) {
         self.0.push(Flag {
@@ -399,7 +405,49 @@ fn workload(w: &WorkloadEntry, src: &Source) -> Result<(Flags, String), UsageErr
         flags.set("-p", pair.clone(), "workloads.properties", value.span());
         label.push(pair);
     }
-    Ok((flags, label.join(" ")))
+    if let Some(n) = &w.records {
+        flags.set(
+            "--records",
+            n.get_ref().to_string(),
+            "workloads.records",
+            n.span(),
+        );
+    }
+    let mut label = label.join(" ");
+    if let Some(c) = &w.with {
+        let span = w.span.clone();
+        flags.set("--with", c.preset.clone(), "workloads.with", span.clone());
+        let numbers = [
+            ("--with-clients", "workloads.with.clients", c.clients),
+            ("--with-pipeline", "workloads.with.pipeline", c.pipeline),
+        ];
+        for (flag, key, v) in numbers {
+            if let Some(v) = v {
+                flags.set(flag, v.to_string(), key, span.clone());
+            }
+        }
+        if let Some(n) = c.records {
+            let pair = format!("recordcount={n}");
+            flags.set(
+                "--with-property",
+                pair,
+                "workloads.with.records",
+                span.clone(),
+            );
+        }
+        for (name, value) in &c.properties {
+            let pair = format!("{name}={}", file::property_text(value));
+            flags.set(
+                "--with-property",
+                pair,
+                "workloads.with.properties",
+                span.clone(),
+            );
+        }
+        // As the report names a combined run's workload.
+        label = format!("{label} + {}", c.preset);
+    }
+    Ok((flags, label))
 }
 
 /// Resolves one cell's flags as `kvbench run` would; an error points at the
@@ -555,22 +603,6 @@ pub fn expand(path: &Path) -> Result<Experiment, UsageError> {
             ));
         }
     }
-    let s = &f.sweep;
-    let axes: Vec<Axis> = [
-        axis("--clients", "sweep.clients", &s.clients, &src)?,
-        axis("--pipeline", "sweep.pipeline", &s.pipeline, &src)?,
-        axis(
-            "--field-length",
-            "sweep.field_length",
-            &s.field_length,
-            &src,
-        )?,
-        axis("--rate", "sweep.rate", &s.rate, &src)?,
-        axis("--threads", "sweep.threads", &s.threads, &src)?,
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
     let common = common(&f);
     let mut once: Vec<(String, String, String, Flags, Range<usize>)> = Vec::new();
     for system in &systems {
@@ -578,13 +610,17 @@ pub fn expand(path: &Path) -> Result<Experiment, UsageError> {
         for d in deployments(&f, &topologies, system, &src) {
             for w in &workloads {
                 let (wf, label) = workload(w, &src)?;
+                let axes = axes(&f.sweep, w.sweep.as_ref(), &src)?;
                 let span = w.span.clone();
                 for point in product(&axes) {
                     let mut flags = Flags::default();
                     flags.set("--system", name.get_ref().clone(), "systems", name.span());
-                    flags.0.extend(wf.0.iter().cloned());
-                    flags.0.extend(d.flags.0.iter().cloned());
                     flags.0.extend(common.0.iter().cloned());
+                    flags.0.extend(d.flags.0.iter().cloned());
+                    // After `[dataset]`'s, so a workload's own records win.
+                    for flag in &wf.0 {
+                        flags.put(flag.clone());
+                    }
                     // Set last, so a swept value replaces `[load]`'s or `[dataset]`'s.
                     for (a, (value, vspan)) in axes.iter().zip(point) {
                         flags.set(a.flag, value, a.key, vspan);
@@ -633,6 +669,31 @@ pub fn expand(path: &Path) -> Result<Experiment, UsageError> {
         reload,
         cells,
     })
+}
+
+/// The sweep of one workload: the file's lists, each replaced by the
+/// workload's own list of the same name, in the file's fixed order.
+fn axes(
+    file: &file::Sweep,
+    own: Option<&file::Sweep>,
+    src: &Source,
+) -> Result<Vec<Axis>, UsageError> {
+    let pick = |f: fn(&file::Sweep) -> bool| own.filter(|o| f(o)).unwrap_or(file);
+    let c = pick(|s| s.clients.is_some());
+    let p = pick(|s| s.pipeline.is_some());
+    let l = pick(|s| s.field_length.is_some());
+    let r = pick(|s| s.rate.is_some());
+    let t = pick(|s| s.threads.is_some());
+    Ok([
+        axis("--clients", "sweep.clients", &c.clients, src)?,
+        axis("--pipeline", "sweep.pipeline", &p.pipeline, src)?,
+        axis("--field-length", "sweep.field_length", &l.field_length, src)?,
+        axis("--rate", "sweep.rate", &r.rate, src)?,
+        axis("--threads", "sweep.threads", &t.threads, src)?,
+    ]
+    .into_iter()
+    .flatten()
+    .collect())
 }
 
 /// Every combination of the axes' values, the last axis fastest; one empty

@@ -104,6 +104,28 @@ pub struct WorkloadEntry {
     pub files: Vec<Spanned<String>>,
     /// YCSB properties over the preset and files (as `-p NAME=VALUE`).
     pub properties: BTreeMap<String, Spanned<String>>,
+    /// Its own record count (as --records), over `[dataset]`'s.
+    pub records: Option<Spanned<u64>>,
+    /// Its own sweep lists, each replacing the file's list of that name for
+    /// this workload only (paper C sweeps pipeline depth for one workload
+    /// and client counts for another).
+    pub sweep: Option<Sweep>,
+    /// A second client group run at the same time (as --with).
+    pub with: Option<CompanionEntry>,
+}
+
+/// A second client group beside a workload: `with = { preset, clients,
+/// pipeline, records, properties }` (as --with, --with-clients,
+/// --with-pipeline, --with-property recordcount=N and NAME=VALUE).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompanionEntry {
+    pub preset: String,
+    pub clients: Option<u32>,
+    pub pipeline: Option<u32>,
+    pub records: Option<u64>,
+    #[serde(default)]
+    pub properties: BTreeMap<String, toml::Value>,
 }
 
 #[derive(Deserialize)]
@@ -132,6 +154,36 @@ struct RawWorkload {
     files: Vec<String>,
     #[serde(default)]
     properties: BTreeMap<String, toml::Value>,
+    records: Option<u64>,
+    sweep: Option<RawSweep>,
+    with: Option<CompanionEntry>,
+}
+
+/// A workload's own `sweep`: read from a table that keeps no spans inside,
+/// so each value spans the workload's entry.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSweep {
+    clients: Option<Vec<u32>>,
+    pipeline: Option<Vec<u32>>,
+    field_length: Option<Vec<u32>>,
+    rate: Option<Vec<f64>>,
+    threads: Option<Vec<u32>>,
+}
+
+impl RawSweep {
+    fn spanned(self, span: &Range<usize>) -> Sweep {
+        fn list<T>(v: Option<Vec<T>>, span: &Range<usize>) -> Option<Spanned<Vec<Spanned<T>>>> {
+            v.map(|v| at(span, v.into_iter().map(|x| at(span, x)).collect()))
+        }
+        Sweep {
+            clients: list(self.clients, span),
+            pipeline: list(self.pipeline, span),
+            field_length: list(self.field_length, span),
+            rate: list(self.rate, span),
+            threads: list(self.threads, span),
+        }
+    }
 }
 
 /// `"NAME"` or a table, read as `R`; errors point at the entry.
@@ -219,7 +271,8 @@ impl ExperimentFile {
         .collect()
     }
 
-    /// The workloads, each a preset or a `{ preset, files, properties }` table.
+    /// The workloads, each a preset or a `{ preset, files, properties,
+    /// records, sweep, with }` table.
     pub fn workloads(&self, src: &Source) -> Result<Vec<WorkloadEntry>, UsageError> {
         let list = self.workloads.get_ref().iter();
         list.map(|v| {
@@ -228,6 +281,9 @@ impl ExperimentFile {
                 preset: Some(p),
                 files: Vec::new(),
                 properties: BTreeMap::new(),
+                records: None,
+                sweep: None,
+                with: None,
             };
             let table = |r: RawWorkload, span: Range<usize>| WorkloadEntry {
                 preset: r.preset.map(|p| at(&span, p)),
@@ -237,6 +293,9 @@ impl ExperimentFile {
                     .into_iter()
                     .map(|(k, v)| (k, at(&span, property_text(&v))))
                     .collect(),
+                records: r.records.map(|n| at(&span, n)),
+                sweep: r.sweep.map(|sw| sw.spanned(&span)),
+                with: r.with,
                 span,
             };
             entry(v, "workloads", src, name, table)
@@ -339,7 +398,7 @@ pub fn load(path: &Path) -> Result<(ExperimentFile, Source), UsageError> {
 }
 
 /// A TOML property value as `-p` takes it: strings unquoted.
-fn property_text(v: &toml::Value) -> String {
+pub fn property_text(v: &toml::Value) -> String {
     match v {
         toml::Value::String(s) => s.clone(),
         other => other.to_string(),
