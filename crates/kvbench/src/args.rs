@@ -206,11 +206,16 @@ pub enum Command {
         "  kvbench reproduce sadat2019 --out reports/paper-b\n",
         "  kvbench reproduce anthony2016 --scale 0.001 --duration 300ms --iterations 1 --clients 1,4,8\n",
         "  kvbench reproduce anthony2016 --json\n",
+        "  kvbench reproduce altoros --out reports/paper-c\n",
         "\nPapers: anthony2016 (paper A: Redis, Memcached; Aerospike is named as not\n",
-        "run), sadat2019 (paper B). altoros (paper C) and zhang2014 (paper D) need\n",
-        "workloads kvbench does not have yet, and say so (exit 2).\n",
-        "--scale multiplies the paper's record count (defaults: 0.02 and 0.008, about\n",
-        "half an hour on 2 cores). The experiment file run is written to\n",
+        "run), sadat2019 (paper B), altoros (paper C: SET:GET at pipeline 4 and 50,\n",
+        "ZUNIONSTORE at 1, 3, 5 clients, and both at once, on one Redis and a local\n",
+        "5-node cluster). zhang2014 (paper D) needs the analytics workload kvbench\n",
+        "does not have yet, and says so (exit 2).\n",
+        "--scale multiplies the paper's record counts (defaults: 0.02, 0.008 and 0.02,\n",
+        "at most half an hour on 2 cores; paper C's sorted sets in whole groups of\n",
+        "four). --clients replaces the file's client sweep, not a workload's own.\n",
+        "The experiment file run is written to\n",
         "DIR/experiment.toml; the findings come from papers/PAPER.toml. Resumable like\n",
         "`experiment run` (same database, same scale: finished cells are skipped).\n",
         "docs/reproductions/README.md explains the table.\n",
@@ -222,7 +227,7 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct ReproduceArgs {
-    /// anthony2016, sadat2019 (altoros and zhang2014 are not supported yet).
+    /// anthony2016, sadat2019 or altoros (zhang2014 is not supported yet).
     pub paper: String,
     /// Share of the paper's record count to load (0 < F <= 1).
     #[arg(long, value_name = "F")]

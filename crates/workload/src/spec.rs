@@ -685,6 +685,15 @@ impl WorkloadSpec {
         Ok(())
     }
 
+    /// The records one unit of the data set takes: 1, or for sorted sets
+    /// a whole group (`recordcount` must be a multiple of it).
+    pub fn records_unit(&self) -> u64 {
+        if self.data_model.layout == Layout::SortedSets {
+            return u64::from(self.data_model.zsets.sets.max(1));
+        }
+        1
+    }
+
     /// Bytes of user data in the largest possible record (field values
     /// only); for constant lengths, every record's size.
     pub fn record_bytes(&self) -> u64 {

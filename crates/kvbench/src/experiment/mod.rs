@@ -12,6 +12,7 @@ mod run;
 pub(crate) use cells::expand;
 pub(crate) use cells::key as cell_key;
 pub(crate) use compare::experiment as compare_experiment;
+pub(crate) use file::property_text;
 pub(crate) use plan::duration_text;
 pub(crate) use run::{execute, execute_quietly, Options};
 
