@@ -4,9 +4,11 @@
 //! standard deviation, Student's-t interval) and latency percentiles taken
 //! from their histograms added together, never from averaged percentiles.
 
-use kvbench_model::{LatencySummary, OpKind, RunRecord, RunStatus};
+use kvbench_model::{LatencySummary, OpKind, RunConfig, RunRecord, RunStatus};
 use kvbench_stats::hist::{merge_encoded, summarize};
 use kvbench_stats::Summary;
+use kvbench_workload::properties::{Origin, Properties};
+use kvbench_workload::WorkloadSpec;
 use std::collections::BTreeMap;
 
 /// A stored run and, when an experiment made it, its cell there.
@@ -65,7 +67,8 @@ pub struct Cell {
     pub flags: Vec<String>,
     /// Server memory at each probe stage, mean over the runs (bytes).
     pub memory: Memory,
-    /// The raw dataset: records x fields x field length (bytes).
+    /// The raw dataset: records x fields x field length, or the sorted
+    /// sets' members and scores, plus a combined run's second group's (bytes).
     pub dataset_bytes: u64,
     /// Server CPU per operation (us), when the server was local.
     pub server_cpu_us: Option<Summary>,
@@ -234,14 +237,30 @@ fn cell(sources: &[Source], runs: Vec<usize>, order: (u32, usize)) -> Result<Cel
         t if t.is_empty() => "single".to_string(),
         t => t.trim_start_matches(" | ").to_string(),
     };
-    let value = c.field_count as u64 * c.field_length as u64;
-    let shape = format!(
-        "{} records x {} B, {} thread{}",
-        crate::format::count(c.records),
-        crate::format::count(value),
+    let value = record_bytes(c);
+    let threads = format!(
+        "{} thread{}",
         c.threads,
         if c.threads == 1 { "" } else { "s" }
     );
+    let data = if sorted_sets(c) {
+        crate::format::dataset(c)
+    } else {
+        format!(
+            "{} records x {} B",
+            crate::format::count(c.records),
+            crate::format::count(value),
+        )
+    };
+    // A combined run's server also held the second group's data.
+    let shape = match &c.companion {
+        Some(w) => format!(
+            "{data} + {} records of {}, {threads}",
+            crate::format::count(w.records),
+            w.workload
+        ),
+        None => format!("{data}, {threads}"),
+    };
     let (place, series) = if topology == "single" {
         ("single".to_string(), label.clone())
     } else {
@@ -271,7 +290,7 @@ fn cell(sources: &[Source], runs: Vec<usize>, order: (u32, usize)) -> Result<Cel
         ops,
         flags,
         memory: memory(&recs),
-        dataset_bytes: c.records.saturating_mul(value),
+        dataset_bytes: dataset_bytes(c),
         server_cpu_us: opt_summary(
             recs.iter()
                 .filter_map(|r| r.cpu.as_ref().and_then(|c| c.server_us_per_op)),
@@ -283,6 +302,44 @@ fn cell(sources: &[Source], runs: Vec<usize>, order: (u32, usize)) -> Result<Cel
         order,
         runs,
     })
+}
+
+fn sorted_sets(c: &RunConfig) -> bool {
+    c.property("kvbench.datamodel") == Some("sortedsets")
+}
+
+/// Raw bytes per record: field count x length, or for sorted sets what the
+/// workload itself counts (members and scores), read from the recorded
+/// properties so that the memory overhead is measured against the right
+/// size.
+fn record_bytes(c: &RunConfig) -> u64 {
+    let fields = c.field_count as u64 * c.field_length as u64;
+    if !sorted_sets(c) {
+        return fields;
+    }
+    spec_record_bytes(&c.workload_properties).unwrap_or(fields)
+}
+
+/// Bytes per record of the workload `properties` define.
+fn spec_record_bytes(properties: &[(String, String)]) -> Option<u64> {
+    let mut props = Properties::new();
+    for (name, value) in properties {
+        props.set(name, value, Origin::CommandLine);
+    }
+    WorkloadSpec::from_properties(&props)
+        .ok()
+        .map(|(spec, _)| spec.record_bytes())
+}
+
+/// The raw data of a cell's server: its records, and a combined run's
+/// second group's.
+fn dataset_bytes(c: &RunConfig) -> u64 {
+    let main = c.records.saturating_mul(record_bytes(c));
+    let with = c.companion.as_ref().map_or(0, |w| {
+        w.records
+            .saturating_mul(spec_record_bytes(&w.workload_properties).unwrap_or(0))
+    });
+    main.saturating_add(with)
 }
 
 fn summary(values: impl Iterator<Item = f64>) -> Summary {

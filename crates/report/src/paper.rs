@@ -19,9 +19,26 @@ pub struct Paper {
     pub hardware: String,
     /// Everything run differently from the paper, and why.
     pub substitutions: Vec<String>,
+    /// What differs between the paper's machines and this one, by kind of
+    /// finding: the likely reasons a finding differs, when the cells
+    /// themselves do not say.
+    pub reasons: Reasons,
     /// What the paper reported.
     #[serde(rename = "finding")]
     pub findings: Vec<Finding>,
+}
+
+/// The paper's setting against this machine, per kind of finding.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reasons {
+    /// For throughput and latency findings.
+    pub throughput: String,
+    /// Also, for findings about a multi-node deployment.
+    pub multi_node: String,
+    /// For memory findings (after a note on the dataset's size, when it is
+    /// far below the paper's).
+    pub memory: String,
 }
 
 /// One reported finding.
@@ -159,16 +176,24 @@ fn place<'a>(
         .collect()
 }
 
-/// Throughput of `ops` in `c` (ops/s), or of everything it ran.
-fn throughput(c: &Cell, ops: Option<&[String]>) -> f64 {
+/// Throughput of `ops` in `c` (ops/s), or of everything it ran, with the
+/// half-width of its 95% interval when there were iterations (for several
+/// kinds, the sum of theirs: wider, never narrower, than the sum's own).
+fn throughput(c: &Cell, ops: Option<&[String]>) -> (f64, Option<f64>) {
     match ops {
-        None => c.throughput.mean,
-        Some(names) => c
-            .ops
-            .iter()
-            .filter(|o| names.iter().any(|n| n == o.op.as_str()))
-            .map(|o| o.throughput.mean)
-            .sum(),
+        None => (c.throughput.mean, c.throughput.ci95),
+        Some(names) => {
+            let mine = c
+                .ops
+                .iter()
+                .filter(|o| names.iter().any(|n| n == o.op.as_str()));
+            mine.fold((0.0, Some(0.0)), |(m, h), o| {
+                (
+                    m + o.throughput.mean,
+                    h.zip(o.throughput.ci95).map(|(a, b)| a + b),
+                )
+            })
+        }
     }
 }
 
@@ -202,7 +227,11 @@ fn find<'a>(cells: &[&'a Cell], system: &str, clients: u32) -> Option<&'a Cell> 
 
 /// Checks every finding of `paper` against `cells`.
 pub fn evaluate(paper: &Paper, cells: &[Cell]) -> Vec<Outcome> {
-    paper.findings.iter().map(|f| check(f, cells)).collect()
+    paper
+        .findings
+        .iter()
+        .map(|f| check(f, cells, &paper.reasons))
+        .collect()
 }
 
 fn outcome(f: &Finding, measured: String, verdict: Verdict, reason: String) -> Outcome {
@@ -216,7 +245,7 @@ fn outcome(f: &Finding, measured: String, verdict: Verdict, reason: String) -> O
     }
 }
 
-fn check(f: &Finding, cells: &[Cell]) -> Outcome {
+fn check(f: &Finding, cells: &[Cell], why: &Reasons) -> Outcome {
     let here = place(cells, &f.workload, &f.topology, f.pipeline);
     let missing = |what: &str| {
         outcome(
@@ -230,10 +259,10 @@ fn check(f: &Finding, cells: &[Cell]) -> Outcome {
         return missing(&format!("no {} cells of {}", f.topology, f.workload));
     }
     if f.kind == Kind::Peak {
-        return peak(f, &here);
+        return peak(f, &here, why);
     }
     if f.kind == Kind::Ratio && across_places(f) {
-        return ratio_across(f, cells, &here);
+        return ratio_across(f, cells, &here, why);
     }
     let Some(clients) = at(&here, f.clients.as_ref()) else {
         return missing("that client count");
@@ -272,7 +301,7 @@ fn check(f: &Finding, cells: &[Cell]) -> Outcome {
             } else {
                 Verdict::Differs
             };
-            let reason = reason(f, &[best, next], verdict);
+            let reason = reason(why, f, &[best, next], verdict);
             outcome(f, measured, verdict, reason)
         }
         Kind::Ratio => {
@@ -295,7 +324,7 @@ fn check(f: &Finding, cells: &[Cell]) -> Outcome {
             } else {
                 Verdict::Differs
             };
-            let mut reason = reason(f, &[a, b], verdict);
+            let mut reason = reason(why, f, &[a, b], verdict);
             if verdict == Verdict::Differs && (r > 1.0) == (lo >= 1.0) {
                 reason = format!("same direction, another size; {reason}");
             }
@@ -329,7 +358,7 @@ fn check(f: &Finding, cells: &[Cell]) -> Outcome {
                 b.system,
                 crate::format::micros(y)
             );
-            let reason = reason(f, &[a, b], verdict);
+            let reason = reason(why, f, &[a, b], verdict);
             outcome(f, measured, verdict, reason)
         }
         Kind::MoreMemory => {
@@ -355,7 +384,7 @@ fn check(f: &Finding, cells: &[Cell]) -> Outcome {
                 b.system,
                 mib(y)
             );
-            let reason = reason(f, &[a, b], verdict);
+            let reason = reason(why, f, &[a, b], verdict);
             outcome(f, measured, verdict, reason)
         }
         Kind::Overhead => {
@@ -377,7 +406,7 @@ fn check(f: &Finding, cells: &[Cell]) -> Outcome {
                 o * 100.0,
                 a.dataset_bytes as f64 / (1024.0 * 1024.0)
             );
-            let reason = reason(f, &[a], verdict);
+            let reason = reason(why, f, &[a], verdict);
             outcome(f, measured, verdict, reason)
         }
         Kind::Peak => unreachable!("handled above"),
@@ -387,7 +416,7 @@ fn check(f: &Finding, cells: &[Cell]) -> Outcome {
 /// A ratio of one system's throughput at two places: pipeline 50 over 4,
 /// 5 clients over 1, a cluster over a single server, a workload alone over
 /// the same workload beside another.
-fn ratio_across(f: &Finding, cells: &[Cell], here: &[&Cell]) -> Outcome {
+fn ratio_across(f: &Finding, cells: &[Cell], here: &[&Cell], why: &Reasons) -> Outcome {
     let missing = |what: String| {
         outcome(
             f,
@@ -418,8 +447,15 @@ fn ratio_across(f: &Finding, cells: &[Cell], here: &[&Cell]) -> Outcome {
     };
     let ops = f.ops.as_deref();
     let other_ops = f.other_ops.as_deref().or(ops);
-    let (x, y) = (throughput(a, ops), throughput(b, other_ops));
+    let ((x, xh), (y, yh)) = (throughput(a, ops), throughput(b, other_ops));
     let r = x / y.max(f64::MIN_POSITIVE);
+    // The ratio's reach over both intervals: a verdict only where it holds
+    // across them.
+    let reach = xh.zip(yh).map(|(xh, yh)| {
+        let low = (x - xh).max(0.0) / (y + yh).max(f64::MIN_POSITIVE);
+        let high = (x + xh) / (y - yh).max(f64::MIN_POSITIVE);
+        (low, high)
+    });
     let (lo, hi) = (f.low.unwrap_or(0.0), f.high.unwrap_or(f64::INFINITY));
     let range = if hi.is_finite() {
         format!("{lo}-{hi}x")
@@ -428,20 +464,28 @@ fn ratio_across(f: &Finding, cells: &[Cell], here: &[&Cell]) -> Outcome {
     };
     let measured = format!(
         "{} / {} = {} / {} ops/s = {r:.2}x (paper: {range})",
-        side(a, ops, b),
-        side(b, other_ops, a),
+        side(a, ops, b, other_ops),
+        side(b, other_ops, a, ops),
         crate::format::rate(x),
         crate::format::rate(y),
     );
     let tie = ops.is_none() && other_ops.is_none() && crate::takeaways::tie(a, b).is_some();
+    let reaches = reach.is_some_and(|(l, h)| l <= hi && h >= lo);
     let verdict = if (lo..=hi).contains(&r) {
         Verdict::Agrees
-    } else if tie && lo <= 1.0 + 1e-9 {
+    } else if (tie && lo <= 1.0 + 1e-9) || reaches {
         Verdict::Inconclusive
     } else {
         Verdict::Differs
     };
-    let mut reason = reason(f, &[a, b], verdict);
+    let mut reason = reason(why, f, &[a, b], verdict);
+    if verdict == Verdict::Inconclusive && reaches {
+        if let Some((l, h)) = reach {
+            reason = format!(
+                "over the 95% intervals the ratio spans {l:.2}-{h:.2}x, which reaches the paper's range; {reason}"
+            );
+        }
+    }
     if verdict == Verdict::Differs && (r > 1.0) == (lo >= 1.0) {
         reason = format!("same direction, another size; {reason}");
     }
@@ -450,7 +494,7 @@ fn ratio_across(f: &Finding, cells: &[Cell], here: &[&Cell]) -> Outcome {
 
 /// `c` named by what sets it apart from `other`: its system, deployment,
 /// workload, clients, pipeline or operations, whichever differ.
-fn side(c: &Cell, ops: Option<&[String]>, other: &Cell) -> String {
+fn side(c: &Cell, ops: Option<&[String]>, other: &Cell, other_ops: Option<&[String]>) -> String {
     let mut parts = Vec::new();
     if c.system != other.system {
         parts.push(c.system.clone());
@@ -467,7 +511,7 @@ fn side(c: &Cell, ops: Option<&[String]>, other: &Cell) -> String {
     if c.pipeline != other.pipeline {
         parts.push(format!("pipeline {}", c.pipeline));
     }
-    if let Some(o) = ops {
+    if let Some(o) = ops.filter(|_| ops != other_ops) {
         parts.push(o.join("+"));
     }
     if parts.is_empty() {
@@ -476,7 +520,7 @@ fn side(c: &Cell, ops: Option<&[String]>, other: &Cell) -> String {
     parts.join(", ")
 }
 
-fn peak(f: &Finding, here: &[&Cell]) -> Outcome {
+fn peak(f: &Finding, here: &[&Cell], why: &Reasons) -> Outcome {
     let mut mine: Vec<&Cell> = here
         .iter()
         .copied()
@@ -531,15 +575,16 @@ fn peak(f: &Finding, here: &[&Cell]) -> Outcome {
     let reason = if verdict == Verdict::Inconclusive {
         "the peak is within the intervals of another client count".to_string()
     } else {
-        reason(f, &[best], verdict)
+        reason(why, f, &[best], verdict)
     };
     outcome(f, measured, verdict, reason)
 }
 
 /// The likely reason a finding differs: what in the cells themselves says
-/// so (the client was the limit, iterations were noisy), else what differs
-/// between the paper's machines and this one for that kind of finding.
-fn reason(f: &Finding, cells: &[&Cell], verdict: Verdict) -> String {
+/// so (the client was the limit, iterations were noisy), else what the
+/// paper's file says differs between its machines and this one for that
+/// kind of finding.
+fn reason(paper: &Reasons, f: &Finding, cells: &[&Cell], verdict: Verdict) -> String {
     if verdict == Verdict::Agrees {
         return String::new();
     }
@@ -553,9 +598,10 @@ fn reason(f: &Finding, cells: &[&Cell], verdict: Verdict) -> String {
     }
     match f.kind {
         Kind::Winner | Kind::Ratio | Kind::Peak | Kind::LowerReadLatency => {
-            why.push("two vCPUs shared by every server and the client, where the paper gave each server 12 cores (multi-threaded Memcached has no spare cores here)".into());
-            if f.topology == "multi" {
-                why.push("the cluster's nodes share this machine over loopback, where the paper's were separate machines on 1 Gbit/s links".into());
+            why.push(paper.throughput.clone());
+            let multi = f.topology == "multi" || f.other_topology.as_deref() == Some("multi");
+            if multi {
+                why.push(paper.multi_node.clone());
             }
         }
         Kind::MoreMemory | Kind::Overhead => {
@@ -567,8 +613,9 @@ fn reason(f: &Finding, cells: &[&Cell], verdict: Verdict) -> String {
                     ));
                 }
             }
-            why.push("newer server versions (Redis 7, Memcached 1.6) than the paper's".into());
+            why.push(paper.memory.clone());
         }
     }
+    why.retain(|w| !w.is_empty());
     why.join("; ")
 }

@@ -461,6 +461,7 @@ fn clusters_and_rate_sweeps_get_their_own_figures() {
 fn a_papers_findings_are_checked_against_the_cells() {
     let paper: crate::paper::Paper = serde_json::from_value(serde_json::json!({
         "paper": "constructed", "experiment": "x", "hardware": "h", "substitutions": ["s"],
+        "reasons": {"throughput": "fewer cores", "multi_node": "one machine", "memory": "newer versions"},
         "finding": [
             {"id": "W1", "source": "Fig. 1", "claim": "memcached wins", "kind": "winner",
              "workload": "iterated", "topology": "single", "clients": "few", "system": "memcached"},
@@ -489,7 +490,10 @@ fn a_papers_findings_are_checked_against_the_cells() {
              "system": "redis", "low": 1.5},
             {"id": "X5", "source": "Table 3", "claim": "at pipeline 50", "kind": "ratio",
              "workload": "iterated", "topology": "single", "pipeline": 50, "other_pipeline": 1,
-             "system": "redis", "low": 1.5}
+             "system": "redis", "low": 1.5},
+            {"id": "X6", "source": "Table 4", "claim": "redis 1.5x from 1 to 8 clients",
+             "kind": "ratio", "workload": "iterated", "topology": "single", "clients": 8,
+             "other_clients": 1, "system": "redis", "low": 1.5}
         ]
     }))
     .expect("a paper");
@@ -510,7 +514,8 @@ fn a_papers_findings_are_checked_against_the_cells() {
             ("X2", Differs),
             ("X3", Agrees),
             ("X4", NotMeasured),
-            ("X5", NotMeasured)
+            ("X5", NotMeasured),
+            ("X6", Inconclusive)
         ],
         "{out:#?}"
     );
@@ -543,10 +548,19 @@ fn a_papers_findings_are_checked_against_the_cells() {
         "{}",
         out[7].reason
     );
+    // 1.00x, but 8 clients' iterations spread so widely that the ratio over
+    // the intervals reaches 1.5.
+    assert!(
+        out[11].reason.contains("reaches the paper's range"),
+        "{}",
+        out[11].reason
+    );
+    // The likely reasons come from the paper's file.
+    assert!(out[7].reason.ends_with("fewer cores"), "{}", out[7].reason);
     assert!(
         out[8]
             .measured
-            .contains("single-runs, read / iterated, read"),
+            .contains("single-runs / iterated = 240,000 / 100,000 ops/s"),
         "{}",
         out[8].measured
     );
@@ -567,12 +581,25 @@ fn combined_sources() -> Vec<Source> {
             "c",
         );
         let r = &mut s[0].record;
+        r.config.records = 8;
+        r.config.workload_properties = [
+            ("kvbench.datamodel", "sortedsets"),
+            ("kvbench.zset.members", "1000"),
+            ("recordcount", "8"),
+            ("readproportion", "0"),
+            ("updateproportion", "0"),
+            ("kvbench.zunionstoreproportion", "1"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .to_vec();
         r.config.companion = Some(kvbench_model::Companion {
             workload: "altoros/simple".into(),
             clients: 4,
             pipeline: 1,
             records: 1000,
-            workload_properties: Vec::new(),
+            workload_properties: [("fieldcount", "1"), ("fieldlength", "100")]
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .to_vec(),
         });
         let phase = r.run.as_mut().expect("a run phase");
         let mut simple = phase.ops[0].clone();
@@ -598,6 +625,13 @@ fn a_combined_cell_is_set_beside_its_second_group_alone() {
             "altoros/complex + altoros/simple"
         ]
     );
+    // Sorted sets are sized as the workload defines them, not as fields.
+    assert!(
+        cells[1].shape.starts_with("8 sorted sets of 1000 members"),
+        "{}",
+        cells[1].shape
+    );
+    assert_eq!(cells[1].dataset_bytes, 8 * 1000 * 16 + 1000 * 100);
     let rows = crate::combined::rows(&cells);
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0].main.workload, "altoros/complex");
