@@ -90,15 +90,26 @@ pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     crate::atomic::write_atomic(&path, file.as_bytes())?;
     let exp = crate::experiment::expand(&path)?;
     if !a.quiet && !a.json {
+        // Each workload's own count: a paper may give its workloads
+        // different data sets (paper C: keys for SET:GET, sorted sets).
+        let mut loads: Vec<String> = Vec::new();
+        for c in &exp.cells {
+            let load = format!(
+                "{} {}",
+                c.workload,
+                kvbench_report::format::count(c.settings.spec.record_count)
+            );
+            if !loads.contains(&load) {
+                loads.push(load);
+            }
+        }
         eprintln!(
-            "reproduce {}: {} records ({} of the paper's {}), {} cells as experiment '{}'; {}",
+            "reproduce {} at scale {scale} of the paper's data ({}), {} cells as experiment '{}'; {} substitutions listed in the report",
             known.name,
-            records(known, scale),
-            scale,
-            known.full_records,
+            loads.join(", "),
             exp.cells.len(),
             exp.name,
-            paper.substitutions.len().to_string() + " substitutions listed in the report"
+            paper.substitutions.len()
         );
     }
     let opts = crate::experiment::Options {
@@ -164,7 +175,7 @@ fn scaled(known: &Known, scale: f64, a: &ReproduceArgs) -> Result<String> {
         }
     };
     set(&mut t, "dataset", "records", toml::Value::Integer(records));
-    scale_workloads(&mut t, scale)?;
+    scale_workloads(&mut t, scale);
     if let Some(d) = &a.duration {
         set(&mut t, "run", "duration", toml::Value::String(d.clone()));
     }
@@ -210,28 +221,26 @@ fn scaled(known: &Known, scale: f64, a: &ReproduceArgs) -> Result<String> {
 /// Scales the record counts a paper's workloads give themselves (`records`
 /// of a workload and of its `with` group), keeping at least one whole unit:
 /// a record, or a group of sorted sets.
-fn scale_workloads(t: &mut toml::Table, scale: f64) -> Result<()> {
+fn scale_workloads(t: &mut toml::Table, scale: f64) {
     let Some(toml::Value::Array(list)) = t.get_mut("workloads") else {
-        return Ok(());
+        return;
     };
     for w in list.iter_mut() {
         let toml::Value::Table(w) = w else { continue };
-        scale_records(w, scale)?;
+        scale_records(w, scale);
         if let Some(toml::Value::Table(with)) = w.get_mut("with") {
-            scale_records(with, scale)?;
+            scale_records(with, scale);
         }
     }
-    Ok(())
 }
 
-fn scale_records(w: &mut toml::Table, scale: f64) -> Result<()> {
+fn scale_records(w: &mut toml::Table, scale: f64) {
     let Some(toml::Value::Integer(full)) = w.get("records") else {
-        return Ok(());
+        return;
     };
     let unit = records_unit(w);
     let units = ((*full as f64 * scale / unit as f64).round() as i64).max(1);
     w.insert("records".into(), toml::Value::Integer(units * unit));
-    Ok(())
 }
 
 /// The records one unit of a workload's data takes: a sorted-set workload

@@ -62,7 +62,7 @@ const REPEATABLE: [&str; 3] = ["-P", "-p", "--with-property"];
 
 impl Flags {
     /// Sets a flag; a later value replaces an earlier one (clap refuses a
-    /// repeated single-valued flag), except for the repeatable -P and -p.
+    /// repeated single-valued flag), except for the [`REPEATABLE`] ones.
     fn set(&mut self, name: &'static str, value: String, key: &'static str, span: Range<usize>) {
         self.put(Flag {
             name,
