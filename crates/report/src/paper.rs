@@ -388,7 +388,16 @@ fn check(f: &Finding, cells: &[Cell], why: &Reasons) -> Outcome {
             outcome(f, measured, verdict, reason)
         }
         Kind::Overhead => {
-            let Some(o) = crate::takeaways::overhead(a) else {
+            // The load is probed where it happened: with a shared server
+            // (reload per workload or once per system) that is the first
+            // cell of the place, not necessarily the named client count.
+            let mut loaded = std::iter::once(a).chain(
+                here.iter()
+                    .copied()
+                    .filter(|c| c.system == f.system && c.series == a.series),
+            );
+            let Some((a, o)) = loaded.find_map(|c| crate::takeaways::overhead(c).map(|o| (c, o)))
+            else {
                 return missing("memory probes before and after the load");
             };
             let (lo, hi) = (
