@@ -165,3 +165,55 @@ fn memtier_flags_drive_a_real_redis_as_memtier_would() {
         assert_eq!(items_after_run(&v), keys, "{pattern}");
     }
 }
+
+/// Command templates are split into arguments as redis-cli splits a line
+/// (its `sdssplitargs`, which memtier copies): each line goes to a real
+/// Redis through redis-cli as `RPUSH`, and the list Redis holds must be the
+/// arguments kvbench's parser gives.
+#[test]
+fn command_templates_split_as_redis_cli_splits_them() {
+    use kvbench_proto::resp::{self, Value};
+    use kvbench_workload::command::{Arg, CommandTemplate};
+    use std::io::Write;
+    let server = crate::load::start(SystemKind::Redis, None);
+    let lines = [
+        r#"RPUSH t1 "a b" 'it\'s' "\x41\n" x"y z""#,
+        r#"RPUSH t2 '\x41' "\\" "q\"q"   "tab\there"	last"#,
+        r#"RPUSH t3 a"b c" "" '' "\xzz" "\e""#,
+    ];
+    let mut cli = std::process::Command::new("redis-cli")
+        .args(["-p", &server.addr().port().to_string()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("redis-cli");
+    let mut stdin = cli.stdin.take().expect("stdin");
+    for l in lines {
+        writeln!(stdin, "{l}").expect("write");
+    }
+    drop(stdin);
+    assert!(cli.wait().expect("redis-cli").success());
+    let mut sock = std::net::TcpStream::connect(server.addr()).expect("connect");
+    for (i, l) in lines.iter().enumerate() {
+        let t = CommandTemplate::parse(l).expect("parses");
+        let ours: Vec<Vec<u8>> = t.args[2..]
+            .iter()
+            .map(|a| match a {
+                Arg::Literal(b) => b.clone(),
+                other => panic!("no placeholders here: {other:?}"),
+            })
+            .collect();
+        let mut req = Vec::new();
+        let key = format!("t{}", i + 1);
+        resp::encode_command(&mut req, &[b"LRANGE", key.as_bytes(), b"0", b"-1"]);
+        let held = crate::load::exchange(&mut sock, &req, |b| resp::parse_value(b).ok().flatten());
+        let Value::Array(items) = held else {
+            panic!("{l}: {held:?}")
+        };
+        let theirs: Vec<Vec<u8>> = items
+            .iter()
+            .map(|v| v.as_bytes().expect("bulk").to_vec())
+            .collect();
+        assert_eq!(ours, theirs, "{l}");
+    }
+}

@@ -17,6 +17,7 @@
 //! - [`zsets`]: the sorted sets of the `ZUNIONSTORE` workload.
 #![deny(missing_docs)]
 
+pub mod command;
 pub mod dist;
 pub mod keys;
 pub mod op;
