@@ -78,6 +78,25 @@ pub struct Cell {
     pub order: (u32, usize),
 }
 
+/// What a combined run's workload name adds to its main workload's.
+fn with_suffix(with: &str) -> String {
+    format!(" + {with}")
+}
+
+impl Cell {
+    /// The main group's workload: [`workload`](Self::workload) without a
+    /// combined run's ` + WITH`.
+    pub fn main_workload(&self) -> &str {
+        match &self.companion {
+            Some(w) => self
+                .workload
+                .strip_suffix(&with_suffix(&w.workload))
+                .unwrap_or(&self.workload),
+            None => &self.workload,
+        }
+    }
+}
+
 /// The second client group of a combined run (`--with`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CellCompanion {
@@ -243,7 +262,7 @@ fn cell(sources: &[Source], runs: Vec<usize>, order: (u32, usize)) -> Result<Cel
         c.threads,
         if c.threads == 1 { "" } else { "s" }
     );
-    let data = if sorted_sets(c) {
+    let data = if crate::format::sorted_sets(c) {
         crate::format::dataset(c)
     } else {
         format!(
@@ -273,7 +292,7 @@ fn cell(sources: &[Source], runs: Vec<usize>, order: (u32, usize)) -> Result<Cel
         place,
         series,
         workload: match &c.companion {
-            Some(w) => format!("{} + {}", c.workload, w.workload),
+            Some(w) => format!("{}{}", c.workload, with_suffix(&w.workload)),
             None => c.workload.clone(),
         },
         companion: c.companion.as_ref().map(|w| CellCompanion {
@@ -304,17 +323,13 @@ fn cell(sources: &[Source], runs: Vec<usize>, order: (u32, usize)) -> Result<Cel
     })
 }
 
-fn sorted_sets(c: &RunConfig) -> bool {
-    c.property("kvbench.datamodel") == Some("sortedsets")
-}
-
 /// Raw bytes per record: field count x length, or for sorted sets what the
 /// workload itself counts (members and scores), read from the recorded
 /// properties so that the memory overhead is measured against the right
 /// size.
 fn record_bytes(c: &RunConfig) -> u64 {
     let fields = c.field_count as u64 * c.field_length as u64;
-    if !sorted_sets(c) {
+    if !crate::format::sorted_sets(c) {
         return fields;
     }
     spec_record_bytes(&c.workload_properties).unwrap_or(fields)

@@ -69,10 +69,6 @@ pub fn rows(cells: &[Cell]) -> Vec<Row> {
         let Some(w) = &c.companion else { continue };
         let main_ops: Vec<&CellOp> = c.ops.iter().filter(|o| !o.with).collect();
         let with_ops: Vec<&CellOp> = c.ops.iter().filter(|o| o.with).collect();
-        let main_name = c
-            .workload
-            .strip_suffix(&format!(" + {}", w.workload))
-            .unwrap_or(&c.workload);
         let alone = cells
             .iter()
             .find(|a| {
@@ -90,7 +86,7 @@ pub fn rows(cells: &[Cell]) -> Vec<Row> {
         out.push(Row {
             series: c.series.clone(),
             system: c.system.clone(),
-            main: group(&main_ops, main_name, c.clients, c.pipeline),
+            main: group(&main_ops, c.main_workload(), c.clients, c.pipeline),
             with: group(&with_ops, &w.workload, w.clients, w.pipeline),
             alone,
         });

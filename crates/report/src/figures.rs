@@ -180,7 +180,8 @@ fn throughput(k: &GroupKey, name: &str, cells: &[&Cell]) -> Figure {
     let counts = client_counts(cells);
     // A combined run's groups are drawn apart (their sum would mean
     // nothing): the main group solid, the second dashed.
-    let companion = cells.iter().find_map(|c| c.companion.clone());
+    let combined = cells.iter().find(|c| c.companion.is_some());
+    let companion = combined.and_then(|c| c.companion.clone());
     let groups: &[Option<bool>] = if companion.is_some() {
         &[Some(false), Some(true)]
     } else {
@@ -191,9 +192,9 @@ fn throughput(k: &GroupKey, name: &str, cells: &[&Cell]) -> Figure {
         for &group in groups {
             let name = match (group, &companion) {
                 (Some(true), Some(w)) => format!("{label}: {} (second group)", w.workload),
-                (Some(false), Some(w)) => {
-                    let main = k.workload.strip_suffix(&format!(" + {}", w.workload));
-                    format!("{label}: {}", main.unwrap_or(&k.workload))
+                (Some(false), Some(_)) => {
+                    let main = combined.map_or(k.workload.as_str(), |c| c.main_workload());
+                    format!("{label}: {main}")
                 }
                 _ => label.clone(),
             };

@@ -14,11 +14,20 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// Whether a run's records are groups of sorted sets (paper C's unions)
+/// rather than fields.
+pub fn sorted_sets(c: &kvbench_model::RunConfig) -> bool {
+    c.property("kvbench.datamodel") == Some("sortedsets")
+}
+
 /// The data set in words: `N records x F fields x L B`, or for the
 /// sorted-set workload `N sorted sets of M members`.
 pub fn dataset(c: &kvbench_model::RunConfig) -> String {
-    if c.property("kvbench.datamodel") == Some("sortedsets") {
-        let members = c.property("kvbench.zset.members").unwrap_or("20000");
+    if sorted_sets(c) {
+        let default = kvbench_workload::zsets::ZsetShape::default().members;
+        let members = c
+            .property("kvbench.zset.members")
+            .map_or_else(|| default.to_string(), str::to_string);
         return format!("{} sorted sets of {members} members", count(c.records));
     }
     format!(

@@ -317,17 +317,8 @@ fn check(f: &Finding, cells: &[Cell], why: &Reasons) -> Outcome {
                 "{} / {} = {r:.2}x at {clients_text} (paper: {lo}-{hi}x)",
                 a.system, b.system
             );
-            let verdict = if (lo..=hi).contains(&r) {
-                Verdict::Agrees
-            } else if crate::takeaways::tie(a, b).is_some() && lo <= 1.0 + 1e-9 {
-                Verdict::Inconclusive
-            } else {
-                Verdict::Differs
-            };
-            let mut reason = reason(why, f, &[a, b], verdict);
-            if verdict == Verdict::Differs && (r > 1.0) == (lo >= 1.0) {
-                reason = format!("same direction, another size; {reason}");
-            }
+            let tie = crate::takeaways::tie(a, b).is_some();
+            let (verdict, reason) = judge_ratio(f, why, [a, b], r, tie, None);
             outcome(f, measured, verdict, reason)
         }
         Kind::LowerReadLatency => {
@@ -479,26 +470,41 @@ fn ratio_across(f: &Finding, cells: &[Cell], here: &[&Cell], why: &Reasons) -> O
         crate::format::rate(y),
     );
     let tie = ops.is_none() && other_ops.is_none() && crate::takeaways::tie(a, b).is_some();
-    let reaches = reach.is_some_and(|(l, h)| l <= hi && h >= lo);
+    let (verdict, reason) = judge_ratio(f, why, [a, b], r, tie, reach);
+    outcome(f, measured, verdict, reason)
+}
+
+/// The verdict on a measured ratio `r` of `a` over `b`, and its reason:
+/// within the finding's range it agrees; outside, it is inconclusive when
+/// the two are tied and the range includes 1, or when the ratio's `reach`
+/// over the 95% intervals meets the range; otherwise it differs.
+fn judge_ratio(
+    f: &Finding,
+    why: &Reasons,
+    [a, b]: [&Cell; 2],
+    r: f64,
+    tie: bool,
+    reach: Option<(f64, f64)>,
+) -> (Verdict, String) {
+    let (lo, hi) = (f.low.unwrap_or(0.0), f.high.unwrap_or(f64::INFINITY));
+    let reaches = reach.filter(|&(l, h)| l <= hi && h >= lo);
     let verdict = if (lo..=hi).contains(&r) {
         Verdict::Agrees
-    } else if (tie && lo <= 1.0 + 1e-9) || reaches {
+    } else if (tie && lo <= 1.0 + 1e-9) || reaches.is_some() {
         Verdict::Inconclusive
     } else {
         Verdict::Differs
     };
     let mut reason = reason(why, f, &[a, b], verdict);
-    if verdict == Verdict::Inconclusive && reaches {
-        if let Some((l, h)) = reach {
-            reason = format!(
-                "over the 95% intervals the ratio spans {l:.2}-{h:.2}x, which reaches the paper's range; {reason}"
-            );
-        }
+    if let Some((l, h)) = reaches.filter(|_| verdict == Verdict::Inconclusive) {
+        reason = format!(
+            "over the 95% intervals the ratio spans {l:.2}-{h:.2}x, which reaches the paper's range; {reason}"
+        );
     }
     if verdict == Verdict::Differs && (r > 1.0) == (lo >= 1.0) {
         reason = format!("same direction, another size; {reason}");
     }
-    outcome(f, measured, verdict, reason)
+    (verdict, reason)
 }
 
 /// `c` named by what sets it apart from `other`: its system, deployment,
