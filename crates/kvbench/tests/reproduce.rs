@@ -4,6 +4,24 @@
 
 use crate::util::Sandbox;
 
+/// The findings of `reproduce --json`: every one of papers/PAPER.toml, in
+/// order (ids `{letter}1` to `{letter}{count}`).
+fn every_finding<'a>(
+    v: &'a serde_json::Value,
+    paper: &str,
+    letter: char,
+    count: u32,
+) -> &'a Vec<serde_json::Value> {
+    let findings = v["findings"].as_array().expect("findings");
+    let ids: Vec<&str> = findings.iter().filter_map(|f| f["id"].as_str()).collect();
+    let expected: Vec<String> = (1..=count).map(|i| format!("{letter}{i}")).collect();
+    assert_eq!(
+        ids, expected,
+        "every finding of papers/{paper}.toml, in order"
+    );
+    findings
+}
+
 #[test]
 fn paper_a_at_a_tiny_scale_gives_every_finding_a_verdict() {
     let sb = Sandbox::new();
@@ -25,13 +43,7 @@ fn paper_a_at_a_tiny_scale_gives_every_finding_a_verdict() {
         "--quiet",
         "--json",
     ]);
-    let findings = v["findings"].as_array().expect("findings");
-    let ids: Vec<&str> = findings.iter().filter_map(|f| f["id"].as_str()).collect();
-    let expected: Vec<String> = (1..=11).map(|i| format!("A{i}")).collect();
-    assert_eq!(
-        ids, expected,
-        "every finding of papers/anthony2016.toml, in order"
-    );
+    let findings = every_finding(&v, "anthony2016", 'A', 11);
     for f in findings {
         let verdict = f["verdict"].as_str().unwrap_or("");
         assert!(
@@ -89,13 +101,7 @@ fn paper_c_at_a_tiny_scale_runs_all_three_loads_and_judges_every_finding() {
         "--quiet",
         "--json",
     ]);
-    let findings = v["findings"].as_array().expect("findings");
-    let ids: Vec<&str> = findings.iter().filter_map(|f| f["id"].as_str()).collect();
-    let expected: Vec<String> = (1..=10).map(|i| format!("C{i}")).collect();
-    assert_eq!(
-        ids, expected,
-        "every finding of papers/altoros.toml, in order"
-    );
+    let findings = every_finding(&v, "altoros", 'C', 10);
     for f in findings {
         // Every place exists: both pipelines, both deployments, the
         // unions at 1 and 5 clients, alone and beside the SET:GET load.
