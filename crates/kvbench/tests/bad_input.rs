@@ -92,6 +92,7 @@ fn missing_server_binary_names_the_package() {
                 "--quiet",
             ])
             .current_dir(sb.path())
+            .env("TMPDIR", sb.tmp())
             .env("PATH", sb.path()) // nothing on this PATH
             .output()
             .expect("runs");

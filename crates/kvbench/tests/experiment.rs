@@ -187,6 +187,7 @@ fn an_interrupted_experiment_keeps_finished_cells_and_runs_only_the_rest() {
     let f = write(&sb, "tiny.toml", &text);
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kvbench"))
         .current_dir(sb.path())
+        .env("TMPDIR", sb.tmp())
         .args(["experiment", "run", &f, "--quiet"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -31,9 +31,7 @@ clients = [1, 2, 3]
 /// The sandbox's own temporary directory, given to kvbench as TMPDIR, so
 /// its servers' directories are seen here and nowhere else.
 fn tmp(sb: &Sandbox) -> PathBuf {
-    let t = sb.path().join("tmp");
-    std::fs::create_dir_all(&t).expect("tmp");
-    t
+    sb.tmp()
 }
 
 fn leftovers(t: &Path) -> Vec<String> {

@@ -84,6 +84,7 @@ fn start_long_run(sb: &Sandbox, system: &str) -> (std::process::Child, u32) {
             "2s",
         ])
         .current_dir(sb.path())
+        .env("TMPDIR", sb.tmp())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -84,7 +84,8 @@ fn kvbench(sb: &Sandbox, args: &[&str]) -> Command {
     c.args(args)
         .args(["--db"])
         .arg(sb.db())
-        .current_dir(sb.path());
+        .current_dir(sb.path())
+        .env("TMPDIR", sb.tmp());
     c
 }
 
@@ -313,6 +314,7 @@ fn netns_flags_are_checked_before_anything_starts() {
         .arg(assert_cmd::cargo::cargo_bin("kvbench"))
         .args(with(&["--netns"]))
         .current_dir(sb.path())
+        .env("TMPDIR", sb.tmp())
         .output();
     match setpriv {
         Ok(out) if out.status.code() != Some(127) => {

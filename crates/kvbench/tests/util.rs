@@ -11,9 +11,19 @@ pub struct Sandbox {
 
 impl Sandbox {
     pub fn new() -> Sandbox {
-        Sandbox {
+        let sb = Sandbox {
             dir: tempfile::tempdir().expect("temp dir"),
-        }
+        };
+        std::fs::create_dir_all(sb.tmp()).expect("sandbox tmp");
+        sb
+    }
+
+    /// The sandbox's own temporary directory, every kvbench's TMPDIR here:
+    /// its servers' directories are made in it, and a kvbench cleans up only
+    /// what a killed one left in it, so a test never sees (or removes) what
+    /// another test, or anything else on the machine, left in /tmp.
+    pub fn tmp(&self) -> PathBuf {
+        self.dir.path().join("tmp")
     }
 
     pub fn db(&self) -> PathBuf {
@@ -23,7 +33,7 @@ impl Sandbox {
     /// `kvbench ARGS` with the working directory in the sandbox.
     pub fn kvbench(&self) -> Command {
         let mut c = Command::cargo_bin("kvbench").expect("kvbench binary");
-        c.current_dir(self.dir.path());
+        c.current_dir(self.dir.path()).env("TMPDIR", self.tmp());
         c
     }
 
@@ -37,6 +47,7 @@ impl Sandbox {
         std::process::Command::new(assert_cmd::cargo::cargo_bin("kvbench"))
             .args(args)
             .current_dir(self.dir.path())
+            .env("TMPDIR", self.tmp())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -155,4 +166,13 @@ pub fn alive(pid: u32) -> bool {
 pub fn timing_sensitive() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Operation `name` (`read`, `command1`, ...) of the run phase of a run
+/// printed with `--json`.
+pub fn op<'a>(v: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    v["run"]["ops"]
+        .as_array()
+        .and_then(|ops| ops.iter().find(|o| o["op"] == name))
+        .unwrap_or_else(|| panic!("no {name} in {}", v["run"]))
 }
