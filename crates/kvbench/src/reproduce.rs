@@ -19,6 +19,10 @@ struct Known {
     name: &'static str,
     /// Its experiment file (experiments/).
     experiment: &'static str,
+    /// The matrix the issue asks for at the paper's own scale (`--scale 1`):
+    /// operation counts instead of windows, a narrower matrix where the full
+    /// data set would not fit the time (experiments/paper-*-full.toml).
+    full: Option<&'static str>,
     /// Its findings (papers/).
     findings: &'static str,
     /// The paper's record count, which `--scale` multiplies.
@@ -31,6 +35,7 @@ const KNOWN: [Known; 3] = [
     Known {
         name: "anthony2016",
         experiment: include_str!("../../../experiments/paper-a.toml"),
+        full: Some(include_str!("../../../experiments/paper-a-full.toml")),
         findings: include_str!("../../../papers/anthony2016.toml"),
         full_records: 1_000_000,
         default_scale: 0.02,
@@ -38,6 +43,7 @@ const KNOWN: [Known; 3] = [
     Known {
         name: "sadat2019",
         experiment: include_str!("../../../experiments/paper-b.toml"),
+        full: Some(include_str!("../../../experiments/paper-b-full.toml")),
         findings: include_str!("../../../papers/sadat2019.toml"),
         full_records: 2_500_000,
         default_scale: 0.008,
@@ -45,6 +51,7 @@ const KNOWN: [Known; 3] = [
     Known {
         name: "altoros",
         experiment: include_str!("../../../experiments/paper-c.toml"),
+        full: None,
         findings: include_str!("../../../papers/altoros.toml"),
         full_records: 5_000_000,
         default_scale: 0.02,
@@ -74,12 +81,13 @@ pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         ))
         .into());
     };
-    let paper: Paper = toml::from_str(known.findings)
+    let mut paper: Paper = toml::from_str(known.findings)
         .with_context(|| format!("internal: papers/{}.toml", known.name))?;
     let scale = a.scale.unwrap_or(known.default_scale);
     if !(scale > 0.0 && scale <= 1.0) {
         return Err(UsageError(format!("--scale {scale}: must be above 0 and at most 1")).into());
     }
+    paper.at_scale(scale >= 1.0);
     let out = a
         .out
         .clone()
@@ -157,14 +165,16 @@ fn records(known: &Known, scale: f64) -> u64 {
 
 /// The paper's experiment file with this run's scale, window, iterations
 /// and client counts, under a name that says so (so runs at another scale
-/// are another experiment, never mixed into this one's report).
+/// are another experiment, never mixed into this one's report). At scale 1
+/// a paper with a full-scale file runs that file, record counts untouched.
 fn scaled(known: &Known, scale: f64, a: &ReproduceArgs) -> Result<String> {
-    let mut t: toml::Table = known
-        .experiment
+    let (source, full) = match known.full {
+        Some(file) if scale >= 1.0 => (file, true),
+        _ => (known.experiment, false),
+    };
+    let mut t: toml::Table = source
         .parse()
         .with_context(|| format!("internal: the experiment file of {}", known.name))?;
-    let records =
-        i64::try_from(records(known, scale)).context("internal: a record count beyond i64")?;
     let set = |t: &mut toml::Table, table: &str, key: &str, v: toml::Value| {
         if let Some(toml::Value::Table(inner)) = t.get_mut(table) {
             inner.insert(key.into(), v);
@@ -174,9 +184,17 @@ fn scaled(known: &Known, scale: f64, a: &ReproduceArgs) -> Result<String> {
             t.insert(table.into(), toml::Value::Table(inner));
         }
     };
-    set(&mut t, "dataset", "records", toml::Value::Integer(records));
-    scale_workloads(&mut t, scale);
+    if !full {
+        let records =
+            i64::try_from(records(known, scale)).context("internal: a record count beyond i64")?;
+        set(&mut t, "dataset", "records", toml::Value::Integer(records));
+        scale_workloads(&mut t, scale);
+    }
     if let Some(d) = &a.duration {
+        // A window replaces the full-scale file's operation count.
+        if let Some(toml::Value::Table(run)) = t.get_mut("run") {
+            run.remove("operations");
+        }
         set(&mut t, "run", "duration", toml::Value::String(d.clone()));
     }
     if let Some(w) = &a.warmup {
@@ -280,4 +298,93 @@ fn table(outcomes: &[Outcome]) -> String {
         ]);
     }
     t.to_text()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> ReproduceArgs {
+        ReproduceArgs {
+            paper: "anthony2016".into(),
+            scale: None,
+            duration: None,
+            warmup: None,
+            iterations: None,
+            clients: None,
+            out: None,
+            restart: false,
+            quiet: true,
+            json: false,
+            db: "unused.db".into(),
+        }
+    }
+
+    fn run(scale: f64, a: &ReproduceArgs) -> toml::Table {
+        let text = scaled(&KNOWN[0], scale, a).expect("scaled");
+        text.parse().expect("a TOML table")
+    }
+
+    fn get<'a>(t: &'a toml::Table, table: &str, key: &str) -> Option<&'a toml::Value> {
+        t.get(table)
+            .and_then(|v| v.as_table())
+            .and_then(|inner| inner.get(key))
+    }
+
+    #[test]
+    fn the_papers_scale_runs_its_full_matrix_by_operation_count() {
+        let t = run(1.0, &args());
+        assert_eq!(
+            get(&t, "dataset", "records").and_then(|v| v.as_integer()),
+            Some(1_000_000)
+        );
+        assert_eq!(
+            get(&t, "run", "operations").and_then(|v| v.as_integer()),
+            Some(1_000_000)
+        );
+        assert_eq!(get(&t, "run", "duration"), None);
+        let clients = get(&t, "sweep", "clients")
+            .and_then(|v| v.as_array())
+            .map(Vec::len);
+        assert_eq!(clients, Some(9), "YCSB threadcount 1 to 32 in steps of 4");
+        let systems: Vec<&str> = t["systems"]
+            .as_array()
+            .expect("systems")
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        assert_eq!(systems, ["redis", "valkey", "memcached"]);
+        assert_eq!(t["topologies"].as_array().map(Vec::len), Some(1));
+        assert!(t["name"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("anthony2016-")));
+    }
+
+    #[test]
+    fn below_the_papers_scale_the_default_file_is_scaled() {
+        let t = run(0.02, &args());
+        assert_eq!(
+            get(&t, "dataset", "records").and_then(|v| v.as_integer()),
+            Some(20_000)
+        );
+        assert_eq!(get(&t, "run", "operations"), None);
+        assert!(get(&t, "run", "duration").is_some());
+        let systems = t["systems"].as_array().expect("systems");
+        assert!(!systems.iter().any(|s| s.as_str() == Some("valkey")));
+    }
+
+    #[test]
+    fn a_window_replaces_the_full_files_operation_count() {
+        let a = ReproduceArgs {
+            duration: Some("3s".into()),
+            ..args()
+        };
+        let t = run(1.0, &a);
+        assert_eq!(get(&t, "run", "operations"), None);
+        assert_eq!(
+            get(&t, "run", "duration").and_then(|v| v.as_str()),
+            Some("3s")
+        );
+        assert_ne!(run(1.0, &args())["name"], t["name"], "another experiment");
+    }
 }

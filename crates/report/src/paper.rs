@@ -19,6 +19,16 @@ pub struct Paper {
     pub hardware: String,
     /// Everything run differently from the paper, and why.
     pub substitutions: Vec<String>,
+    /// Also listed when the run is below the paper's scale.
+    #[serde(default)]
+    pub substitutions_scaled: Vec<String>,
+    /// Also listed when the run is at the paper's scale.
+    #[serde(default)]
+    pub substitutions_full: Vec<String>,
+    /// The systems the paper compared: a `winner` ranks only these, so a
+    /// system kvbench runs beside them (Valkey) is reported but not judged.
+    #[serde(default)]
+    pub systems: Option<Vec<String>>,
     /// What differs between the paper's machines and this one, by kind of
     /// finding: the likely reasons a finding differs, when the cells
     /// themselves do not say.
@@ -26,6 +36,19 @@ pub struct Paper {
     /// What the paper reported.
     #[serde(rename = "finding")]
     pub findings: Vec<Finding>,
+}
+
+impl Paper {
+    /// Keeps the substitutions that hold at the run's scale (below the
+    /// paper's, or the paper's own) in `substitutions`.
+    pub fn at_scale(&mut self, full: bool) {
+        let (scaled, at_full) = (
+            std::mem::take(&mut self.substitutions_scaled),
+            std::mem::take(&mut self.substitutions_full),
+        );
+        self.substitutions
+            .extend(if full { at_full } else { scaled });
+    }
 }
 
 /// The paper's setting against this machine, per kind of finding.
@@ -95,6 +118,13 @@ pub struct Finding {
     /// See `low`.
     #[serde(default)]
     pub high: Option<f64>,
+}
+
+impl Finding {
+    /// `low` and `high` as a range, open where one is not given.
+    fn bounds(&self) -> (f64, f64) {
+        (self.low.unwrap_or(0.0), self.high.unwrap_or(f64::INFINITY))
+    }
 }
 
 /// How a finding is checked.
@@ -230,8 +260,27 @@ pub fn evaluate(paper: &Paper, cells: &[Cell]) -> Vec<Outcome> {
     paper
         .findings
         .iter()
-        .map(|f| check(f, cells, &paper.reasons))
+        .map(|f| check(f, cells, paper))
         .collect()
+}
+
+/// A finding this run has no cells for: `what` is missing.
+fn not_measured(f: &Finding, what: &str) -> Outcome {
+    outcome(
+        f,
+        format!("not measured: {what}"),
+        Verdict::NotMeasured,
+        String::new(),
+    )
+}
+
+/// A ratio's range as the paper gives it: `1.1-1.6x`, or `at least 2x`.
+fn ratio_range((lo, hi): (f64, f64)) -> String {
+    if hi.is_finite() {
+        format!("{lo}-{hi}x")
+    } else {
+        format!("at least {lo}x")
+    }
 }
 
 fn outcome(f: &Finding, measured: String, verdict: Verdict, reason: String) -> Outcome {
@@ -245,16 +294,11 @@ fn outcome(f: &Finding, measured: String, verdict: Verdict, reason: String) -> O
     }
 }
 
-fn check(f: &Finding, cells: &[Cell], why: &Reasons) -> Outcome {
+fn check(f: &Finding, cells: &[Cell], paper: &Paper) -> Outcome {
+    let why = &paper.reasons;
+    let paper_systems = paper.systems.as_deref();
     let here = place(cells, &f.workload, &f.topology, f.pipeline);
-    let missing = |what: &str| {
-        outcome(
-            f,
-            format!("not measured: {what}"),
-            Verdict::NotMeasured,
-            String::new(),
-        )
-    };
+    let missing = |what: &str| not_measured(f, what);
     if here.is_empty() {
         return missing(&format!("no {} cells of {}", f.topology, f.workload));
     }
@@ -278,6 +322,7 @@ fn check(f: &Finding, cells: &[Cell], why: &Reasons) -> Outcome {
                 .iter()
                 .copied()
                 .filter(|c| c.clients == clients)
+                .filter(|c| paper_systems.is_none_or(|s| s.contains(&c.system)))
                 .collect();
             at_place.sort_by(|x, y| y.throughput.mean.total_cmp(&x.throughput.mean));
             if at_place.len() < 2 {
@@ -312,10 +357,11 @@ fn check(f: &Finding, cells: &[Cell], why: &Reasons) -> Outcome {
                 ));
             };
             let r = a.throughput.mean / b.throughput.mean.max(f64::MIN_POSITIVE);
-            let (lo, hi) = (f.low.unwrap_or(0.0), f.high.unwrap_or(f64::INFINITY));
             let measured = format!(
-                "{} / {} = {r:.2}x at {clients_text} (paper: {lo}-{hi}x)",
-                a.system, b.system
+                "{} / {} = {r:.2}x at {clients_text} (paper: {})",
+                a.system,
+                b.system,
+                ratio_range(f.bounds())
             );
             let tie = crate::takeaways::tie(a, b).is_some();
             let (verdict, reason) = judge_ratio(f, why, [a, b], r, tie, None);
@@ -417,19 +463,12 @@ fn check(f: &Finding, cells: &[Cell], why: &Reasons) -> Outcome {
 /// 5 clients over 1, a cluster over a single server, a workload alone over
 /// the same workload beside another.
 fn ratio_across(f: &Finding, cells: &[Cell], here: &[&Cell], why: &Reasons) -> Outcome {
-    let missing = |what: String| {
-        outcome(
-            f,
-            format!("not measured: {what}"),
-            Verdict::NotMeasured,
-            String::new(),
-        )
-    };
+    let missing = |what: &str| not_measured(f, what);
     let Some(clients) = at(here, f.clients.as_ref()) else {
-        return missing("that client count".into());
+        return missing("that client count");
     };
     let Some(a) = find(here, &f.system, clients) else {
-        return missing(format!("{} at {clients} clients", f.system));
+        return missing(&format!("{} at {clients} clients", f.system));
     };
     let workload = f.other_workload.as_deref().unwrap_or(&f.workload);
     let topology = f.other_topology.as_deref().unwrap_or(&f.topology);
@@ -441,7 +480,7 @@ fn ratio_across(f: &Finding, cells: &[Cell], here: &[&Cell], why: &Reasons) -> O
         None => Some(clients),
     };
     let Some(b) = other_clients.and_then(|n| find(&there, system, n)) else {
-        return missing(format!(
+        return missing(&format!(
             "{system} of {workload} on {topology} at that place"
         ));
     };
@@ -456,18 +495,13 @@ fn ratio_across(f: &Finding, cells: &[Cell], here: &[&Cell], why: &Reasons) -> O
         let high = (x + xh) / (y - yh).max(f64::MIN_POSITIVE);
         (low, high)
     });
-    let (lo, hi) = (f.low.unwrap_or(0.0), f.high.unwrap_or(f64::INFINITY));
-    let range = if hi.is_finite() {
-        format!("{lo}-{hi}x")
-    } else {
-        format!("at least {lo}x")
-    };
     let measured = format!(
-        "{} / {} = {} / {} ops/s = {r:.2}x (paper: {range})",
+        "{} / {} = {} / {} ops/s = {r:.2}x (paper: {})",
         side(a, ops, b, other_ops),
         side(b, other_ops, a, ops),
         crate::format::rate(x),
         crate::format::rate(y),
+        ratio_range(f.bounds()),
     );
     let tie = ops.is_none() && other_ops.is_none() && crate::takeaways::tie(a, b).is_some();
     let (verdict, reason) = judge_ratio(f, why, [a, b], r, tie, reach);
@@ -486,7 +520,7 @@ fn judge_ratio(
     tie: bool,
     reach: Option<(f64, f64)>,
 ) -> (Verdict, String) {
-    let (lo, hi) = (f.low.unwrap_or(0.0), f.high.unwrap_or(f64::INFINITY));
+    let (lo, hi) = f.bounds();
     let reaches = reach.filter(|&(l, h)| l <= hi && h >= lo);
     let verdict = if (lo..=hi).contains(&r) {
         Verdict::Agrees
@@ -556,7 +590,7 @@ fn peak(f: &Finding, here: &[&Cell], why: &Reasons) -> Outcome {
     else {
         return outcome(f, String::new(), Verdict::NotMeasured, String::new());
     };
-    let (lo, hi) = (f.low.unwrap_or(0.0), f.high.unwrap_or(f64::INFINITY));
+    let (lo, hi) = f.bounds();
     let counts: Vec<String> = mine.iter().map(|c| c.clients.to_string()).collect();
     if !mine.iter().any(|c| (lo..=hi).contains(&(c.clients as f64))) {
         return outcome(

@@ -686,3 +686,41 @@ fn a_combined_cell_is_set_beside_its_second_group_alone() {
     assert!(svg.contains("redis 1.0: altoros/simple (second"), "{svg}");
     assert!(svg.contains("redis 1.0: altoros/complex\n"), "{svg}");
 }
+
+#[test]
+fn a_winner_ranks_only_the_systems_the_paper_compared() {
+    let paper = |systems: serde_json::Value| -> crate::paper::Paper {
+        serde_json::from_value(serde_json::json!({
+            "paper": "constructed", "experiment": "x", "hardware": "h", "substitutions": ["s"],
+            "substitutions_scaled": ["fewer records"], "substitutions_full": ["single node only"],
+            "systems": systems,
+            "reasons": {"throughput": "t", "multi_node": "m", "memory": "v"},
+            "finding": [
+                {"id": "W", "source": "Fig. 2", "claim": "memcached wins", "kind": "winner",
+                 "workload": "single-runs", "topology": "single", "clients": "many",
+                 "system": "memcached"}
+            ]
+        }))
+        .expect("a paper")
+    };
+    let cells = crate::cells::group(&sources()).expect("cells");
+    let all = crate::paper::evaluate(&paper(serde_json::Value::Null), &cells);
+    assert_eq!(all[0].verdict, crate::paper::Verdict::Differs, "{all:#?}");
+    // Redis ran, but not in that paper: memcached has no rival left to rank.
+    let theirs = crate::paper::evaluate(
+        &paper(serde_json::json!(["memcached", "aerospike"])),
+        &cells,
+    );
+    assert_eq!(
+        theirs[0].verdict,
+        crate::paper::Verdict::NotMeasured,
+        "{theirs:#?}"
+    );
+
+    let mut p = paper(serde_json::Value::Null);
+    p.at_scale(false);
+    assert_eq!(p.substitutions, ["s", "fewer records"]);
+    let mut p = paper(serde_json::Value::Null);
+    p.at_scale(true);
+    assert_eq!(p.substitutions, ["s", "single node only"]);
+}

@@ -17,6 +17,18 @@ fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
     v.map(f).unwrap_or_else(|| "-".into())
 }
 
+/// The run's command templates (`kvbench.command.N`), each with the name
+/// of the operation kind it ran as (`command1`), in order.
+fn command_templates(c: &kvbench_model::RunConfig) -> Vec<(OpKind, &str)> {
+    (0..OpKind::COMMANDS)
+        .map_while(|i| {
+            let kind = OpKind::command(i)?;
+            let text = c.property(&format!("kvbench.command.{}", i + 1))?;
+            Some((kind, text))
+        })
+        .collect()
+}
+
 /// The latency percentile `pick` of `op` in `phase`, in microseconds.
 pub fn latency(
     phase: Option<&PhaseResult>,
@@ -205,6 +217,9 @@ pub fn run_summary(rec: &RunRecord) -> String {
             secs(c.warmup_s)
         ));
         s.push_str(&phase_table(run));
+        for (kind, template) in command_templates(c) {
+            s.push_str(&format!("  {kind}: {template}\n"));
+        }
         if let Some(offered) = run.offered_rate {
             s.push_str(&format!(
                 "\nopen loop: {} ops/s offered, {} achieved; latency above is response time (from the intended send)\n",
