@@ -12,7 +12,9 @@ mod secret;
 mod tls;
 mod url;
 
-pub use open::{exchange, open, open_async, Access, AsyncStream, ConnectError, Stream, PLAIN};
+pub use open::{
+    exchange, exchange_on, open, open_async, Access, AsyncStream, ConnectError, Stream, PLAIN,
+};
 pub use secret::Secret;
 pub use tls::{Tls, TlsError, TlsOptions};
 pub use url::{Family, HostPort, Shape, TargetUrl, UrlError};

@@ -285,9 +285,23 @@ pub fn exchange<T, E: std::fmt::Display>(
     timeout: Duration,
     request: &[u8],
     max_reply: usize,
-    mut parse: impl FnMut(&[u8]) -> Result<Option<(T, usize)>, E>,
+    parse: impl FnMut(&[u8]) -> Result<Option<(T, usize)>, E>,
 ) -> Result<T, String> {
     let mut stream = open(addr, access, timeout).map_err(|e| e.to_string())?;
+    exchange_on(&mut stream, request, max_reply, parse)
+}
+
+/// As [`exchange`], on a connection the caller keeps for several queries
+/// (one request, its one reply, then the next).
+///
+/// # Errors
+/// A message naming the step that failed (send, receive, decode).
+pub fn exchange_on<T, E: std::fmt::Display>(
+    stream: &mut Stream,
+    request: &[u8],
+    max_reply: usize,
+    mut parse: impl FnMut(&[u8]) -> Result<Option<(T, usize)>, E>,
+) -> Result<T, String> {
     stream
         .write_all(request)
         .and_then(|()| stream.flush())

@@ -13,7 +13,6 @@ use kvbench_connect::Access;
 use kvbench_model::{OpKind, SystemKind};
 use kvbench_proto::resp::{self, Value};
 use kvbench_workload::{Op, WorkloadSpec};
-use std::io::{Read, Write};
 use std::time::Duration;
 
 /// Clients whose destinations are read back (spread over all clients).
@@ -64,6 +63,12 @@ pub fn check_unions(c: &UnionCheck<'_>) -> Result<UnionsChecked, String> {
         );
     }
     let expected_len = shape.union_cardinality();
+    // Far above what a right union's reply takes (a member and its score
+    // are well under 64 bytes on the wire): a wrong, larger one still fails.
+    let max_reply = usize::try_from(expected_len)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(64)
+        .saturating_add(1 << 20);
     let mut checked = 0;
     let mut key = Vec::new();
     for client in spread(u64::from(c.clients), u64::from(SAMPLE_CLIENTS)) {
@@ -80,7 +85,10 @@ pub fn check_unions(c: &UnionCheck<'_>) -> Result<UnionsChecked, String> {
             let node = router.node_of(&key);
             let mut request = Vec::new();
             resp::encode_command(&mut request, &[b"ZRANGE", &key, b"0", b"-1", b"WITHSCORES"]);
-            let reply = round_trip(&mut streams[node], &request)
+            let reply =
+                kvbench_connect::exchange_on(&mut streams[node], &request, max_reply, |b| {
+                    resp::parse_value(b)
+                })
                 .map_err(|e| format!("{}: {e}", addrs[node]))?;
             let name = String::from_utf8_lossy(&key);
             let (len, sum) = union_of(&reply).map_err(|e| format!("{name}: {e}"))?;
@@ -143,27 +151,6 @@ fn union_of(reply: &Value) -> Result<(u64, f64), String> {
         }
         Value::Error(e) => Err(e.clone()),
         other => Err(format!("unexpected reply {other:?}")),
-    }
-}
-
-fn round_trip(stream: &mut kvbench_connect::Stream, request: &[u8]) -> Result<Value, String> {
-    stream
-        .write_all(request)
-        .and_then(|()| stream.flush())
-        .map_err(|e| format!("send: {e}"))?;
-    let mut input = Vec::new();
-    let mut chunk = [0u8; 64 * 1024];
-    loop {
-        if let Some((value, _)) = resp::parse_value(&input).map_err(|e| e.to_string())? {
-            return Ok(value);
-        }
-        let n = stream
-            .read(&mut chunk)
-            .map_err(|e| format!("receive: {e}"))?;
-        if n == 0 {
-            return Err("connection closed".into());
-        }
-        input.extend_from_slice(&chunk[..n]);
     }
 }
 

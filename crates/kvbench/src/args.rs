@@ -43,6 +43,40 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Parses the command line as clap does, then notes which `--command` each
+/// `--command-ratio` and `--command-key-pattern` follows: memtier applies
+/// them to the last `--command` before them, an order derive cannot see.
+///
+/// # Errors
+/// clap's, for a command line it refuses.
+pub fn parse_from<I, T>(argv: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().try_get_matches_from(argv)?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    let bench = match &mut cli.command {
+        Command::Run(r) => Some(&mut r.bench),
+        Command::Compare(c) => Some(&mut c.bench),
+        Command::Findmax(f) => Some(&mut f.run.bench),
+        _ => None,
+    };
+    if let (Some(b), Some((_, sub))) = (bench, matches.subcommand()) {
+        let at = |id: &str| -> Vec<usize> {
+            sub.indices_of(id)
+                .map(Iterator::collect)
+                .unwrap_or_default()
+        };
+        let commands = at("commands");
+        let owner = |index: usize| commands.iter().rposition(|&c| c < index);
+        b.ratio_of = at("command_ratios").into_iter().map(owner).collect();
+        b.pattern_of = at("command_key_patterns").into_iter().map(owner).collect();
+    }
+    Ok(cli)
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Start a private server, load a dataset, run a workload, store the result.
@@ -58,6 +92,7 @@ pub enum Command {
         "  kvbench run --system memcached --workload read-heavy --target memcached://10.0.0.5:11211,10.0.0.6:11211\n",
         "  kvbench run --system valkey --workload read-heavy --clients 8\n",
         "  kvbench run --system redis --workload memtier --ratio 1:1 --data-size 100 --key-pattern S:S --pipeline 50\n",
+        "  kvbench run --system redis --workload memtier --command 'ZADD board:__key__ __score__ __data__' --command-ratio 3 --command 'ZRANGE board:__key__ 0 9'\n",
         "  kvbench run --system redis --workload altoros/simple --pipeline 4 --duration 30s --with zunionstore --with-clients 2\n",
         "  kvbench run --system redis --topology cluster --nodes 3 --workload balanced --clients 8\n",
         "  kvbench run --system memcached --topology pool --nodes 3 --workload read-heavy\n",
@@ -207,6 +242,7 @@ pub enum Command {
         "  kvbench reproduce anthony2016 --scale 0.001 --duration 300ms --iterations 1 --clients 1,4,8\n",
         "  kvbench reproduce anthony2016 --json\n",
         "  kvbench reproduce altoros --out reports/paper-c\n",
+        "  kvbench reproduce anthony2016 --scale 1 --out reports/paper-a-full\n",
         "\nPapers: anthony2016 (paper A: Redis, Memcached; Aerospike is named as not\n",
         "run), sadat2019 (paper B), altoros (paper C: SET:GET at pipeline 4 and 50,\n",
         "ZUNIONSTORE at 1, 3, 5 clients, and both at once, on one Redis and a local\n",
@@ -214,7 +250,10 @@ pub enum Command {
         "does not have yet, and says so (exit 2).\n",
         "--scale multiplies the paper's record counts (defaults: 0.02, 0.008 and 0.02,\n",
         "at most half an hour on 2 cores; paper C's sorted sets in whole groups of\n",
-        "four). --clients replaces the file's client sweep, not a workload's own.\n",
+        "four). --scale 1 runs papers A and B at their own scale, single node, by\n",
+        "operation count (experiments/paper-a-full.toml, paper-b-full.toml: 1,000,000\n",
+        "records of 8 KB, or 2,500,000 of 4 KB; about 10 GB of memory per server).\n",
+        "--clients replaces the file's client sweep, not a workload's own.\n",
         "The experiment file run is written to\n",
         "DIR/experiment.toml; the findings come from papers/PAPER.toml. Resumable like\n",
         "`experiment run` (same database, same scale: finished cells are skipped).\n",
@@ -229,10 +268,12 @@ pub enum Command {
 pub struct ReproduceArgs {
     /// anthony2016, sadat2019 or altoros (zhang2014 is not supported yet).
     pub paper: String,
-    /// Share of the paper's record count to load (0 < F <= 1).
+    /// Share of the paper's record count to load (0 < F <= 1; 1: the
+    /// paper's full-scale matrix where there is one).
     #[arg(long, value_name = "F")]
     pub scale: Option<f64>,
-    /// Measured window per cell [default: the paper's experiment file, 5s].
+    /// Measured window per cell [default: the paper's experiment file, 5s;
+    /// at --scale 1 an operation count, which this replaces].
     #[arg(long, value_name = "D")]
     pub duration: Option<String>,
     /// Warm-up per cell [default: the experiment file's, 1s].
@@ -410,8 +451,33 @@ pub struct BenchArgs {
     pub properties: Vec<String>,
     /// memtier's --ratio: SET:GET, e.g. 1:10 is one SET then ten GETs, cycled
     /// by each client; one plain value per key (see docs/workloads.md).
-    #[arg(long, value_name = "SET:GET")]
+    #[arg(long, value_name = "SET:GET", conflicts_with = "commands")]
     pub ratio: Option<String>,
+    /// memtier's --command: send this RESP command instead of the workload's
+    /// mix, with __key__ (a record key, text around it kept), __data__ (a
+    /// value of the value size) and __score__ (a number below 1,000,000);
+    /// repeatable, up to 8, sent in order. Plain values, as --ratio.
+    #[arg(long = "command", value_name = "TEMPLATE")]
+    pub commands: Vec<String>,
+    /// memtier's --command-ratio: how many of the --command before it in a
+    /// row [default: 1].
+    #[arg(long = "command-ratio", value_name = "N", requires = "commands")]
+    pub command_ratios: Vec<String>,
+    /// memtier's --command-key-pattern: how the --command before it picks
+    /// __key__: S, R, G or P, as --key-pattern [default: R].
+    #[arg(
+        long = "command-key-pattern",
+        value_name = "S|R|G|P",
+        requires = "commands"
+    )]
+    pub command_key_patterns: Vec<String>,
+    /// Which --command each --command-ratio follows (0-based; `None`: none
+    /// does), from the command line's order ([`parse_from`]).
+    #[arg(skip)]
+    pub ratio_of: Vec<Option<usize>>,
+    /// The same for each --command-key-pattern.
+    #[arg(skip)]
+    pub pattern_of: Vec<Option<usize>>,
     /// memtier's value sizes: N bytes, MIN-MAX (uniform), or
     /// SIZE:WEIGHT,SIZE:WEIGHT,... (weighted, as --data-size-list).
     #[arg(long, value_name = "SIZE", conflicts_with = "field_length")]

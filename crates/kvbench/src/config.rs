@@ -177,7 +177,7 @@ pub fn workload(w: &WorkloadArgs<'_>, b: &BenchArgs) -> Result<Resolved, UsageEr
             .map_err(|e| UsageError(e.to_string()))?;
     }
     for (name, value) in crate::memtier_args::properties(b)? {
-        props.set(name, &value, Origin::CommandLine);
+        props.set(&name, &value, Origin::CommandLine);
     }
     let flags: [(&str, Option<u64>); 4] = [
         ("recordcount", b.records),

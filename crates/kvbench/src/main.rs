@@ -29,7 +29,6 @@ mod reproduce;
 mod reuse;
 mod target;
 
-use clap::Parser;
 use exit::UsageError;
 use std::io::{ErrorKind, Write};
 use std::process::ExitCode;
@@ -37,7 +36,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 fn main() -> ExitCode {
-    let cli = args::Cli::parse();
+    let cli = args::parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     // First Ctrl-C: finish cleanly (stop the server, store the run as

@@ -1,5 +1,6 @@
 //! memtier_benchmark's workload flags (`--ratio`, `--data-size`,
-//! `--key-pattern`, `--key-minimum`, `--key-maximum`) as the workload
+//! `--key-pattern`, `--key-minimum`, `--key-maximum`, `--command` with
+//! `--command-ratio` and `--command-key-pattern`) as the workload
 //! properties they stand for, so a memtier-style run is stored, repeated and
 //! reported like any other: the properties are what gets recorded.
 
@@ -9,9 +10,14 @@ use kvbench_workload::dist::KeyDistribution;
 
 /// The properties the memtier flags set, in order, or an error naming the
 /// flag. Empty when none of them is given.
-pub fn properties(b: &BenchArgs) -> Result<Vec<(&'static str, String)>, UsageError> {
-    let mut out: Vec<(&'static str, String)> = Vec::new();
-    let mut set = |name: &'static str, value: String| out.push((name, value));
+pub fn properties(b: &BenchArgs) -> Result<Vec<(String, String)>, UsageError> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut set = |name: &str, value: String| out.push((name.to_string(), value));
+    if !b.commands.is_empty() {
+        for (name, value) in commands(b)? {
+            set(&name, value);
+        }
+    }
     if let Some(ratio) = &b.ratio {
         let (sets, gets) = pair(ratio)
             .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
@@ -97,6 +103,78 @@ pub fn properties(b: &BenchArgs) -> Result<Vec<(&'static str, String)>, UsageErr
     Ok(out)
 }
 
+/// `--command` and its options as `kvbench.command.N` properties, with
+/// the mix made of the commands alone (cycled in order, as memtier sends
+/// them) over plain values.
+fn commands(b: &BenchArgs) -> Result<Vec<(String, String)>, UsageError> {
+    let max = kvbench_model::OpKind::COMMANDS;
+    if b.commands.len() > max {
+        return Err(UsageError(format!(
+            "--command: at most {max} templates, got {}",
+            b.commands.len()
+        )));
+    }
+    let mut out = Vec::new();
+    for (i, text) in b.commands.iter().enumerate() {
+        kvbench_workload::command::CommandTemplate::parse(text)
+            .map_err(|e| UsageError(format!("--command: {e}")))?;
+        out.push((format!("kvbench.command.{}", i + 1), text.clone()));
+    }
+    // Each option belongs to the --command before it (by position when the
+    // order is unknown, as for arguments built in code).
+    let owned = |values: &[String], owners: &[Option<usize>], flag: &str| {
+        values
+            .iter()
+            .enumerate()
+            .map(|(k, v)| {
+                let owner = owners.get(k).copied().unwrap_or(Some(k));
+                owner
+                    .filter(|&i| i < b.commands.len())
+                    .map(|i| (i, v.clone()))
+                    .ok_or_else(|| UsageError(format!("{flag} {v}: comes before any --command")))
+            })
+            .collect::<Result<Vec<_>, _>>()
+    };
+    for (i, ratio) in owned(&b.command_ratios, &b.ratio_of, "--command-ratio")? {
+        let n = ratio
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| {
+                UsageError(format!(
+                    "--command-ratio: \"{ratio}\" is not a whole number of at least 1"
+                ))
+            })?;
+        out.push((format!("kvbench.command.{}.ratio", i + 1), n.to_string()));
+    }
+    for (i, pattern) in owned(
+        &b.command_key_patterns,
+        &b.pattern_of,
+        "--command-key-pattern",
+    )? {
+        single(&pattern)
+            .and_then(KeyDistribution::from_memtier)
+            .ok_or_else(|| {
+                UsageError(format!(
+                    "--command-key-pattern: \"{pattern}\" is not one of S, R, G, P"
+                ))
+            })?;
+        out.push((
+            format!("kvbench.command.{}.keypattern", i + 1),
+            pattern.trim().to_ascii_uppercase(),
+        ));
+    }
+    let kinds = kvbench_model::OpKind::COUNT - max;
+    for p in &kvbench_workload::spec::PROPORTIONS[..kinds] {
+        out.push((p.to_string(), "0".into()));
+    }
+    out.push(("kvbench.datamodel".into(), "plain".into()));
+    out.push(("fieldcount".into(), "1".into()));
+    out.push(("kvbench.mix".into(), "cycle".into()));
+    Ok(out)
+}
+
 /// `A:B` split at its one colon.
 fn pair(text: &str) -> Option<(&str, &str)> {
     let (a, b) = text.split_once(':')?;
@@ -116,10 +194,8 @@ fn number(text: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::Cli;
-    use clap::Parser;
 
-    fn props(flags: &[&str]) -> Result<Vec<(&'static str, String)>, String> {
+    fn props(flags: &[&str]) -> Result<Vec<(String, String)>, String> {
         let mut argv = vec![
             "kvbench",
             "run",
@@ -129,14 +205,14 @@ mod tests {
             "memtier",
         ];
         argv.extend_from_slice(flags);
-        let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
+        let cli = crate::args::parse_from(argv).map_err(|e| e.to_string())?;
         let crate::args::Command::Run(run) = cli.command else {
             panic!("not a run")
         };
         properties(&run.bench).map_err(|e| e.0)
     }
 
-    fn get<'a>(p: &'a [(&'static str, String)], name: &str) -> Option<&'a str> {
+    fn get<'a>(p: &'a [(String, String)], name: &str) -> Option<&'a str> {
         p.iter()
             .rev()
             .find(|(n, _)| *n == name)
@@ -201,5 +277,73 @@ mod tests {
         // clap: a minimum alone, or a maximum with --records.
         assert!(props(&["--key-minimum", "3"]).is_err());
         assert!(props(&["--key-maximum", "3", "--records", "9"]).is_err());
+    }
+
+    #[test]
+    fn command_options_follow_the_command_before_them() {
+        let p = props(&[
+            "--command",
+            "SET __key__ __data__",
+            "--command",
+            "ZADD z:__key__ __score__ m",
+            "--command-ratio",
+            "3",
+            "--command-key-pattern",
+            "s",
+        ])
+        .unwrap();
+        for (name, value) in [
+            ("kvbench.command.1", Some("SET __key__ __data__")),
+            ("kvbench.command.2", Some("ZADD z:__key__ __score__ m")),
+            ("kvbench.command.1.ratio", None),
+            ("kvbench.command.2.ratio", Some("3")),
+            ("kvbench.command.2.keypattern", Some("S")),
+            ("readproportion", Some("0")),
+            ("updateproportion", Some("0")),
+            ("kvbench.mix", Some("cycle")),
+            ("kvbench.datamodel", Some("plain")),
+        ] {
+            assert_eq!(get(&p, name), value, "{name} in {p:?}");
+        }
+        // memtier's order: an option belongs to the last --command before it.
+        let p = props(&[
+            "--command",
+            "GET __key__",
+            "--command-ratio",
+            "2",
+            "--command",
+            "PING",
+        ])
+        .unwrap();
+        assert_eq!(get(&p, "kvbench.command.1.ratio"), Some("2"));
+        assert_eq!(get(&p, "kvbench.command.2.ratio"), None);
+    }
+
+    #[test]
+    fn bad_command_flags_name_the_flag() {
+        let nine: Vec<&str> = (0..9).flat_map(|_| ["--command", "PING"]).collect();
+        for (flags, want) in [
+            (&["--command", "SET 'a"][..], "--command:"),
+            (&["--command", "__key__ x"], "--command:"),
+            (&nine, "--command: at most 8"),
+            (
+                &["--command", "PING", "--command-ratio", "0"],
+                "--command-ratio:",
+            ),
+            (
+                &["--command", "PING", "--command-key-pattern", "Z"],
+                "--command-key-pattern:",
+            ),
+            (
+                &["--command-ratio", "2", "--command", "PING"],
+                "--command-ratio 2: comes before any --command",
+            ),
+        ] {
+            let e = props(flags).unwrap_err();
+            assert!(e.starts_with(want), "{flags:?}: {e}");
+        }
+        // clap: --ratio and --command do not mix; options need a --command.
+        assert!(props(&["--ratio", "1:1", "--command", "PING"]).is_err());
+        assert!(props(&["--command-ratio", "2"]).is_err());
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::fake_server::{within_attempts, SlowServer};
 use crate::load::phase_config;
-use crate::util::Sandbox;
+use crate::util::{op, Sandbox};
 use kvbench_engine::{run_phase, PhaseKind, Silent, Window};
 use kvbench_model::{OpKind, SystemKind};
 use kvbench_workload::{presets, WorkloadSpec};
@@ -86,13 +86,6 @@ fn items_after_run(v: &Value) -> u64 {
         .and_then(|p| p.iter().find(|p| p["stage"] == "after_run"))
         .and_then(|p| p["items"].as_u64())
         .expect("an after-run probe with items")
-}
-
-fn op<'a>(v: &'a Value, name: &str) -> &'a Value {
-    v["run"]["ops"]
-        .as_array()
-        .and_then(|ops| ops.iter().find(|o| o["op"] == name))
-        .unwrap_or_else(|| panic!("no {name} in {}", v["run"]))
 }
 
 /// `--ratio` cycles exactly, at pipeline 4 and 50, and both latencies are

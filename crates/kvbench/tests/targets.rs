@@ -395,6 +395,7 @@ fn unreachable_host_is_one_line_and_exit_2(sb: &Sandbox) {
         .args(["run", "--system", "redis", "--workload", "balanced"])
         .args(["--target", "redis://10.255.0.1:6379", "--db"])
         .arg(sb.db())
+        .env("TMPDIR", sb.tmp())
         .output()
         .expect("ip netns exec");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -443,10 +444,8 @@ fn a_foreign_key_is_never_loaded_over_or_deleted_and_cleanup_removes_exactly_our
     let (code, stdout, stderr) = kvbench(&sb, &allowed, &[]);
     assert_eq!(code, Some(0), "stdout {stdout}\nstderr {stderr}");
     let rec: serde_json::Value = serde_json::from_str(&stdout).expect("json");
-    let inserts = rec["run"]["ops"]
-        .as_array()
-        .and_then(|ops| ops.iter().find(|o| o["op"] == "insert"))
-        .and_then(|o| o["completed"].as_u64())
+    let inserts = crate::util::op(&rec, "insert")["completed"]
+        .as_u64()
         .unwrap_or(0);
     assert!(inserts > 0, "the run inserted: {stdout}");
     assert_eq!(cmd(addr, &["GET", "theirs"]), "$7\r\nkeep me\r\n");

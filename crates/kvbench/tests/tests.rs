@@ -9,6 +9,7 @@ mod util;
 mod bad_input;
 mod browser;
 mod cluster;
+mod commands;
 mod connections;
 mod cpus;
 mod engine_timing;

@@ -168,12 +168,10 @@ fn a_zunionstore_run_is_checked_and_cleaned_up_on_a_remote_target() {
     assert_eq!(command(&mut sock, &[b"DBSIZE"]), Value::Integer(0));
 }
 
-fn ops_per_s(v: &serde_json::Value, op: &str) -> f64 {
-    v["run"]["ops"]
-        .as_array()
-        .and_then(|ops| ops.iter().find(|o| o["op"] == op))
-        .and_then(|o| o["throughput"].as_f64())
-        .unwrap_or_else(|| panic!("no {op} in {}", v["run"]))
+fn ops_per_s(v: &serde_json::Value, name: &str) -> f64 {
+    crate::util::op(v, name)["throughput"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{name}: no throughput"))
 }
 
 /// Paper C's combined workload: the simple SET:GET group alone, then with a

@@ -104,11 +104,38 @@ pub enum OpKind {
     /// destination key (paper C's CPU-bound "complex" workload).
     #[serde(rename = "zunionstore")]
     Union,
+    /// The workload's first command template (`kvbench.command.1`,
+    /// memtier's `--command`): any RESP command, written as text.
+    #[serde(rename = "command1")]
+    Command1,
+    /// The second command template.
+    #[serde(rename = "command2")]
+    Command2,
+    /// The third command template.
+    #[serde(rename = "command3")]
+    Command3,
+    /// The fourth command template.
+    #[serde(rename = "command4")]
+    Command4,
+    /// The fifth command template.
+    #[serde(rename = "command5")]
+    Command5,
+    /// The sixth command template.
+    #[serde(rename = "command6")]
+    Command6,
+    /// The seventh command template.
+    #[serde(rename = "command7")]
+    Command7,
+    /// The eighth command template.
+    #[serde(rename = "command8")]
+    Command8,
 }
 
 impl OpKind {
     /// Number of variants; per-op arrays in the hot path are indexed by [`OpKind::index`].
-    pub const COUNT: usize = 6;
+    pub const COUNT: usize = 14;
+    /// Command templates a workload may have (one kind each).
+    pub const COMMANDS: usize = 8;
     /// Every kind, in index order (which is also YCSB's order of the mix).
     pub const ALL: [OpKind; OpKind::COUNT] = [
         OpKind::Read,
@@ -117,6 +144,14 @@ impl OpKind {
         OpKind::Scan,
         OpKind::ReadModifyWrite,
         OpKind::Union,
+        OpKind::Command1,
+        OpKind::Command2,
+        OpKind::Command3,
+        OpKind::Command4,
+        OpKind::Command5,
+        OpKind::Command6,
+        OpKind::Command7,
+        OpKind::Command8,
     ];
 
     /// Dense index for per-op arrays (no hashing on the hot path).
@@ -133,7 +168,26 @@ impl OpKind {
             OpKind::Scan => "scan",
             OpKind::ReadModifyWrite => "read_modify_write",
             OpKind::Union => "zunionstore",
+            OpKind::Command1 => "command1",
+            OpKind::Command2 => "command2",
+            OpKind::Command3 => "command3",
+            OpKind::Command4 => "command4",
+            OpKind::Command5 => "command5",
+            OpKind::Command6 => "command6",
+            OpKind::Command7 => "command7",
+            OpKind::Command8 => "command8",
         }
+    }
+
+    /// The kind of command template `i` (0-based), if there is one.
+    pub fn command(i: usize) -> Option<OpKind> {
+        (i < OpKind::COMMANDS).then(|| OpKind::ALL[OpKind::COUNT - OpKind::COMMANDS + i])
+    }
+
+    /// Which command template this kind runs (0-based), or `None` for the
+    /// other kinds.
+    pub fn command_index(self) -> Option<usize> {
+        self.index().checked_sub(OpKind::COUNT - OpKind::COMMANDS)
     }
 }
 

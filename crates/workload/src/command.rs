@@ -96,6 +96,15 @@ impl CommandTemplate {
         })
     }
 
+    /// The text around the first `__key__` (`None`: the template has no
+    /// key): what a cluster routes the command by, with the key between.
+    pub fn first_key(&self) -> Option<(&[u8], &[u8])> {
+        self.args.iter().find_map(|a| match a {
+            Arg::Key { prefix, suffix } => Some((prefix.as_slice(), suffix.as_slice())),
+            _ => None,
+        })
+    }
+
     /// How many arguments are the operation's key.
     pub fn keys(&self) -> usize {
         self.args

@@ -14,7 +14,8 @@
 //! - [`values`]: field contents written straight into a send buffer;
 //! - [`rng`]: one disjoint seeded stream per client;
 //! - [`stream`]: a run's shared generators and each client's operation stream;
-//! - [`zsets`]: the sorted sets of the `ZUNIONSTORE` workload.
+//! - [`zsets`]: the sorted sets of the `ZUNIONSTORE` workload;
+//! - [`command`]: command templates (memtier's `--command`).
 #![deny(missing_docs)]
 
 pub mod command;
@@ -35,8 +36,8 @@ pub use presets::{preset, Preset, PRESETS};
 pub use properties::{Origin, Properties, PropertyError};
 pub use rng::{client_rngs, purpose_seed, Rng};
 pub use spec::{
-    ClientSpec, DataModel, FieldLengthDistribution, InsertOrder, Layout, MemcachedUpdate, Mix,
-    RequestDistribution, ScanLengthDistribution, SpecError, WorkloadSpec,
+    ClientSpec, CommandSpec, DataModel, FieldLengthDistribution, InsertOrder, Layout,
+    MemcachedUpdate, Mix, RequestDistribution, ScanLengthDistribution, SpecError, WorkloadSpec,
 };
 pub use stream::{OpStream, Workload};
 pub use ycsb::{Warning, WarningKind};

@@ -50,7 +50,7 @@ impl Op {
         match self.kind {
             OpKind::Read | OpKind::Scan => self.field,
             OpKind::ReadModifyWrite => self.read_field,
-            OpKind::Update | OpKind::Insert | OpKind::Union => None,
+            _ => None,
         }
     }
 }

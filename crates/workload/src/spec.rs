@@ -7,6 +7,7 @@
 //! It is built from YCSB properties by [`WorkloadSpec::from_properties`]
 //! (in [`crate::ycsb`]); this module only holds it and checks it. No I/O.
 
+use crate::command::CommandTemplate;
 use crate::dist::{
     FieldLengthGenerator, HistogramGenerator, KeyDistribution, KeySpace, ZIPFIAN_CONSTANT,
 };
@@ -93,6 +94,14 @@ impl Mix {
         OpKind::Scan,
         OpKind::ReadModifyWrite,
         OpKind::Union,
+        OpKind::Command1,
+        OpKind::Command2,
+        OpKind::Command3,
+        OpKind::Command4,
+        OpKind::Command5,
+        OpKind::Command6,
+        OpKind::Command7,
+        OpKind::Command8,
     ];
 }
 
@@ -236,6 +245,9 @@ pub struct WorkloadSpec {
     pub read_modify_write_proportion: f64,
     /// `kvbench.zunionstoreproportion`: weight of `ZUNIONSTORE` (sorted sets only).
     pub union_proportion: f64,
+    /// `kvbench.command.N` (1 to 8): command templates, each an operation
+    /// kind of its own ([`OpKind::command`]) weighted by its ratio.
+    pub commands: Vec<CommandSpec>,
     /// `requestdistribution` (with `hotspot*`, `exponential.*` parameters).
     pub request_distribution: KeyDistribution,
     /// `kvbench.writedistribution`: how updates choose their key, when not
@@ -289,6 +301,7 @@ impl Default for WorkloadSpec {
             scan_proportion: 0.0,
             read_modify_write_proportion: 0.0,
             union_proportion: 0.0,
+            commands: Vec::new(),
             request_distribution: KeyDistribution::Uniform,
             write_distribution: None,
             mix: Mix::Random,
@@ -333,28 +346,69 @@ impl fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
-/// The property of each weight of [`WorkloadSpec::weights`], in order.
-const PROPORTIONS: [&str; OpKind::COUNT] = [
+/// The property of each weight of [`WorkloadSpec::weights`], in order: the
+/// proportions of YCSB's kinds and `ZUNIONSTORE`, then the templates' ratios.
+pub const PROPORTIONS: [&str; OpKind::COUNT] = [
     "readproportion",
     "updateproportion",
     "insertproportion",
     "scanproportion",
     "readmodifywriteproportion",
     "kvbench.zunionstoreproportion",
+    "kvbench.command.1.ratio",
+    "kvbench.command.2.ratio",
+    "kvbench.command.3.ratio",
+    "kvbench.command.4.ratio",
+    "kvbench.command.5.ratio",
+    "kvbench.command.6.ratio",
+    "kvbench.command.7.ratio",
+    "kvbench.command.8.ratio",
 ];
+
+/// The key-pattern property of each command template, for messages.
+pub(crate) const COMMAND_KEY_PATTERNS: [&str; OpKind::COMMANDS] = [
+    "kvbench.command.1.keypattern",
+    "kvbench.command.2.keypattern",
+    "kvbench.command.3.keypattern",
+    "kvbench.command.4.keypattern",
+    "kvbench.command.5.keypattern",
+    "kvbench.command.6.keypattern",
+    "kvbench.command.7.keypattern",
+    "kvbench.command.8.keypattern",
+];
+
+/// A command template of the workload (`kvbench.command.N`, memtier's
+/// `--command` with `--command-ratio` and `--command-key-pattern`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandSpec {
+    /// The command.
+    pub template: CommandTemplate,
+    /// `kvbench.command.N.ratio`: its weight in the mix (with
+    /// `kvbench.mix=cycle`, how many in a row, as memtier sends them).
+    pub ratio: f64,
+    /// `kvbench.command.N.keypattern`: how its `__key__` is chosen.
+    pub keys: KeyDistribution,
+}
 
 impl WorkloadSpec {
     /// The mix as YCSB's weights, in [`OpKind`] order (read, update, insert,
     /// scan, read-modify-write: also the order YCSB adds them in).
     pub fn weights(&self) -> [f64; OpKind::COUNT] {
-        [
+        let mut w = [0.0; OpKind::COUNT];
+        w[..OpKind::COUNT - OpKind::COMMANDS].copy_from_slice(&[
             self.read_proportion,
             self.update_proportion,
             self.insert_proportion,
             self.scan_proportion,
             self.read_modify_write_proportion,
             self.union_proportion,
-        ]
+        ]);
+        for (i, c) in self.commands.iter().enumerate().take(OpKind::COMMANDS) {
+            if let Some(kind) = OpKind::command(i) {
+                w[kind.index()] = c.ratio;
+            }
+        }
+        w
     }
 
     /// The kinds the mix can draw (weight above 0), in [`OpKind`] order.
@@ -498,6 +552,16 @@ impl WorkloadSpec {
                 "the operation proportions are all zero (set readproportion, updateproportion, \
                  insertproportion, scanproportion or readmodifywriteproportion)"
                     .into(),
+            );
+        }
+        if self.commands.len() > OpKind::COMMANDS {
+            return bad(
+                "kvbench.command.1",
+                format!(
+                    "at most {} command templates, got {}",
+                    OpKind::COMMANDS,
+                    self.commands.len()
+                ),
             );
         }
         if self.mix == Mix::Cycle {
@@ -704,6 +768,14 @@ impl WorkloadSpec {
         u64::from(self.field_count) * self.max_field_length()
     }
 
+    /// What operations of `kind` are called in tables: a command
+    /// template's command name (`ZADD`), else the kind's own name.
+    pub fn op_name(&self, kind: OpKind) -> &str {
+        kind.command_index()
+            .and_then(|i| self.commands.get(i))
+            .map_or(kind.as_str(), |c| c.template.name.as_str())
+    }
+
     /// One line describing the workload's key parameters, for listings.
     pub fn summary(&self) -> String {
         let mut mix = Vec::new();
@@ -711,7 +783,7 @@ impl WorkloadSpec {
             if w > 0.0 {
                 mix.push(format!(
                     "{} {}",
-                    kind.as_str(),
+                    self.op_name(*kind),
                     round(self.share(*kind) * 100.0)
                 ));
             }
@@ -792,7 +864,7 @@ mod tests {
     fn defaults_are_coreworkloads_and_valid() {
         let s = WorkloadSpec::default();
         s.validate().unwrap();
-        assert_eq!(s.weights(), [0.95, 0.05, 0.0, 0.0, 0.0, 0.0]);
+        assert_eq!(s.weights()[..6], [0.95, 0.05, 0.0, 0.0, 0.0, 0.0]);
         assert_eq!(s.load_range(), 0..1000);
         assert_eq!(s.record_bytes(), 1000);
         assert_eq!(s.field_name(3), "field3");

@@ -15,7 +15,7 @@ use crate::dist::{
 };
 use crate::op::Op;
 use crate::rng::Rng;
-use crate::spec::{Mix, ScanLengthDistribution, SpecError, WorkloadSpec};
+use crate::spec::{Mix, ScanLengthDistribution, SpecError, WorkloadSpec, COMMAND_KEY_PATTERNS};
 use kvbench_model::OpKind;
 use std::sync::Arc;
 
@@ -37,6 +37,8 @@ pub struct Workload {
     keys: KeyChooser,
     /// `kvbench.writedistribution`: the updates' own chooser.
     write_keys: Option<KeyChooser>,
+    /// Each command template's chooser (`kvbench.command.N.keypattern`).
+    command_keys: Vec<KeyChooser>,
     inserts: Arc<AcknowledgedCounterGenerator>,
     fields: UniformLongGenerator,
     scan_lengths: ScanLengths,
@@ -73,6 +75,15 @@ impl Workload {
             ),
             None => None,
         };
+        let command_keys = spec
+            .commands
+            .iter()
+            .zip(COMMAND_KEY_PATTERNS)
+            .map(|(c, property)| {
+                KeyChooser::new(&c.keys, &spec.key_space(), Arc::clone(&inserts))
+                    .map_err(|e| dist_error(property, e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let cycle = (spec.mix == Mix::Cycle).then(|| {
             let weights = spec.weights();
             Mix::CYCLE_ORDER
@@ -102,6 +113,7 @@ impl Workload {
             cycle,
             keys,
             write_keys,
+            command_keys,
             inserts,
             fields,
             scan_lengths,
@@ -143,6 +155,10 @@ impl Workload {
         if let Some(w) = &mut s.w.write_keys {
             w.for_client(client, clients)
                 .map_err(|e| clients_error("kvbench.writedistribution", e))?;
+        }
+        for (c, property) in s.w.command_keys.iter_mut().zip(COMMAND_KEY_PATTERNS) {
+            c.for_client(client, clients)
+                .map_err(|e| clients_error(property, e))?;
         }
         Ok(s)
     }
@@ -209,8 +225,12 @@ impl OpStream {
         if kind == OpKind::Insert {
             return Op::insert(self.w.inserts.next_value());
         }
-        let keynum = match (&mut self.w.write_keys, kind) {
-            (Some(w), OpKind::Update) => w.next_keynum(&mut self.rng),
+        let command_keys = kind
+            .command_index()
+            .and_then(|i| self.w.command_keys.get_mut(i));
+        let keynum = match (command_keys, &mut self.w.write_keys, kind) {
+            (Some(c), _, _) => c.next_keynum(&mut self.rng),
+            (None, Some(w), OpKind::Update) => w.next_keynum(&mut self.rng),
             _ => self.w.keys.next_keynum(&mut self.rng),
         };
         let mut op = Op {
@@ -235,7 +255,7 @@ impl OpStream {
                 op.read_field = self.field_unless(self.w.read_all_fields);
                 op.field = self.field_unless(self.w.write_all_fields);
             }
-            OpKind::Insert | OpKind::Union => {}
+            _ => {}
         }
         op
     }

@@ -7,16 +7,18 @@
 //! does that with [`crate::spec::ClientSpec`]). The only I/O is reading a
 //! `fieldlengthhistogram` file, through [`crate::properties::read_text`].
 
+use crate::command::CommandTemplate;
 use crate::dist::{
     HistogramGenerator, KeyDistribution, EXPONENTIAL_FRAC_DEFAULT, EXPONENTIAL_PERCENTILE_DEFAULT,
     HOTSPOT_DATA_FRACTION_DEFAULT, HOTSPOT_OPN_FRACTION_DEFAULT, ZIPFIAN_CONSTANT,
 };
 use crate::properties::{read_text, Origin, Properties, PropertyError};
 use crate::spec::{
-    ClientSpec, DataModel, FieldLengthDistribution, InsertOrder, Layout, MemcachedUpdate, Mix,
-    ScanLengthDistribution, WorkloadSpec,
+    ClientSpec, CommandSpec, DataModel, FieldLengthDistribution, InsertOrder, Layout,
+    MemcachedUpdate, Mix, ScanLengthDistribution, WorkloadSpec,
 };
 use crate::zsets::ZsetShape;
+use kvbench_model::OpKind;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -203,6 +205,21 @@ pub const PROPERTIES: &[(&str, &str, &str)] = &[
         "kvbench.loadfraction",
         "1",
         "load this share of recordcount (what YCSB calls recordcount)",
+    ),
+    (
+        "kvbench.command.N",
+        "(unset)",
+        "command template N (1 to 8): a RESP command with __key__, __data__ and __score__ placeholders (memtier's --command)",
+    ),
+    (
+        "kvbench.command.N.ratio",
+        "1",
+        "template N's weight in the mix (with kvbench.mix=cycle: how many in a row)",
+    ),
+    (
+        "kvbench.command.N.keypattern",
+        "R",
+        "how template N's __key__ is chosen: S, R, G or P, as memtier's --command-key-pattern",
     ),
 ];
 
@@ -598,6 +615,7 @@ impl WorkloadSpec {
                 _ => MemcachedUpdate::Full,
             };
 
+        let commands = r.commands()?;
         let threads = r.opt_u64("threadcount")?;
         let thread_count = match threads {
             Some(0) => return Err(r.err("threadcount", "must be at least 1".into())),
@@ -624,6 +642,7 @@ impl WorkloadSpec {
             scan_proportion,
             read_modify_write_proportion: r.f64("readmodifywriteproportion", 0.0)?,
             union_proportion: r.f64("kvbench.zunionstoreproportion", 0.0)?,
+            commands,
             request_distribution,
             write_distribution: match r.raw("kvbench.writedistribution") {
                 Some(_) => Some(r.key_distribution("kvbench.writedistribution")?),
@@ -685,6 +704,55 @@ impl WorkloadSpec {
 }
 
 impl Reader<'_> {
+    /// `kvbench.command.1` to `.8`, with their ratios and key patterns,
+    /// numbered from 1 without gaps (the number is the template's kind).
+    fn commands(&self) -> Result<Vec<CommandSpec>, PropertyError> {
+        let mut out = Vec::new();
+        for n in 1..=OpKind::COMMANDS {
+            let name = format!("kvbench.command.{n}");
+            let (ratio, pattern) = (format!("{name}.ratio"), format!("{name}.keypattern"));
+            let Some(text) = self.raw(&name) else {
+                if let Some(orphan) = [&ratio, &pattern]
+                    .into_iter()
+                    .find(|p| self.raw(p).is_some())
+                {
+                    return Err(self.err(orphan, format!("set, but {name} is not")));
+                }
+                continue;
+            };
+            if out.len() + 1 != n {
+                return Err(self.err(
+                    &name,
+                    format!(
+                        "set without kvbench.command.{}: number the templates from 1, without gaps",
+                        out.len() + 1
+                    ),
+                ));
+            }
+            let template = CommandTemplate::parse(text).map_err(|e| self.err(&name, e.0))?;
+            let keys = match self.raw(&pattern) {
+                None => KeyDistribution::Uniform,
+                Some(letter) => {
+                    let mut chars = letter.trim().chars();
+                    let one = chars.next().filter(|_| chars.next().is_none());
+                    one.and_then(|c| KeyDistribution::from_memtier(c.to_ascii_uppercase()))
+                        .ok_or_else(|| {
+                            self.err(
+                                &pattern,
+                                format!("\"{letter}\" is not one of S, R, G, P (memtier's key patterns)"),
+                            )
+                        })?
+                }
+            };
+            out.push(CommandSpec {
+                template,
+                ratio: self.f64(&ratio, 1.0)?,
+                keys,
+            });
+        }
+        Ok(out)
+    }
+
     /// The key distribution `name` (`requestdistribution` or
     /// `kvbench.writedistribution`) names, with its parameters; the
     /// YCSB-only ones take their defaults here.
@@ -725,6 +793,18 @@ fn classify(props: &Properties) -> Vec<Warning> {
         if PROPERTIES.iter().any(|(p, _, _)| *p == name) {
             continue;
         }
+        if let Some(n) = command_number(name) {
+            if !(1..=OpKind::COMMANDS).contains(&n) {
+                out.push(warn(
+                    WarningKind::Unknown,
+                    format!(
+                        "unknown property, ignored (command templates are numbered 1 to {})",
+                        OpKind::COMMANDS
+                    ),
+                ));
+            }
+            continue;
+        }
         if name == "core_workload_insertion_retry_limit" {
             if e.value.trim() != "0" {
                 out.push(warn(
@@ -751,6 +831,16 @@ fn classify(props: &Properties) -> Vec<Warning> {
         ));
     }
     out
+}
+
+/// N of `kvbench.command.N`, `.N.ratio` or `.N.keypattern`.
+fn command_number(name: &str) -> Option<usize> {
+    let rest = name.strip_prefix("kvbench.command.")?;
+    let number = rest
+        .strip_suffix(".ratio")
+        .or_else(|| rest.strip_suffix(".keypattern"))
+        .unwrap_or(rest);
+    number.parse().ok()
 }
 
 /// The known property name nearest to `name`, when it is near enough to be

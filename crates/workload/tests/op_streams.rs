@@ -319,3 +319,72 @@ fn a_cycled_mix_needs_whole_numbers() {
     assert!(e.to_string().contains("readproportion"), "{e}");
     assert!(e.to_string().contains("whole number"), "{e}");
 }
+
+/// memtier's `--command A --command-ratio 2 --command-key-pattern P
+/// --command B --command-key-pattern S` over keys 10..=29 with four clients:
+/// each client sends A twice, then B, over and over; A's keys walk the
+/// client's own slice, B's the whole range, each template on its own.
+#[test]
+fn command_templates_cycle_in_order_each_with_its_key_pattern() {
+    let spec = spec_of(
+        "recordcount=30\ninsertstart=10\ninsertcount=20\nfieldcount=1\n\
+         kvbench.datamodel=plain\nreadproportion=0\nupdateproportion=0\n\
+         kvbench.mix=cycle\n\
+         kvbench.command.1=SET __key__ __data__\nkvbench.command.1.ratio=2\n\
+         kvbench.command.1.keypattern=P\n\
+         kvbench.command.2=GET __key__\nkvbench.command.2.keypattern=S\n",
+    );
+    let w = Workload::new(&spec).unwrap();
+    let mut s = w.client_stream(client_rngs(1, 4).remove(1), 1, 4).unwrap();
+    let ops: Vec<Op> = (0..9).map(|_| s.next_op()).collect();
+    let kinds: Vec<OpKind> = ops.iter().map(|o| o.kind).collect();
+    use OpKind::{Command1 as A, Command2 as B};
+    assert_eq!(kinds, [A, A, B, A, A, B, A, A, B]);
+    let keys = |kind| -> Vec<u64> {
+        ops.iter()
+            .filter(|o| o.kind == kind)
+            .map(|o| o.keynum)
+            .collect()
+    };
+    assert_eq!(keys(A), [15, 16, 17, 18, 19, 15], "client 1's slice");
+    assert_eq!(keys(B), [10, 11, 12], "the whole range from its start");
+    // Random (YCSB) mixing keeps the ratios as weights.
+    let mixed = spec_of(
+        "readproportion=1\nupdateproportion=0\n\
+         kvbench.command.1=PING\nkvbench.command.1.ratio=3\n",
+    );
+    assert_eq!(mixed.share(OpKind::Command1), 0.75);
+    assert!(mixed.summary().contains("PING 75"), "{}", mixed.summary());
+}
+
+#[test]
+fn command_template_properties_are_checked() {
+    for (text, property) in [
+        ("kvbench.command.2=PING\n", "kvbench.command.2"),
+        ("kvbench.command.1.ratio=2\n", "kvbench.command.1.ratio"),
+        (
+            "kvbench.command.1=PING\nkvbench.command.1.keypattern=Q\n",
+            "kvbench.command.1.keypattern",
+        ),
+        ("kvbench.command.1=\"PING\n", "kvbench.command.1"),
+        ("kvbench.command.1=__data__\n", "kvbench.command.1"),
+        (
+            "kvbench.command.1=PING\nkvbench.command.1.ratio=-1\n",
+            "kvbench.command.1.ratio",
+        ),
+    ] {
+        let e =
+            WorkloadSpec::from_properties(&Properties::parse(text, "t").unwrap()).expect_err(text);
+        assert!(e.to_string().contains(property), "{text}: {e}");
+    }
+    // A ninth template is not one kvbench can run: warned as unknown.
+    let (_, warnings) =
+        WorkloadSpec::from_properties(&Properties::parse("kvbench.command.9=PING\n", "t").unwrap())
+            .unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.property == "kvbench.command.9" && w.message.contains("1 to 8")),
+        "{warnings:?}"
+    );
+}

@@ -44,7 +44,8 @@ fn no_properties_means_coreworkload_defaults() {
     assert_eq!(s.record_count, 1000);
     assert_eq!((s.field_count, s.field_length), (10, 100));
     assert!(s.read_all_fields && !s.write_all_fields && !s.data_integrity);
-    assert_eq!(s.weights(), [0.95, 0.05, 0.0, 0.0, 0.0, 0.0]);
+    assert_eq!(s.weights()[..6], [0.95, 0.05, 0.0, 0.0, 0.0, 0.0]);
+    assert!(s.weights()[6..].iter().all(|&w| w == 0.0));
     assert_eq!(s.request_distribution, KeyDistribution::Uniform);
     assert_eq!((s.min_scan_length, s.max_scan_length), (1, 1000));
     assert_eq!(s.scan_length_distribution, ScanLengthDistribution::Uniform);
@@ -173,6 +174,20 @@ fn every_property_is_mapped() {
         ("kvbench.loadfraction", "0.5", |s| {
             s.record_count == 500 && s.load_range() == (0..500)
         }),
+        ("kvbench.command.N", "ZADD z __score__ __key__", |s| {
+            s.commands.len() == 1
+                && s.commands[0].template.name == "ZADD"
+                && s.commands[0].ratio == 1.0
+                && s.commands[0].keys == KeyDistribution::Uniform
+                && s.kinds().any(|k| k == kvbench_model::OpKind::Command1)
+                && s.op_name(kvbench_model::OpKind::Command1) == "ZADD"
+        }),
+        ("kvbench.command.N.ratio", "3", |s| {
+            s.commands[0].ratio == 3.0
+        }),
+        ("kvbench.command.N.keypattern", "s", |s| {
+            s.commands[0].keys == KeyDistribution::ClientSequential
+        }),
     ];
     let names: Vec<&str> = cases.iter().map(|c| c.0).collect();
     for (p, _, _) in PROPERTIES {
@@ -191,9 +206,14 @@ fn every_property_is_mapped() {
             "kvbench.gaussian.median" | "kvbench.gaussian.stddev" => {
                 "requestdistribution=gaussian\n"
             }
+            "kvbench.command.N.ratio" | "kvbench.command.N.keypattern" => {
+                "kvbench.command.1=PING\n"
+            }
             _ => "",
         };
-        let s = spec(&format!("{extra}{name}={value}\n"));
+        // Template properties are numbered: the table writes N.
+        let property = name.replace(".N", ".1");
+        let s = spec(&format!("{extra}{property}={value}\n"));
         assert!(check(&s), "{name}={value}: {s:#?}");
     }
     let s = spec("fieldlengthdistribution=zipfian\nminfieldlength=50\n");
@@ -563,7 +583,7 @@ fn presets_are_what_their_sources_say() {
         (s.field_count, s.field_length, s.data_model.layout),
         (1, 100, Layout::Plain)
     );
-    assert_eq!(s.weights(), [0.5, 0.5, 0.0, 0.0, 0.0, 0.0]);
+    assert_eq!(s.weights()[..6], [0.5, 0.5, 0.0, 0.0, 0.0, 0.0]);
     let e = get("ycsb/e");
     assert_eq!((e.min_scan_length, e.max_scan_length), (1, 100));
     for p in presets::all() {

@@ -45,6 +45,7 @@
 
 use kvbench_model::{OpKind, Protocol, SystemKind};
 use kvbench_proto::DecodeError;
+use kvbench_workload::command::CommandTemplate;
 use kvbench_workload::dist::FieldLengthGenerator;
 use kvbench_workload::keys::KeyNamer;
 use kvbench_workload::values::{fill_deterministic_value, ValuePool};
@@ -112,6 +113,9 @@ pub struct Driver {
     values: ValuePool,
     /// `sortedsets`: the sets' shape.
     zsets: ZsetShape,
+    /// `kvbench.command.N`, in order: operations of kind
+    /// [`OpKind::command`]`(i)` send template `i`.
+    commands: Vec<CommandTemplate>,
 }
 
 impl Driver {
@@ -156,6 +160,7 @@ impl Driver {
             max_value_len,
             values: ValuePool::new(&mut Rng::seed_from_u64(VALUE_POOL_SEED)),
             zsets: spec.data_model.zsets,
+            commands: spec.commands.iter().map(|c| c.template.clone()).collect(),
         }
     }
 
@@ -179,6 +184,22 @@ impl Driver {
     /// # Errors
     /// A message for the user, naming the property to change.
     pub fn supports(&self, kind: OpKind) -> Result<(), String> {
+        if let Some(i) = kind.command_index() {
+            if self.protocol != Protocol::Resp {
+                return Err(format!(
+                    "command templates (kvbench.command.N, --command) are RESP commands; {} \
+                     speaks the memcache protocol",
+                    self.system
+                ));
+            }
+            if i >= self.commands.len() {
+                return Err(format!(
+                    "{kind}: the workload has no kvbench.command.{}",
+                    i + 1
+                ));
+            }
+            return Ok(());
+        }
         if self.layout == Layout::SortedSets && self.protocol == Protocol::Memcache {
             return Err(format!(
                 "{} has no sorted sets; kvbench.datamodel=sortedsets needs the Redis family",
@@ -284,6 +305,17 @@ impl Driver {
     #[inline]
     pub fn write_key(&self, op: &Op, key: &mut Vec<u8>) {
         key.clear();
+        if let Some(t) = op.kind.command_index().and_then(|i| self.commands.get(i)) {
+            // The template's first key argument in full (`user:__key__:n`
+            // with its text around the key), so a cluster routes by what is
+            // sent: a hash tag in the template decides the slot.
+            if let Some((prefix, suffix)) = t.first_key() {
+                key.extend_from_slice(prefix);
+                self.keys.write_key(op.keynum, key);
+                key.extend_from_slice(suffix);
+            }
+            return;
+        }
         if self.layout == Layout::SortedSets {
             // A set (insert), or the client's destination (union): both
             // carry the group's hash tag, so either routes the union.
@@ -335,6 +367,13 @@ impl Driver {
                     panic!("Driver::encode: {e}");
                 }
                 redis::encode_zrangebyscore(key, op.scan_length, buf);
+            }
+            command => {
+                if let Some(t) = command.command_index().and_then(|i| self.commands.get(i)) {
+                    redis::encode_template(self, t, key, rng, buf);
+                } else {
+                    panic!("Driver::encode: {command} without its template (run check first)");
+                }
             }
         }
     }
@@ -550,6 +589,9 @@ impl Driver {
         if kind == OpKind::Union {
             return redis::classify_count(self.zsets.union_cardinality(), buf);
         }
+        if kind.command_index().is_some() {
+            return redis::classify(Shape::Any, buf);
+        }
         let shape = match (kind, step) {
             (OpKind::Scan, Step::First) => Shape::KeyList,
             (OpKind::Read | OpKind::ReadModifyWrite, Step::First) | (_, Step::ScanRead) => {
@@ -613,6 +655,8 @@ enum Shape {
     Write,
     /// `ZRANGEBYSCORE`'s list of keys (empty is fine).
     KeyList,
+    /// A command template's: any reply but an error.
+    Any,
 }
 
 /// `{"name":"value",...}` length for `(name length, value length)` pairs.
