@@ -309,9 +309,14 @@ pub fn exchange_on<T, E: std::fmt::Display>(
     let mut buf = Vec::with_capacity(16 * 1024);
     let mut chunk = [0u8; 16 * 1024];
     loop {
-        let n = stream
-            .read(&mut chunk)
-            .map_err(|e| format!("receive: {e}"))?;
+        let n = match stream.read(&mut chunk) {
+            Ok(n) => n,
+            // A signal (a child server exiting, Ctrl-C's handler thread)
+            // interrupted the wait, not the connection: read again, as
+            // write_all does for the send.
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("receive: {e}")),
+        };
         if n == 0 {
             return Err(format!(
                 "connection closed after {} bytes of an incomplete reply",

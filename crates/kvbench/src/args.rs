@@ -8,7 +8,7 @@ use std::path::PathBuf;
 const AFTER_HELP: &str = "\
 Examples:
   kvbench run --system redis --workload read-heavy --records 20000 --clients 8
-  kvbench run --system memcached -P workloads/workloadb --rate 20000 --duration 30s
+  kvbench run --system memcached -P tests/ycsb-workloads/workloadb --rate 20000 --duration 30s
   kvbench compare --clients 1,8 --report report.md
   kvbench runs --limit 5
   kvbench show 1 --series
@@ -26,14 +26,17 @@ Examples:
 Exit codes:
   0  success
   1  a run failed (it is stored as failed, with its reason)
-  2  bad input: unknown option value, unusable --db path, missing server binary,
+  2  bad input: unknown option value, a number outside its range, a run estimated
+     to need more memory than is available (--skip-memory-check), more clients than
+     the server accepts, unusable --db path, missing server binary,
      a --target that cannot be reached, refuses the TLS handshake or the password,
      or holds keys (without --allow-existing),
      --netns without root, a --metrics-listen address that is malformed or in use
   3  a run finished but is marked invalid (errors, evictions, misses); see `kvbench show ID`
 130  interrupted (Ctrl-C); the interrupted run is stored as failed
 
-Docs: docs/metrics.md explains every number kvbench prints.";
+Docs: docs/metrics.md explains every number kvbench prints; docs/reliability.md
+lists every flag's range and what kvbench does on bad input.";
 
 /// A fair, reproducible benchmark for in-memory key-value stores.
 #[derive(Debug, Parser)]
@@ -55,7 +58,7 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     use clap::{CommandFactory, FromArgMatches};
-    let matches = Cli::command().try_get_matches_from(argv)?;
+    let matches = negative_numbers_are_values(Cli::command()).try_get_matches_from(argv)?;
     let mut cli = Cli::from_arg_matches(&matches)?;
     let bench = match &mut cli.command {
         Command::Run(r) => Some(&mut r.bench),
@@ -75,6 +78,38 @@ where
         b.pattern_of = at("command_key_patterns").into_iter().map(owner).collect();
     }
     Ok(cli)
+}
+
+/// Lets every option that takes a value take a negative number, so
+/// `--records -5` is refused by the option's own check ("invalid value '-5'
+/// for '--records'") instead of as an unknown argument that names nothing.
+fn negative_numbers_are_values(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|a| {
+        if a.get_action().takes_values() {
+            a.allow_negative_numbers(true)
+        } else {
+            a
+        }
+    })
+    .mut_subcommands(negative_numbers_are_values)
+}
+
+/// clap's message for a command line it refuses, as one line: the error
+/// and its detail lines joined, clap's usage and "For more information"
+/// lines dropped (`--help` has both, and the line says so).
+pub fn one_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut line = String::new();
+    for part in text.lines().map(str::trim).filter(|l| {
+        !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+    }) {
+        if !line.is_empty() {
+            // "not provided:" runs on into its list; other lines are asides.
+            line.push_str(if line.ends_with(':') { " " } else { "; " });
+        }
+        line.push_str(part);
+    }
+    format!("{line} (see --help)")
 }
 
 #[derive(Debug, Subcommand)]
@@ -100,7 +135,7 @@ pub enum Command {
         "  kvbench run --system redis --server-bin .venv/bin/valkey-server --workload balanced\n",
         "  kvbench run --system redis --server-args \"--io-threads 2\" --workload read-heavy\n",
         "  kvbench run --system redis --topology cluster --nodes 3 --netns --link-rate 1gbit --link-delay 50us --workload read-heavy\n",
-        "  kvbench run --system redis -P workloads/workloada -p recordcount=50000\n",
+        "  kvbench run --system redis -P tests/ycsb-workloads/workloada -p recordcount=50000\n",
         "  kvbench run --system memcached --workload sadat2019/B --clients 12\n",
         "  kvbench run --system redis --workload read-heavy --rate 20000 --arrival poisson --duration 30s\n",
         "  kvbench run --system redis --workload balanced --label baseline --label host=bench-07\n",
@@ -291,6 +326,10 @@ pub struct ReproduceArgs {
     /// Run every cell again as a new pass.
     #[arg(long)]
     pub restart: bool,
+    /// Run even when a cell is estimated to need more memory than this
+    /// machine has available (docs/reliability.md, "Memory").
+    #[arg(long)]
+    pub skip_memory_check: bool,
     /// No progress bars, no per-second lines.
     #[arg(long, short)]
     pub quiet: bool,
@@ -401,6 +440,10 @@ pub struct ExperimentRunArgs {
     /// Run every cell again as a new pass (earlier runs are kept).
     #[arg(long)]
     pub restart: bool,
+    /// Run even when a cell is estimated to need more memory than this
+    /// machine has available (docs/reliability.md, "Memory").
+    #[arg(long)]
+    pub skip_memory_check: bool,
     /// SQLite database that keeps every run.
     #[arg(long, default_value = "kvbench.db")]
     pub db: PathBuf,
@@ -640,6 +683,11 @@ pub struct BenchArgs {
     /// --netns: one-way delay between any two hosts (50us, 1ms; tc netem) [default: none].
     #[arg(long, value_name = "DELAY", value_parser = kvbench_servers::netns::parse_delay)]
     pub link_delay: Option<std::time::Duration>,
+    /// Run even when the servers kvbench starts and kvbench itself are
+    /// estimated to need more memory than this machine has available
+    /// (docs/reliability.md, "Memory").
+    #[arg(long)]
+    pub skip_memory_check: bool,
     /// SQLite database that keeps every run.
     #[arg(long, default_value = "kvbench.db")]
     pub db: PathBuf,
@@ -935,8 +983,48 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::Cli;
+    use super::{one_line, parse_from, Cli};
     use clap::CommandFactory;
+
+    fn refused(args: &[&str]) -> String {
+        let argv = ["kvbench"].iter().chain(args);
+        one_line(&parse_from(argv).expect_err("refused"))
+    }
+
+    #[test]
+    fn a_negative_number_is_refused_by_the_option_that_got_it() {
+        let m = refused(&[
+            "run",
+            "--system",
+            "redis",
+            "--workload",
+            "a",
+            "--records",
+            "-5",
+        ]);
+        assert!(m.contains("'-5'") && m.contains("--records"), "{m}");
+        let m = refused(&["runs", "--limit", "-1"]);
+        assert!(m.contains("--limit"), "{m}");
+    }
+
+    #[test]
+    fn a_refused_command_line_is_one_line() {
+        let m = refused(&["run", "--workload", "balanced"]);
+        assert_eq!(m.lines().count(), 1, "{m}");
+        assert!(m.contains("--system"), "{m}");
+        assert!(m.ends_with("(see --help)"), "{m}");
+        let m = refused(&[
+            "run",
+            "--system",
+            "redis",
+            "--workload",
+            "a",
+            "--recrods",
+            "5",
+        ]);
+        assert_eq!(m.lines().count(), 1, "{m}");
+        assert!(m.contains("--recrods") && m.contains("--records"), "{m}");
+    }
 
     /// Clap's own consistency checks (duplicate flags, bad defaults) over
     /// every subcommand, which otherwise fire only when one is used.

@@ -81,6 +81,24 @@ pub(crate) fn open_existing_store(path: &Path) -> Result<Store> {
     open_store(path)
 }
 
+/// An existing database for a command that only reads it: opened as usual
+/// (which brings an older schema up to date), or, where it cannot be
+/// written (a read-only file system, a file of another user), read only.
+pub(crate) fn open_for_reading(path: &Path) -> Result<Store> {
+    let writable = open_existing_store(path);
+    match writable {
+        Ok(store) => Ok(store),
+        Err(e) if path.exists() => {
+            Store::open_read_only(path).map_err(|ro| match ro {
+                // Not readable either: the first reason is the one to act on.
+                kvbench_store::StoreError::Open { .. } => e,
+                other => UsageError(format!("--db: {other}")).into(),
+            })
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// One line on stderr for a cell that failed; the sweep goes on.
 pub(crate) fn warn_if_failed(live: &Live, rec: &RunRecord) {
     if rec.status != RunStatus::Failed {
@@ -120,6 +138,7 @@ fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     for w in &s.warnings {
         eprintln!("warning: {w}");
     }
+    crate::memory::check(&s, a.bench.skip_memory_check)?;
     let mut store = open_store(&a.bench.db)?;
     let metrics = Live::listen(a.bench.metrics_listen.as_deref())?;
     crate::orchestrate::ready(&s)?;
@@ -170,6 +189,7 @@ fn compare(a: CompareArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         json: a.bench.json,
         labels: &a.bench.labels,
         metrics_listen: a.bench.metrics_listen.as_deref(),
+        skip_memory_check: a.bench.skip_memory_check,
     };
     let (verdict, records) = crate::experiment::execute(&exp, &opts, stop)?;
     if !a.bench.quiet && !a.bench.json {
@@ -189,12 +209,29 @@ fn compare(a: CompareArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
 }
 
 fn runs(a: RunsArgs) -> Result<Verdict> {
-    let labels = a
+    let labels: Vec<_> = a
         .labels
         .iter()
         .map(|l| crate::labels::parse_filter("--label", l))
         .collect::<Result<_, _>>()?;
-    let store = open_existing_store(&a.db)?;
+    // A filter that can never match is a typo, not an empty answer.
+    if let Some(s) = &a.status {
+        if !["ok", "invalid", "failed"].contains(&s.as_str()) {
+            return Err(UsageError(format!(
+                "--status {s}: a run's status is ok, invalid or failed"
+            ))
+            .into());
+        }
+    }
+    if let Some(s) = &a.system {
+        config::system(s).map_err(|e| UsageError(format!("--system: {e}")))?;
+    }
+    if a.limit == Some(0) {
+        return Err(UsageError("--limit must be at least 1".into()).into());
+    }
+    let store = open_for_reading(&a.db)?;
+    let filtered =
+        a.system.is_some() || a.workload.is_some() || a.status.is_some() || !labels.is_empty();
     let rows = store.list_runs(&RunFilter {
         system: a.system,
         workload: a.workload,
@@ -205,6 +242,8 @@ fn runs(a: RunsArgs) -> Result<Verdict> {
     })?;
     if a.json {
         print(&serde_json::to_string_pretty(&rows)?)?;
+    } else if rows.is_empty() && filtered {
+        print("no stored run matches these filters\n")?;
     } else {
         print(&kvbench_report::text::runs_list(&rows))?;
     }
@@ -212,7 +251,7 @@ fn runs(a: RunsArgs) -> Result<Verdict> {
 }
 
 fn show(a: ShowArgs) -> Result<Verdict> {
-    let store = open_existing_store(&a.db)?;
+    let store = open_for_reading(&a.db)?;
     let rec = store.get_run(a.id).map_err(|e| not_found(e, &a.db))?;
     if a.json {
         print(&serde_json::to_string_pretty(&rec)?)?;
@@ -243,9 +282,8 @@ pub(crate) fn not_found(e: kvbench_store::StoreError, db: &Path) -> anyhow::Erro
 fn workloads(a: WorkloadsArgs) -> Result<Verdict> {
     let mut rows = Vec::new();
     for p in kvbench_workload::presets::all() {
-        let (spec, _) = p
-            .spec()
-            .map_err(|e| anyhow::anyhow!("preset {}: {e}", p.name))?;
+        // As a run resolves it: kvbench's defaults, then the preset.
+        let spec = config::preset_as_run(p.name)?;
         rows.push((p, spec));
     }
     if a.json {
@@ -256,6 +294,7 @@ fn workloads(a: WorkloadsArgs) -> Result<Verdict> {
                     "name": p.name, "aliases": p.aliases, "source": p.source,
                     "fieldcount": s.field_count, "fieldlength": s.field_length,
                     "recordcount": s.record_count,
+                    "operationcount": s.client.operation_count,
                     "readproportion": s.read_proportion, "updateproportion": s.update_proportion,
                     "insertproportion": s.insert_proportion, "scanproportion": s.scan_proportion,
                     "readmodifywriteproportion": s.read_modify_write_proportion,
@@ -267,14 +306,15 @@ fn workloads(a: WorkloadsArgs) -> Result<Verdict> {
         print(&serde_json::to_string_pretty(&v)?)?;
     } else {
         let mut t = kvbench_report::table::Table::new(&[
-            "name", "aliases", ">fields", ">bytes", ">read", ">update", ">insert", ">scan", ">rmw",
-            "keys", "source",
+            "name", "aliases", ">records", ">fields", ">bytes", ">read", ">update", ">insert",
+            ">scan", ">rmw", "keys", "source",
         ]);
         let share = |x: f64| if x > 0.0 { format!("{x}") } else { "-".into() };
         for (p, s) in &rows {
             t.row(vec![
                 p.name.to_string(),
                 p.aliases.join(", "),
+                s.record_count.to_string(),
                 s.field_count.to_string(),
                 s.field_length.to_string(),
                 share(s.read_proportion),

@@ -3,6 +3,7 @@
 //! the run.
 
 use crate::args::{ArrivalArg, BenchArgs, HashArg, IoArg, RunArgs};
+use crate::bounds;
 use crate::cpus::CpuList;
 use crate::exit::UsageError;
 use crate::target::{Safety, Target};
@@ -140,6 +141,26 @@ const DEFAULT_OPERATIONS: &str = "100000";
 /// Connections when neither --clients nor `threadcount` says.
 const DEFAULT_CLIENTS: u32 = 4;
 
+/// The first layer of every workload: [`DEFAULT_RECORDS`] and
+/// [`DEFAULT_OPERATIONS`].
+fn defaults() -> Properties {
+    let mut props = Properties::new();
+    let origin = Origin::Preset("kvbench defaults".into());
+    props.set("recordcount", DEFAULT_RECORDS, origin.clone());
+    props.set("operationcount", DEFAULT_OPERATIONS, origin);
+    props
+}
+
+/// A preset as `--workload NAME` runs it (kvbench's defaults under it), for
+/// listings that must show what a run would use.
+pub fn preset_as_run(name: &str) -> Result<WorkloadSpec, UsageError> {
+    let mut props = defaults();
+    props.merge(presets::find(name).map_err(|e| UsageError(format!("--workload: {e}")))?);
+    let (spec, _) = WorkloadSpec::from_properties(&props)
+        .map_err(|e| UsageError(format!("preset {name}: {e}")))?;
+    Ok(spec)
+}
+
 /// Where a workload comes from on the command line.
 pub struct WorkloadArgs<'a> {
     pub preset: Option<&'a str>,
@@ -161,10 +182,7 @@ pub struct Resolved {
 /// Returns the spec, the effective properties (recorded with the run), and
 /// warnings about properties kvbench does not use.
 pub fn workload(w: &WorkloadArgs<'_>, b: &BenchArgs) -> Result<Resolved, UsageError> {
-    let mut props = Properties::new();
-    let defaults = Origin::Preset("kvbench defaults".into());
-    props.set("recordcount", DEFAULT_RECORDS, defaults.clone());
-    props.set("operationcount", DEFAULT_OPERATIONS, defaults);
+    let mut props = defaults();
     if let Some(name) = w.preset {
         props.merge(presets::find(name).map_err(|e| UsageError(format!("--workload: {e}")))?);
     }
@@ -179,24 +197,32 @@ pub fn workload(w: &WorkloadArgs<'_>, b: &BenchArgs) -> Result<Resolved, UsageEr
     for (name, value) in crate::memtier_args::properties(b)? {
         props.set(&name, &value, Origin::CommandLine);
     }
-    let flags: [(&str, Option<u64>); 4] = [
-        ("recordcount", b.records),
-        ("operationcount", b.operations),
-        ("fieldcount", b.field_count.map(u64::from)),
-        ("fieldlength", b.field_length.map(u64::from)),
+    use kvbench_workload::bounds as most;
+    let flags: [(&str, &str, Option<u64>, u64); 4] = [
+        ("recordcount", "--records", b.records, most::MAX_RECORDS),
+        (
+            "operationcount",
+            "--operations",
+            b.operations,
+            most::MAX_OPERATIONS,
+        ),
+        (
+            "fieldcount",
+            "--field-count",
+            b.field_count.map(u64::from),
+            u64::from(most::MAX_FIELD_COUNT),
+        ),
+        (
+            "fieldlength",
+            "--field-length",
+            b.field_length.map(u64::from),
+            u64::from(most::MAX_FIELD_LENGTH),
+        ),
     ];
-    let flag_names = [
-        "--records",
-        "--operations",
-        "--field-count",
-        "--field-length",
-    ];
-    for ((name, value), flag) in flags.into_iter().zip(flag_names) {
+    for (name, flag, value, max) in flags {
         if let Some(v) = value {
             // Checked here so the message names the flag, not the property.
-            if v == 0 {
-                return Err(UsageError(format!("{flag} must be at least 1")));
-            }
+            bounds::Count { min: 1, max }.check(flag, v)?;
             props.set(name, &v.to_string(), Origin::CommandLine);
         }
     }
@@ -250,53 +276,61 @@ pub fn settings(
     Driver::new(system, &spec, spec.key_namer())
         .check(&spec)
         .map_err(UsageError)?;
+    if let Some(c) = clients {
+        bounds::CLIENTS.check("--clients", c.into())?;
+    }
     let clients = clients
         .or(spec.client.thread_count)
         .unwrap_or(DEFAULT_CLIENTS);
-    let positive = |name: &str, v: u64| {
-        if v == 0 {
-            Err(UsageError(format!("--{name} must be at least 1")))
-        } else {
-            Ok(())
-        }
-    };
-    positive("clients", clients.into())?;
-    positive("pipeline", b.pipeline.into())?;
-    positive("load-clients", b.load_clients.into())?;
-    positive("load-pipeline", b.load_pipeline.into())?;
+    bounds::PIPELINE.check("--pipeline", b.pipeline.into())?;
+    bounds::CLIENTS.check("--load-clients", b.load_clients.into())?;
+    bounds::PIPELINE.check("--load-pipeline", b.load_pipeline.into())?;
     if let Some(t) = b.threads {
-        positive("threads", t.into())?;
+        bounds::THREADS.check("--threads", t.into())?;
     }
+    bounds::WARMUP.check("--warmup", b.warmup)?;
+    bounds::TIMEOUT.check("--timeout", b.timeout)?;
     let window = match b.duration {
-        Some(d) if d.is_zero() => {
-            return Err(UsageError("--duration must be longer than 0".into()))
+        Some(d) => {
+            bounds::DURATION.check("--duration", d)?;
+            Window::Duration(d)
         }
-        Some(d) => Window::Duration(d),
-        None => {
-            let n = spec.client.operation_count.unwrap_or(0);
-            positive("operations (operationcount)", n)?;
-            Window::Operations(n)
-        }
+        None => match spec.client.operation_count {
+            Some(n) if n > 0 => Window::Operations(n),
+            _ => {
+                return Err(UsageError(
+                    "--operations (operationcount) must be at least 1".into(),
+                ))
+            }
+        },
     };
-    // --rate wins over the workload's `target`.
-    let rate = match b.rate.or(spec.client.target.map(|t| t as f64)) {
-        Some(r) if !(r.is_finite() && r > 0.0) => {
-            return Err(UsageError(format!(
-                "--rate must be a positive number of operations per second, got {r}"
-            )))
-        }
-        Some(r) => Some(Rate {
-            ops_per_s: r,
-            arrival: match b.arrival {
-                ArrivalArg::Uniform => Arrival::Uniform,
-                ArrivalArg::Poisson => Arrival::Poisson,
-            },
-        }),
-        None => None,
-    };
-    if b.timeout.is_zero() {
-        return Err(UsageError("--timeout must be longer than 0".into()));
+    // A write-only load (memtier's --ratio 1:0) needs no records; one that
+    // reads them does, and a server kvbench starts has none.
+    let reads_records = spec.read_proportion > 0.0
+        || spec.scan_proportion > 0.0
+        || spec.read_modify_write_proportion > 0.0;
+    if b.no_load && b.target.is_none() && reads_records {
+        return Err(UsageError(
+            "--no-load is for a --target already loaded: a server kvbench starts is empty, so every read would miss (a write-only workload may skip the load)"
+                .into(),
+        ));
     }
+    // --rate wins over the workload's `target`.
+    let rate = match (b.rate, spec.client.target) {
+        (Some(r), _) => Some((r, "--rate")),
+        (None, Some(t)) => Some((t as f64, "target")),
+        (None, None) => None,
+    };
+    if let Some((r, name)) = rate {
+        bounds::rate(name, r)?;
+    }
+    let rate = rate.map(|(r, _)| Rate {
+        ops_per_s: r,
+        arrival: match b.arrival {
+            ArrivalArg::Uniform => Arrival::Uniform,
+            ArrivalArg::Poisson => Arrival::Poisson,
+        },
+    });
     let server_args: Vec<String> = b
         .server_args
         .iter()
@@ -335,9 +369,26 @@ pub fn settings(
             "--server-cpus places servers kvbench starts; a --target's servers are not".into(),
         ));
     }
+    connections(
+        system,
+        clients,
+        b,
+        &server_args,
+        target.is_some(),
+        topology,
+        nodes,
+    )?;
     let tls = target.as_ref().is_some_and(|t| t.access.is_tls());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let (threads, threads_reason) = match b.threads {
+        // The engine never runs more workers than connections; the record
+        // says so rather than keeping a number that did not run.
+        Some(t) if t > clients => (
+            clients,
+            Some(format!(
+                "--threads {t} capped at the {clients} clients: each worker thread owns whole connections"
+            )),
+        ),
         Some(t) => (t, None),
         None => {
             let (t, why) = default_threads(cores, target.as_ref(), client_cpus.as_ref());
@@ -381,6 +432,12 @@ pub fn settings(
         allow_errors: b.allow_errors,
         no_load: b.no_load,
         io: match (b.io, rate) {
+            (IoArg::Uring, Some(_)) => {
+                return Err(UsageError(
+                    "--io uring drives closed-loop runs only; an open-loop run (--rate, or the workload's target) runs on tokio: drop --io uring"
+                        .into(),
+                ))
+            }
             (_, Some(_)) | (IoArg::Tokio, _) => Io::Tokio,
             // Only rustls can produce a TLS connection's bytes, and it runs
             // on the tokio loop; the ring sends plain sockets' buffers.
@@ -400,6 +457,55 @@ pub fn settings(
             (IoArg::Auto, None) => Io::auto(),
         },
     })
+}
+
+/// Refuses, before any server starts, a run whose connections cannot all
+/// be open at once: more than the open-file hard limit allows, or more than
+/// a server kvbench starts accepts (Redis's `maxclients`, Memcached's `-c`),
+/// which would otherwise fail the run after the load, or hang it.
+fn connections(
+    system: SystemKind,
+    clients: u32,
+    b: &BenchArgs,
+    server_args: &[String],
+    remote: bool,
+    topology: TopologyKind,
+    nodes: u32,
+) -> Result<(), UsageError> {
+    // Every client connects to every node, except through one proxy.
+    let per_client = match topology {
+        TopologyKind::Twemproxy => 1,
+        _ => u64::from(nodes.max(1)),
+    };
+    let most = u64::from(clients.max(b.load_clients));
+    if !remote && topology != TopologyKind::Twemproxy {
+        server_accepts(system, clients, b.load_clients, server_args)?;
+    }
+    kvbench_engine::limits::check_open_files(most * per_client).map_err(UsageError)
+}
+
+/// The connection limit of a server kvbench starts (see [`connections`]).
+fn server_accepts(
+    system: SystemKind,
+    clients: u32,
+    load_clients: u32,
+    server_args: &[String],
+) -> Result<(), UsageError> {
+    let most = u64::from(clients.max(load_clients));
+    let (usable, option, set) = kvbench_servers::connection_limit(system, server_args)
+        .map_err(|e| UsageError(format!("--server-args: {e}")))?;
+    if most > usable {
+        let (flag, n) = if clients >= load_clients {
+            ("--clients", clients)
+        } else {
+            ("--load-clients", load_clients)
+        };
+        return Err(UsageError(format!(
+            "{flag} {n}: a {system} kvbench starts accepts {usable} client connections at once ({option} {set}); use fewer, or raise it with --server-args \"{option} {}\"",
+            u64::from(n) + set - usable
+        )));
+    }
+    Ok(())
 }
 
 /// Everything `kvbench run` resolves from its flags. An experiment's cells
@@ -452,11 +558,8 @@ fn companion(name: &str, a: &RunArgs, s: &RunSettings) -> Result<CompanionSettin
     let (mut spec, _) = WorkloadSpec::from_properties(&props)
         .map_err(|e| UsageError(format!("--with {name}: {e}")))?;
     spec.name = name.to_string();
-    if a.with_clients == 0 || a.with_pipeline == 0 {
-        return Err(UsageError(
-            "--with-clients and --with-pipeline must be at least 1".into(),
-        ));
-    }
+    bounds::CLIENTS.check("--with-clients", a.with_clients.into())?;
+    bounds::PIPELINE.check("--with-pipeline", a.with_pipeline.into())?;
     if !matches!(s.window, Window::Duration(_)) {
         return Err(UsageError(
             "--with needs --duration: both groups measure the same stretch of time".into(),

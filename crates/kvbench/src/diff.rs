@@ -3,7 +3,7 @@
 //! too, then prints what kvbench_report::diff makes of them.
 
 use crate::args::DiffArgs;
-use crate::commands::{not_found, open_existing_store, print};
+use crate::commands::{not_found, open_for_reading, print};
 use crate::exit::Verdict;
 use anyhow::Result;
 use kvbench_model::RunRecord;
@@ -19,7 +19,7 @@ struct Loaded {
 }
 
 pub fn diff(a: DiffArgs) -> Result<Verdict> {
-    let store = open_existing_store(&a.db)?;
+    let store = open_for_reading(&a.db)?;
     let (mut left, mut right) = (load(&store, a.a, &a.db)?, load(&store, a.b, &a.db)?);
     let mut notes = Vec::new();
     let same_cell = matches!((&left.cell, &right.cell), (Some(x), Some(y))

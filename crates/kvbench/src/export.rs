@@ -7,7 +7,7 @@
 //! are not here.
 
 use crate::args::{ExportArgs, ExportFormat};
-use crate::commands::{not_found, open_existing_store};
+use crate::commands::{not_found, open_for_reading};
 use crate::exit::{UsageError, Verdict};
 use anyhow::Result;
 use kvbench_export::{ExportError, ExportFile, RunRecord};
@@ -28,7 +28,7 @@ enum Destination {
 pub fn export(a: ExportArgs) -> Result<Verdict> {
     let selection = selection(a.runs.as_deref())?;
     let destination = destination(&a)?;
-    let store = open_existing_store(&a.db)?;
+    let store = open_for_reading(&a.db)?;
     let ids = match &a.experiment {
         Some(name) => experiment_runs(&store, name, &a.db)?,
         None => store

@@ -9,6 +9,7 @@
 
 mod args;
 mod atomic;
+mod bounds;
 mod commands;
 mod config;
 mod cpus;
@@ -20,6 +21,7 @@ mod findmax;
 mod labels;
 mod live;
 mod manage;
+mod memory;
 mod memtier_args;
 mod metrics;
 mod orchestrate;
@@ -36,7 +38,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 fn main() -> ExitCode {
-    let cli = args::parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());
+    let cli = match args::parse_from(std::env::args_os()) {
+        Ok(cli) => cli,
+        // --help and --version are clap's to print, as it prints them.
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "{}", args::one_line(&e));
+            return ExitCode::from(exit::USAGE);
+        }
+    };
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     // First Ctrl-C: finish cleanly (stop the server, store the run as

@@ -395,16 +395,11 @@ fn execute(
         (Some(a), Some(b)) => Some(b - a),
         _ => None,
     };
-    let per_op = |secs: f64| {
-        if completed > 0 {
-            secs * 1e6 / completed as f64
-        } else {
-            0.0
-        }
-    };
+    // Nothing completed: no cost per operation (0.00 would read as free).
+    let per_op = |secs: f64| (completed > 0).then(|| secs * 1e6 / completed as f64);
     rec.cpu = Some(CpuCost {
         server_seconds,
-        server_us_per_op: server_seconds.map(per_op),
+        server_us_per_op: server_seconds.and_then(per_op),
         client_seconds: run.client_cpu_seconds,
         client_us_per_op: per_op(run.client_cpu_seconds),
     });

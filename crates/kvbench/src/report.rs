@@ -5,7 +5,7 @@
 //! never opens a page whose figures are not there yet.
 
 use crate::args::ReportArgs;
-use crate::commands::{not_found, open_existing_store};
+use crate::commands::{not_found, open_for_reading};
 use crate::exit::{UsageError, Verdict};
 use anyhow::{Context, Result};
 use kvbench_report::cells::Source;
@@ -23,7 +23,7 @@ pub enum Selection {
 }
 
 pub fn report(a: ReportArgs) -> Result<Verdict> {
-    let store = open_existing_store(&a.db)?;
+    let store = open_for_reading(&a.db)?;
     let selection = match (&a.experiment, &a.runs) {
         (Some(name), _) => Selection::Experiment(name.clone()),
         (None, Some(text)) => {

@@ -127,6 +127,7 @@ pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         json: a.json,
         labels: &[],
         metrics_listen: None,
+        skip_memory_check: a.skip_memory_check,
     };
     // The comparison table is not printed here: the paper table is the point.
     let (verdict, records, _) = crate::experiment::execute_quietly(&exp, &opts, stop)?;
@@ -191,9 +192,17 @@ fn scaled(known: &Known, scale: f64, a: &ReproduceArgs) -> Result<String> {
         scale_workloads(&mut t, scale);
     }
     if let Some(d) = &a.duration {
-        // A window replaces the full-scale file's operation count.
+        // A window replaces the full-scale file's operation counts, the
+        // file's and each workload's own.
         if let Some(toml::Value::Table(run)) = t.get_mut("run") {
             run.remove("operations");
+        }
+        if let Some(toml::Value::Array(list)) = t.get_mut("workloads") {
+            for w in list.iter_mut() {
+                if let toml::Value::Table(w) = w {
+                    w.remove("operations");
+                }
+            }
         }
         set(&mut t, "run", "duration", toml::Value::String(d.clone()));
     }
@@ -201,6 +210,7 @@ fn scaled(known: &Known, scale: f64, a: &ReproduceArgs) -> Result<String> {
         set(&mut t, "run", "warmup", toml::Value::String(w.clone()));
     }
     if let Some(n) = a.iterations {
+        crate::bounds::ITERATIONS.check("--iterations", n.into())?;
         t.insert("iterations".into(), toml::Value::Integer(i64::from(n)));
     }
     if let Some(list) = &a.clients {
@@ -314,6 +324,7 @@ mod tests {
             clients: None,
             out: None,
             restart: false,
+            skip_memory_check: false,
             quiet: true,
             json: false,
             db: "unused.db".into(),
@@ -321,7 +332,8 @@ mod tests {
     }
 
     fn run(scale: f64, a: &ReproduceArgs) -> toml::Table {
-        let text = scaled(&KNOWN[0], scale, a).expect("scaled");
+        let known = KNOWN.iter().find(|k| k.name == a.paper).expect("known");
+        let text = scaled(known, scale, a).expect("scaled");
         text.parse().expect("a TOML table")
     }
 
@@ -386,5 +398,32 @@ mod tests {
             Some("3s")
         );
         assert_ne!(run(1.0, &args())["name"], t["name"], "another experiment");
+        // Paper B's insert-heavy workloads carry their own count, which the
+        // window replaces too (a count beside a window is refused).
+        let b = ReproduceArgs {
+            paper: "sadat2019".into(),
+            ..a
+        };
+        let t = run(1.0, &b);
+        let workloads = t["workloads"].as_array().expect("workloads");
+        assert!(workloads.iter().any(|w| w.is_table()), "D and E are tables");
+        assert!(
+            !workloads.iter().any(|w| w.get("operations").is_some()),
+            "{workloads:?}"
+        );
+        let full = run(
+            1.0,
+            &ReproduceArgs {
+                paper: "sadat2019".into(),
+                ..args()
+            },
+        );
+        let counts: Vec<Option<i64>> = full["workloads"]
+            .as_array()
+            .expect("workloads")
+            .iter()
+            .map(|w| w.get("operations").and_then(|v| v.as_integer()))
+            .collect();
+        assert_eq!(counts, [None, None, None, Some(1_250_000), Some(1_250_000)]);
     }
 }

@@ -47,6 +47,17 @@ fn plan_error(sb: &Sandbox, text: &str) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// A planned cell's `kvbench run` flags, as one line.
+fn run_args(cell: &serde_json::Value) -> String {
+    cell["run_args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .filter_map(|a| a.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn stored_runs(sb: &Sandbox) -> usize {
     if !sb.db().exists() {
         return 0;
@@ -635,15 +646,7 @@ fn a_workload_has_its_own_sweep_records_and_second_client_group() {
             ),
         ]
     );
-    let args = |i: usize| -> String {
-        cells[i]["run_args"]
-            .as_array()
-            .expect("args")
-            .iter()
-            .filter_map(|a| a.as_str())
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
+    let args = |i: usize| run_args(&cells[i]);
     assert!(args(0).contains("--records 1000"), "{}", args(0));
     assert!(args(2).contains("--records 8"), "{}", args(2));
     let with = args(5);
@@ -661,6 +664,35 @@ fn a_workload_has_its_own_sweep_records_and_second_client_group() {
     let err = plan_error(&sb, &bad);
     assert!(
         err.contains("bad.toml:") && err.contains("workloads") && err.contains("client"),
+        "{err}"
+    );
+}
+
+/// Paper B ran its insert-heavy workloads for half the operations of the
+/// others: a workload's own `operations` replaces `[run]`'s for it alone,
+/// and cannot be given beside a timed window.
+#[test]
+fn a_workload_has_its_own_operation_count() {
+    let sb = Sandbox::new();
+    let text = r#"
+name = "ops"
+systems = ["redis"]
+workloads = ["read-heavy", { preset = "balanced", operations = 300 }]
+
+[run]
+operations = 1000
+"#;
+    let f = write(&sb, "ops.toml", text);
+    let p = plan(&sb, &f);
+    let cells = p["cells"].as_array().expect("cells");
+    let args = |i: usize| run_args(&cells[i]);
+    assert!(args(0).contains("--operations 1000"), "{}", args(0));
+    assert!(args(1).contains("--operations 300"), "{}", args(1));
+    assert!(!args(1).contains("--operations 1000"), "{}", args(1));
+    let timed = text.replace("operations = 1000", "duration = \"1s\"");
+    let err = plan_error(&sb, &timed);
+    assert!(
+        err.contains("bad.toml:4:") && err.contains("workloads.operations"),
         "{err}"
     );
 }

@@ -24,6 +24,7 @@ mod manage;
 mod memtier;
 mod netns;
 mod pool;
+mod reliability;
 mod report;
 mod reproduce;
 mod run_phase;

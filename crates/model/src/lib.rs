@@ -743,8 +743,11 @@ pub struct CpuCost {
     pub server_us_per_op: Option<f64>,
     /// kvbench's own CPU seconds (all threads) during the measured window.
     pub client_seconds: f64,
-    /// kvbench's CPU microseconds per completed operation.
-    pub client_us_per_op: f64,
+    /// kvbench's CPU microseconds per completed operation; `None` when no
+    /// operation completed (there is no "per operation" then, and 0.00
+    /// would read as free).
+    #[serde(default)]
+    pub client_us_per_op: Option<f64>,
 }
 
 /// One run, as stored: configuration, environment, measurements and verdict.

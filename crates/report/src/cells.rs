@@ -316,7 +316,7 @@ fn cell(sources: &[Source], runs: Vec<usize>, order: (u32, usize)) -> Result<Cel
         ),
         client_cpu_us: opt_summary(
             recs.iter()
-                .filter_map(|r| r.cpu.as_ref().map(|c| c.client_us_per_op)),
+                .filter_map(|r| r.cpu.as_ref().and_then(|c| c.client_us_per_op)),
         ),
         order,
         runs,

@@ -300,7 +300,7 @@ pub fn run_summary(rec: &RunRecord) -> String {
             opt(cpu.server_seconds, secs),
             opt(cpu.server_us_per_op, |v| format!("{v:.2}")),
             secs(cpu.client_seconds),
-            format_args!("{:.2}", cpu.client_us_per_op),
+            opt(cpu.client_us_per_op, |v| format!("{v:.2}")),
         ));
     }
     s
@@ -354,7 +354,7 @@ pub fn comparison_table(records: &[RunRecord]) -> Table {
             opt(r.cpu.as_ref().and_then(|c| c.server_us_per_op), |v| {
                 format!("{v:.1}")
             }),
-            opt(r.cpu.as_ref().map(|c| c.client_us_per_op), |v| {
+            opt(r.cpu.as_ref().and_then(|c| c.client_us_per_op), |v| {
                 format!("{v:.1}")
             }),
         ]);

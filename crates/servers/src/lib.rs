@@ -51,6 +51,32 @@ pub fn check_extra_args(system: SystemKind, args: &[String]) -> Result<(), Serve
     system::user_settings(system, args).map(drop)
 }
 
+/// How many client connections at once a private server of `system`
+/// started with `extra` arguments accepts; the option that sets it, as it is
+/// written on a command line (for the message that asks for fewer clients
+/// or a higher limit); and the option's value.
+///
+/// # Errors
+/// As [`check_extra_args`].
+pub fn connection_limit(
+    system: SystemKind,
+    extra: &[String],
+) -> Result<(u64, String, u64), ServerError> {
+    let limit = system::of(system).connection_limit();
+    let set = system::user_settings(system, extra)?
+        .into_iter()
+        .rev()
+        .find(|s| s.name == limit.option)
+        .and_then(|s| s.value.trim().parse().ok())
+        .unwrap_or(limit.default);
+    let option = if limit.option.starts_with('-') {
+        limit.option.to_string()
+    } else {
+        format!("--{}", limit.option)
+    };
+    Ok((set.saturating_sub(limit.reserved), option, set))
+}
+
 /// Everything that can go wrong while starting, stopping or probing a server.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {

@@ -40,6 +40,20 @@ pub use query::{RunFilter, RunSelection, RunSummary};
 /// lock is worse than waiting.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// `path` as the path of an SQLite `file:` URI: `%`, `?` and `#` escaped.
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '?' => out.push_str("%3f"),
+            '#' => out.push_str("%23"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Everything that can go wrong with the store. Variants name the database
 /// file so that a one-line message is enough for the user to act on.
 #[derive(Debug, thiserror::Error)]
@@ -67,6 +81,21 @@ pub enum StoreError {
         /// The version found in the file (`PRAGMA user_version`).
         found: i64,
         /// The newest version this build understands.
+        supported: i64,
+    },
+    /// A database opened only to read ([`Store::open_read_only`]) has an
+    /// older schema, which only a writable open can bring up to date.
+    #[error(
+        "database {} has schema version {found}, older than the {supported} this kvbench reads, \
+         and cannot be written to upgrade it; open it once where it can be written",
+        .path.display()
+    )]
+    SchemaTooOld {
+        /// The database file.
+        path: PathBuf,
+        /// The version found in the file.
+        found: i64,
+        /// The version this build reads.
         supported: i64,
     },
     /// The file is an SQLite database that kvbench did not create; kvbench
@@ -204,6 +233,45 @@ impl Store {
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(open_err)?;
         migrate::migrate(&mut conn, path)?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Opens an existing database only to read it (`runs`, `show`, reports,
+    /// exports) where it cannot be written: a read-only file system or
+    /// file. Nothing is migrated. A WAL database without its `-shm` file on
+    /// a file system where none can be made is opened as immutable, which
+    /// is exact as long as nobody writes it meanwhile, and nobody can.
+    ///
+    /// # Errors
+    /// [`StoreError::Open`] when SQLite cannot read it,
+    /// [`StoreError::SchemaTooOld`] when it needs migrating, and as [`Store::open`].
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        use rusqlite::OpenFlags;
+        let open_err = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let readable = |conn: Connection| -> Result<Connection, rusqlite::Error> {
+            conn.busy_timeout(BUSY_TIMEOUT)?;
+            conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
+            Ok(conn)
+        };
+        let conn = match Connection::open_with_flags(path, flags).and_then(readable) {
+            Ok(c) => c,
+            Err(first) => {
+                let uri = format!("file:{}?immutable=1", uri_path(path));
+                Connection::open_with_flags(uri, flags)
+                    .and_then(readable)
+                    .map_err(|_| open_err(first))?
+            }
+        };
+        migrate::check_current(&conn, path)?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),

@@ -28,6 +28,38 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// for a kvbench database.
 const APPLICATION_ID: i64 = 0x6b76_6231;
 
+/// Checks, without writing, that `conn` holds a kvbench database of exactly
+/// this build's schema (for a store opened only to read).
+pub(crate) fn check_current(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let open_err = |source| StoreError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let found: i64 = conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .map_err(open_err)?;
+    let app_id: i64 = conn
+        .pragma_query_value(None, "application_id", |row| row.get(0))
+        .map_err(open_err)?;
+    let path = path.to_path_buf();
+    if app_id != APPLICATION_ID {
+        return Err(StoreError::Foreign { path });
+    }
+    match found {
+        f if f > SCHEMA_VERSION => Err(StoreError::SchemaTooNew {
+            path,
+            found,
+            supported: SCHEMA_VERSION,
+        }),
+        f if f < SCHEMA_VERSION => Err(StoreError::SchemaTooOld {
+            path,
+            found,
+            supported: SCHEMA_VERSION,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Runs inside one write transaction even when nothing needs migrating: the
 /// unconditional `user_version` write makes an unwritable location fail at
 /// open, before a run is started, instead of at the first save.

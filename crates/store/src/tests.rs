@@ -256,7 +256,7 @@ fn full_record() -> RunRecord {
             server_seconds: Some(61.25),
             server_us_per_op: Some(6.201_562_5),
             client_seconds: 40.5,
-            client_us_per_op: 4.100_625,
+            client_us_per_op: Some(4.100_625),
         }),
         labels: [
             ("host", "bench-07"),

@@ -15,9 +15,11 @@
 //! - [`rng`]: one disjoint seeded stream per client;
 //! - [`stream`]: a run's shared generators and each client's operation stream;
 //! - [`zsets`]: the sorted sets of the `ZUNIONSTORE` workload;
-//! - [`command`]: command templates (memtier's `--command`).
+//! - [`command`]: command templates (memtier's `--command`);
+//! - [`bounds`]: the largest numbers a workload may ask for.
 #![deny(missing_docs)]
 
+pub mod bounds;
 pub mod command;
 pub mod dist;
 pub mod keys;

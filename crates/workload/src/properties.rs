@@ -258,13 +258,31 @@ impl Properties {
 /// Java's `Properties.load(InputStream)` decodes every file.
 ///
 /// # Errors
-/// The OS error, naming the path.
+/// The OS error, naming the path; a file with control bytes (not text).
 pub fn read_text(path: &Path) -> Result<String, PropertyError> {
     let bytes = std::fs::read(path).map_err(|e| PropertyError {
         origin: None,
         property: None,
         message: format!("{}: cannot read: {e}", path.display()),
     })?;
+    // Java would read a binary file as properties of garbage names; a
+    // control byte other than blanks and line ends means a wrong path (a
+    // binary, an archive), and echoing its names would print raw bytes.
+    if let Some(at) = bytes
+        .iter()
+        .position(|&b| (b < 0x20 && !b"\t\n\r\x0c".contains(&b)) || b == 0x7f)
+    {
+        let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+        return Err(PropertyError {
+            origin: None,
+            property: None,
+            message: format!(
+                "{}: not a text property file (control byte 0x{:02x} on line {line})",
+                path.display(),
+                bytes[at]
+            ),
+        });
+    }
     Ok(match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => e.into_bytes().iter().map(|&b| char::from(b)).collect(),

@@ -501,14 +501,45 @@ impl WorkloadSpec {
     /// A [`SpecError`] naming the first property at fault.
     pub fn validate(&self) -> Result<(), SpecError> {
         let bad = |p: &'static str, m: String| Err(SpecError::new(p, m));
-        if self.record_count == 0 {
-            return bad("recordcount", "must be at least 1".into());
+        use crate::bounds::{self, check};
+        let ranges = [
+            ("recordcount", self.record_count, bounds::MAX_RECORDS),
+            (
+                "fieldcount",
+                u64::from(self.field_count),
+                u64::from(bounds::MAX_FIELD_COUNT),
+            ),
+            (
+                "fieldlength",
+                u64::from(self.field_length),
+                u64::from(bounds::MAX_FIELD_LENGTH),
+            ),
+            (
+                "operationcount",
+                self.client.operation_count.unwrap_or(1),
+                bounds::MAX_OPERATIONS,
+            ),
+            (
+                "maxscanlength",
+                u64::from(self.max_scan_length),
+                u64::from(bounds::MAX_SCAN_LENGTH),
+            ),
+        ];
+        for (property, value, max) in ranges {
+            check(value, 1, max).or_else(|m| bad(property, m))?;
         }
-        if self.field_count == 0 {
-            return bad("fieldcount", "must be at least 1".into());
-        }
-        if self.field_length == 0 {
-            return bad("fieldlength", "must be at least 1".into());
+        if self.record_bytes() > bounds::MAX_RECORD_BYTES {
+            return bad(
+                "fieldlength",
+                format!(
+                    "a record of fieldcount ({}) x fieldlength ({}) = {} bytes is more than {} \
+                     (Redis refuses a value above 512 MB)",
+                    self.field_count,
+                    self.max_field_length(),
+                    self.record_bytes(),
+                    bounds::MAX_RECORD_BYTES
+                ),
+            );
         }
         match &self.field_length_distribution {
             FieldLengthDistribution::Uniform { min } | FieldLengthDistribution::Zipfian { min } => {
@@ -923,7 +954,10 @@ mod tests {
         }
         .validate()
         .unwrap_err();
-        assert_eq!(e.to_string(), "recordcount: must be at least 1");
+        assert_eq!(
+            e.to_string(),
+            "recordcount: must be between 1 and 1000000000000, got 0"
+        );
     }
 
     #[test]

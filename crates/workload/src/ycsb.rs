@@ -7,6 +7,7 @@
 //! does that with [`crate::spec::ClientSpec`]). The only I/O is reading a
 //! `fieldlengthhistogram` file, through [`crate::properties::read_text`].
 
+use crate::bounds;
 use crate::command::CommandTemplate;
 use crate::dist::{
     HistogramGenerator, KeyDistribution, EXPONENTIAL_FRAC_DEFAULT, EXPONENTIAL_PERCENTILE_DEFAULT,
@@ -337,6 +338,18 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// `value`, refused above `max` ([`crate::bounds`]).
+    fn at_most(&self, name: &str, value: u64, max: u64) -> Result<u64, PropertyError> {
+        if value <= max {
+            Ok(value)
+        } else {
+            Err(self.err(
+                name,
+                format!("{value} is more than {max}, the most kvbench takes"),
+            ))
+        }
+    }
+
     fn u32(&self, name: &str, default: u32) -> Result<u32, PropertyError> {
         let v = self.u64(name, u64::from(default))?;
         u32::try_from(v)
@@ -495,6 +508,7 @@ impl WorkloadSpec {
                 "must be at least 1 (YCSB's 0 loads nothing and reads 2^31 keys)".into(),
             ));
         }
+        r.at_most("recordcount", nominal_records, bounds::MAX_RECORDS)?;
         let record_count = (nominal_records as f64 * load_fraction) as u64;
         if record_count == 0 {
             return Err(r.err(
@@ -514,6 +528,11 @@ impl WorkloadSpec {
         };
 
         let mut field_length = r.u32("fieldlength", 100)?;
+        r.at_most(
+            "fieldlength",
+            u64::from(field_length),
+            u64::from(bounds::MAX_FIELD_LENGTH),
+        )?;
         let min_field_length = r.u32("minfieldlength", 1)?;
         let field_length_distribution = match r.choice(
             "fieldlengthdistribution",
@@ -619,16 +638,18 @@ impl WorkloadSpec {
         let threads = r.opt_u64("threadcount")?;
         let thread_count = match threads {
             Some(0) => return Err(r.err("threadcount", "must be at least 1".into())),
-            Some(n) => Some(
-                u32::try_from(n).map_err(|_| r.err("threadcount", format!("{n} is too large")))?,
-            ),
+            Some(n) => Some(r.at_most("threadcount", n, u64::from(bounds::MAX_CLIENTS))? as u32),
             None => None,
         };
 
         let spec = WorkloadSpec {
             name: props.source_name(),
             record_count,
-            field_count: r.u32("fieldcount", 10)?,
+            field_count: r.at_most(
+                "fieldcount",
+                u64::from(r.u32("fieldcount", 10)?),
+                u64::from(bounds::MAX_FIELD_COUNT),
+            )? as u32,
             field_length,
             field_length_distribution,
             field_name_prefix: r.raw("fieldnameprefix").unwrap_or("field").to_owned(),
@@ -654,7 +675,11 @@ impl WorkloadSpec {
             },
             zipfian_constant: r.f64("zipfian.constant", ZIPFIAN_CONSTANT)?,
             min_scan_length: r.u32("minscanlength", 1)?,
-            max_scan_length: r.u32("maxscanlength", 1000)?,
+            max_scan_length: r.at_most(
+                "maxscanlength",
+                u64::from(r.u32("maxscanlength", 1000)?),
+                u64::from(bounds::MAX_SCAN_LENGTH),
+            )? as u32,
             scan_length_distribution: match r.choice(
                 "scanlengthdistribution",
                 "uniform",
@@ -692,9 +717,16 @@ impl WorkloadSpec {
                 },
             },
             client: ClientSpec {
-                operation_count: r.opt_u64("operationcount")?,
+                operation_count: r
+                    .opt_u64("operationcount")?
+                    .map(|n| r.at_most("operationcount", n, bounds::MAX_OPERATIONS))
+                    .transpose()?,
                 thread_count,
-                target: r.opt_u64("target")?.filter(|&t| t > 0),
+                target: r
+                    .opt_u64("target")?
+                    .filter(|&t| t > 0)
+                    .map(|t| r.at_most("target", t, bounds::MAX_RATE))
+                    .transpose()?,
                 max_execution_time: r.opt_u64("maxexecutiontime")?.filter(|&t| t > 0),
             },
         };

@@ -336,6 +336,24 @@ fn errors_name_file_line_and_property() {
         ("hotspotopnfraction=2\nrequestdistribution=hotspot", "workloads/x: line 1: hotspotopnfraction: 2 is not between 0 and 1"),
         ("zipfian.constant=1", "workloads/x: line 1: zipfian.constant: must be at least 0 and below 1, got 1"),
         ("threadcount=0", "workloads/x: line 1: threadcount: must be at least 1"),
+        // docs/reliability.md, "Ranges": past these a number is a slip.
+        (
+            "recordcount=18446744073709551615",
+            "workloads/x: line 1: recordcount: 18446744073709551615 is more than 1000000000000, the most kvbench takes",
+        ),
+        ("a=1\nfieldlength=4294967295", "workloads/x: line 2: fieldlength: 4294967295 is more than 16777216, the most kvbench takes"),
+        ("fieldcount=100000", "workloads/x: line 1: fieldcount: 100000 is more than 1024, the most kvbench takes"),
+        ("threadcount=100000", "workloads/x: line 1: threadcount: 100000 is more than 50000, the most kvbench takes"),
+        ("target=1000000000000", "workloads/x: line 1: target: 1000000000000 is more than 100000000, the most kvbench takes"),
+        (
+            "operationcount=9000000000000",
+            "workloads/x: line 1: operationcount: 9000000000000 is more than 1000000000000, the most kvbench takes",
+        ),
+        (
+            "fieldcount=1024\nfieldlength=1048576",
+            "workloads/x: line 2: fieldlength: a record of fieldcount (1024) x fieldlength (1048576) = \
+             1073741824 bytes is more than 536870912 (Redis refuses a value above 512 MB)",
+        ),
     ];
     for (text, want) in cases {
         assert_eq!(error(text), want, "{text:?}");

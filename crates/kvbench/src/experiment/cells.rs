@@ -8,11 +8,10 @@
 //! system, deployment, workload, and the sweep with its last list fastest.
 
 use super::file::{self, ExperimentFile, Source, SystemEntry, TopologyEntry, WorkloadEntry};
-use crate::args::{Cli, Command};
+use crate::args::Command;
 use crate::config::{self, RunSettings};
 use crate::exit::UsageError;
 use crate::reuse::Reload;
-use clap::Parser;
 use sha2::{Digest, Sha256};
 use std::ops::Range;
 use std::path::Path;
@@ -413,6 +412,14 @@ fn workload(w: &WorkloadEntry, src: &Source) -> Result<(Flags, String), UsageErr
             n.span(),
         );
     }
+    if let Some(n) = &w.operations {
+        flags.set(
+            "--operations",
+            n.get_ref().to_string(),
+            "workloads.operations",
+            n.span(),
+        );
+    }
     let mut label = label.join(" ");
     if let Some(c) = &w.with {
         let span = w.span.clone();
@@ -464,7 +471,7 @@ fn resolve(flags: &Flags, src: &Source, fallback: Range<usize>) -> Result<RunSet
 pub(super) fn run_settings(args: Vec<String>) -> Result<RunSettings, UsageError> {
     let mut argv = vec!["kvbench".to_string(), "run".to_string()];
     argv.extend(args);
-    let cli = Cli::try_parse_from(&argv).map_err(|e| {
+    let cli = crate::args::parse_from(&argv).map_err(|e| {
         let text = e.to_string();
         let first = text.lines().next().unwrap_or_default();
         UsageError(first.trim_start_matches("error: ").to_string())

@@ -99,9 +99,7 @@ pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageE
             derived
         }
     };
-    if a.iterations == 0 {
-        return Err(UsageError("--iterations must be at least 1".into()));
-    }
+    crate::bounds::ITERATIONS.check("--iterations", a.iterations.into())?;
     // Whole passes, iterations outermost, as in an experiment file. The
     // name leaves the count out: more iterations later add to the stored ones.
     let cells = (1..=a.iterations)

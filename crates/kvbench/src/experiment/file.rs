@@ -106,6 +106,9 @@ pub struct WorkloadEntry {
     pub properties: BTreeMap<String, Spanned<String>>,
     /// Its own record count (as --records), over `[dataset]`'s.
     pub records: Option<Spanned<u64>>,
+    /// Its own operation count (as --operations), over `[run]`'s: paper B
+    /// ran its insert-heavy workloads for half the operations of the others.
+    pub operations: Option<Spanned<u64>>,
     /// Its own sweep lists, each replacing the file's list of that name for
     /// this workload only (paper C sweeps pipeline depth for one workload
     /// and client counts for another).
@@ -155,6 +158,7 @@ struct RawWorkload {
     #[serde(default)]
     properties: BTreeMap<String, toml::Value>,
     records: Option<u64>,
+    operations: Option<u64>,
     sweep: Option<RawSweep>,
     with: Option<CompanionEntry>,
 }
@@ -272,7 +276,7 @@ impl ExperimentFile {
     }
 
     /// The workloads, each a preset or a `{ preset, files, properties,
-    /// records, sweep, with }` table.
+    /// records, operations, sweep, with }` table.
     pub fn workloads(&self, src: &Source) -> Result<Vec<WorkloadEntry>, UsageError> {
         let list = self.workloads.get_ref().iter();
         list.map(|v| {
@@ -282,6 +286,7 @@ impl ExperimentFile {
                 files: Vec::new(),
                 properties: BTreeMap::new(),
                 records: None,
+                operations: None,
                 sweep: None,
                 with: None,
             };
@@ -294,6 +299,7 @@ impl ExperimentFile {
                     .map(|(k, v)| (k, at(&span, property_text(&v))))
                     .collect(),
                 records: r.records.map(|n| at(&span, n)),
+                operations: r.operations.map(|n| at(&span, n)),
                 sweep: r.sweep.map(|sw| sw.spanned(&span)),
                 with: r.with,
                 span,

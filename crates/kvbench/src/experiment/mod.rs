@@ -34,7 +34,7 @@ pub fn dispatch(a: ExperimentArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
 
 fn summary(a: ExperimentPlanArgs) -> Result<Verdict> {
     let exp = cells::expand(&a.file)?;
-    let store = crate::commands::open_existing_store(&a.db)?;
+    let store = crate::commands::open_for_reading(&a.db)?;
     let generation = plan::generation(Some(&store), &exp.name, false)?;
     let rows = plan::plan(&exp, Some(&store), generation)?;
     let cells = iterations::summarise(&rows, |id| Ok(store.get_run(id)?))?;

@@ -28,6 +28,8 @@ pub struct Options<'a> {
     pub json: bool,
     pub labels: &'a [String],
     pub metrics_listen: Option<&'a str>,
+    /// `--skip-memory-check`.
+    pub skip_memory_check: bool,
 }
 
 pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
@@ -39,6 +41,7 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         json: a.json,
         labels: &a.labels,
         metrics_listen: a.metrics_listen.as_deref(),
+        skip_memory_check: a.skip_memory_check,
     };
     // The report's place is checked before any cell runs.
     let report_dir = match (a.no_report, &a.report_dir) {
@@ -98,7 +101,7 @@ pub fn execute_quietly(
     let rows = plan::plan(exp, Some(&store), generation)?;
     let todo: Vec<&Planned<'_>> = rows.iter().filter(|p| p.finished.is_none()).collect();
     let metrics = Live::listen(a.metrics_listen)?;
-    preflight(&todo)?;
+    preflight(&todo, a.skip_memory_check)?;
     let done = rows.len() - todo.len();
     if done > 0 {
         eprintln!(
@@ -193,13 +196,20 @@ fn tag(exp: &Experiment, p: &Planned<'_>, generation: i64) -> CellTag {
     }
 }
 
-/// Before any cell starts: every server binary exists, and every target
-/// answers and may be written (once per target: later cells find the keys
-/// earlier ones wrote, which are kvbench's own).
-fn preflight(todo: &[&Planned<'_>]) -> Result<(), UsageError> {
+/// Before any cell starts: every server binary exists, every cell fits in
+/// memory, and every target answers and may be written (once per target:
+/// later cells find the keys earlier ones wrote, which are kvbench's own).
+fn preflight(todo: &[&Planned<'_>], skip_memory_check: bool) -> Result<(), UsageError> {
     let mut seen = HashSet::new();
     for p in todo {
         let s = &p.cell.settings;
+        crate::memory::check(s, skip_memory_check).map_err(|e| {
+            let c = p.cell;
+            UsageError(format!(
+                "cell #{} ({} {} {} x{}): {}",
+                c.index, c.system, c.deployment, c.workload, s.clients, e.0
+            ))
+        })?;
         let new_target = match &s.target {
             Some(t) => seen.insert(t.redacted()),
             None => true,

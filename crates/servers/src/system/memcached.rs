@@ -40,6 +40,18 @@ impl System for Memcached {
         forbidden(arg)
     }
 
+    /// `-c` (`--conn-limit`): 1,024 by default, counting the server's own
+    /// descriptors (listening sockets, its threads' pipes: `reserved_fds`
+    /// in its stats), so a 1,024th client is refused with "ERROR Too many
+    /// open connections". 32 covers them at the thread counts people use.
+    fn connection_limit(&self) -> super::ConnectionLimit {
+        super::ConnectionLimit {
+            option: "-c",
+            default: 1_024,
+            reserved: 32,
+        }
+    }
+
     /// The short flag where one exists, and a value attached to it
     /// (`--memory-limit=64`, `-m64`).
     fn split_option(&self, arg: &str) -> (String, Option<String>) {

@@ -113,11 +113,27 @@ pub(crate) trait System: Sync {
     /// selected database only; Memcached `flush_all`). Only ever called for
     /// `--flush` on a server kvbench did not start.
     fn flush(&self, at: Peer<'_>, timeout: Duration) -> Result<(), String>;
+    /// The option that limits the connections a private server accepts at
+    /// once (named as [`System::split_option`] records it), its default, and
+    /// how many of them the server keeps for itself.
+    fn connection_limit(&self) -> ConnectionLimit;
     /// What a node of a server-side cluster bound to `addr` adds to its
     /// command line; `None` when the system has no such cluster.
     fn cluster_node(&self, _addr: SocketAddr) -> Option<Launch> {
         None
     }
+}
+
+/// See [`System::connection_limit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ConnectionLimit {
+    /// The option, as [`System::split_option`] names it.
+    pub option: &'static str,
+    /// Its value when nobody sets it.
+    pub default: u64,
+    /// Connections (descriptors) the server counts against the limit
+    /// before any client: listening sockets, its own pipes.
+    pub reserved: u64,
 }
 
 /// What a started server is for.
@@ -271,6 +287,31 @@ fn lookup<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_connection_limit_the_user_sets_is_the_one_that_counts() {
+        let limit = |system, args: &[&str]| {
+            let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            let (usable, option, set) = crate::connection_limit(system, &args).unwrap();
+            (usable, option.to_string(), set)
+        };
+        assert_eq!(
+            limit(SystemKind::Redis, &[]),
+            (10_000, "--maxclients".into(), 10_000)
+        );
+        assert_eq!(
+            limit(SystemKind::Valkey, &["--maxclients", "20000"]),
+            (20_000, "--maxclients".into(), 20_000)
+        );
+        assert_eq!(limit(SystemKind::Memcached, &[]), (992, "-c".into(), 1_024));
+        for args in [&["-c", "4096"][..], &["-c4096"], &["--conn-limit=4096"]] {
+            assert_eq!(
+                limit(SystemKind::Memcached, args),
+                (4_064, "-c".into(), 4_096),
+                "{args:?}"
+            );
+        }
+    }
 
     fn names(settings: &[Setting]) -> Vec<(&str, &str)> {
         settings

@@ -50,6 +50,16 @@ impl System for Resp {
         forbidden(&option_name(arg))
     }
 
+    /// `maxclients`: 10,000 in Redis and Valkey alike, clients only (the
+    /// server's own descriptors come on top).
+    fn connection_limit(&self) -> super::ConnectionLimit {
+        super::ConnectionLimit {
+            option: "maxclients",
+            default: 10_000,
+            reserved: 0,
+        }
+    }
+
     fn split_option(&self, arg: &str) -> (String, Option<String>) {
         (option_name(arg), None)
     }
