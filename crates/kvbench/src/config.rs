@@ -390,10 +390,13 @@ pub fn settings(
             )),
         ),
         Some(t) => (t, None),
-        None => {
-            let (t, why) = default_threads(cores, target.as_ref(), client_cpus.as_ref());
-            (t, Some(why))
-        }
+        None => match default_threads(cores, target.as_ref(), client_cpus.as_ref()) {
+            (t, why) if t > clients => (
+                clients,
+                Some(format!("{why}; capped at the {clients} clients")),
+            ),
+            (t, why) => (t, Some(why)),
+        },
     };
     Ok(RunSettings {
         companion: None,
