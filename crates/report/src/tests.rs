@@ -724,3 +724,24 @@ fn a_winner_ranks_only_the_systems_the_paper_compared() {
     p.at_scale(true);
     assert_eq!(p.substitutions, ["s", "single node only"]);
 }
+
+/// With nothing completed there is no cost per operation: "-", not 0.00,
+/// which would read as free.
+#[test]
+fn cpu_per_operation_is_a_dash_when_nothing_completed() {
+    let mut r = run(1, "redis", "read-heavy", 1, 1000.0, 100);
+    r.cpu = Some(kvbench_model::CpuCost {
+        server_seconds: Some(0.5),
+        server_us_per_op: None,
+        client_seconds: 0.25,
+        client_us_per_op: None,
+    });
+    let text = crate::text::run_summary(&r);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("cpu in the window"))
+        .expect("a cpu line");
+    assert_eq!(line.matches("(- us/op)").count(), 2, "{line}");
+    let json = serde_json::to_value(&r).expect("JSON");
+    assert!(json["cpu"]["client_us_per_op"].is_null(), "{}", json["cpu"]);
+}

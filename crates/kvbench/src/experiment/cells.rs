@@ -537,10 +537,12 @@ pub fn expand(path: &Path) -> Result<Experiment, UsageError> {
         None => Reload::PerRun,
     };
     let iterations = match &f.iterations {
-        Some(n) if *n.get_ref() == 0 => {
-            return Err(src.error(n.span(), "iterations", "must be at least 1"))
+        Some(n) => {
+            crate::bounds::ITERATIONS
+                .check("iterations", u64::from(*n.get_ref()))
+                .map_err(|e| src.error(n.span(), "iterations", &e.0))?;
+            *n.get_ref()
         }
-        Some(n) => *n.get_ref(),
         None => 1,
     };
     if f.name.get_ref().trim().is_empty() {
