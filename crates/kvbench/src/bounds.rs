@@ -72,14 +72,7 @@ pub const TIMEOUT: Span = Span {
 impl Count {
     /// `value` for `flag`, or the one line that names both and the range.
     pub fn check(self, flag: &str, value: u64) -> Result<(), UsageError> {
-        if (self.min..=self.max).contains(&value) {
-            Ok(())
-        } else {
-            Err(UsageError(format!(
-                "{flag} must be between {} and {}, got {value}",
-                self.min, self.max
-            )))
-        }
+        workload::check(value, self.min, self.max).map_err(|m| UsageError(format!("{flag} {m}")))
     }
 }
 

@@ -475,16 +475,34 @@ fn connections(
     topology: TopologyKind,
     nodes: u32,
 ) -> Result<(), UsageError> {
-    // Every client connects to every node, except through one proxy.
-    let per_client = match topology {
-        TopologyKind::Twemproxy => 1,
-        _ => u64::from(nodes.max(1)),
-    };
+    let per_client = connections_per_client(topology, nodes);
     let most = u64::from(clients.max(b.load_clients));
     if !remote && topology != TopologyKind::Twemproxy {
         server_accepts(system, clients, b.load_clients, server_args)?;
     }
     kvbench_engine::limits::check_open_files(most * per_client).map_err(UsageError)
+}
+
+/// Connections one client opens: one to every node, except through the one
+/// proxy in front of them (twemproxy).
+pub fn connections_per_client(topology: TopologyKind, nodes: u32) -> u64 {
+    match topology {
+        TopologyKind::Twemproxy => 1,
+        _ => u64::from(nodes.max(1)),
+    }
+}
+
+/// Records the servers may hold when the run ends: those loaded plus those
+/// it may insert (its operation count's share of inserts, or an open loop's
+/// rate over its window; a closed loop bounded by time cannot say, so 0).
+/// Memcached's memory limit and the memory check are sized from it.
+pub fn records_at_most(s: &RunSettings) -> u64 {
+    let ops = match s.window {
+        Window::Operations(n) => n,
+        Window::Duration(d) => s.rate.map_or(0, |r| (r.ops_per_s * d.as_secs_f64()) as u64),
+    };
+    let inserts = (ops as f64 * s.spec.insert_proportion).ceil() as u64;
+    s.spec.record_count.saturating_add(inserts)
 }
 
 /// The connection limit of a server kvbench starts (see [`connections`]).

@@ -7,7 +7,7 @@
 
 use crate::config::RunSettings;
 use crate::exit::UsageError;
-use kvbench_model::{Protocol, TopologyKind};
+use kvbench_model::Protocol;
 use kvbench_workload::Layout;
 use std::sync::OnceLock;
 
@@ -53,12 +53,7 @@ pub fn estimate(s: &RunSettings) -> Estimate {
     let spec = &s.spec;
     let record = spec.record_bytes();
     let key = spec.key_namer().max_len() as u64;
-    // Records loaded plus those the run may insert (operation-count runs).
-    let inserts = match s.window {
-        kvbench_engine::Window::Operations(n) => (n as f64 * spec.insert_proportion).ceil() as u64,
-        kvbench_engine::Window::Duration(_) => 0,
-    };
-    let items = spec.record_count.saturating_add(inserts);
+    let items = crate::config::records_at_most(s);
     let nodes = u64::from(s.nodes.max(1));
     let copies = 1 + u64::from(s.replicas);
     let (server, server_why) = if s.target.is_some() {
@@ -98,11 +93,7 @@ pub fn estimate(s: &RunSettings) -> Estimate {
             ),
         )
     };
-    // Every client connects to every node, except through one proxy.
-    let per_client = match s.topology {
-        TopologyKind::Twemproxy => 1,
-        _ => nodes,
-    };
+    let per_client = crate::config::connections_per_client(s.topology, s.nodes);
     let phase = |clients: u64, pipeline: u64| {
         let conns = clients.saturating_mul(per_client);
         let per_conn = PER_CONNECTION

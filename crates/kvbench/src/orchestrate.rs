@@ -198,16 +198,8 @@ pub fn server_spec(s: &RunSettings) -> ServerSpec {
         Protocol::Memcache => {
             let value = kvbench_engine::driver::Driver::new(s.system, &s.spec, keys.clone())
                 .memcached_value_len();
-            // Records loaded plus those the run may insert.
-            let ops = match s.window {
-                kvbench_engine::Window::Operations(n) => n,
-                kvbench_engine::Window::Duration(d) => {
-                    s.rate.map_or(0, |r| (r.ops_per_s * d.as_secs_f64()) as u64)
-                }
-            };
-            let items = s.spec.record_count + (ops as f64 * s.spec.insert_proportion).ceil() as u64;
             Some(memcached_memory_mb(
-                items,
+                crate::config::records_at_most(s),
                 value as u64,
                 keys.max_len() as u64,
             ))

@@ -28,36 +28,50 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// for a kvbench database.
 const APPLICATION_ID: i64 = 0x6b76_6231;
 
+/// The file's schema version and application id (`PRAGMA user_version`,
+/// `application_id`).
+fn marks(conn: &Connection, path: &Path) -> Result<(i64, i64), StoreError> {
+    let read = |pragma: &str| -> Result<i64, StoreError> {
+        conn.pragma_query_value(None, pragma, |row| row.get(0))
+            .map_err(|source| StoreError::Open {
+                path: path.to_path_buf(),
+                source,
+            })
+    };
+    Ok((read("user_version")?, read("application_id")?))
+}
+
+/// Refuses a schema newer than this build's: reading it could drop or
+/// misread fields.
+fn not_newer(found: i64, path: &Path) -> Result<(), StoreError> {
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::SchemaTooNew {
+            path: path.to_path_buf(),
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    Ok(())
+}
+
 /// Checks, without writing, that `conn` holds a kvbench database of exactly
 /// this build's schema (for a store opened only to read).
 pub(crate) fn check_current(conn: &Connection, path: &Path) -> Result<(), StoreError> {
-    let open_err = |source| StoreError::Open {
-        path: path.to_path_buf(),
-        source,
-    };
-    let found: i64 = conn
-        .pragma_query_value(None, "user_version", |row| row.get(0))
-        .map_err(open_err)?;
-    let app_id: i64 = conn
-        .pragma_query_value(None, "application_id", |row| row.get(0))
-        .map_err(open_err)?;
-    let path = path.to_path_buf();
+    let (found, app_id) = marks(conn, path)?;
     if app_id != APPLICATION_ID {
-        return Err(StoreError::Foreign { path });
+        return Err(StoreError::Foreign {
+            path: path.to_path_buf(),
+        });
     }
-    match found {
-        f if f > SCHEMA_VERSION => Err(StoreError::SchemaTooNew {
-            path,
+    not_newer(found, path)?;
+    if found < SCHEMA_VERSION {
+        return Err(StoreError::SchemaTooOld {
+            path: path.to_path_buf(),
             found,
             supported: SCHEMA_VERSION,
-        }),
-        f if f < SCHEMA_VERSION => Err(StoreError::SchemaTooOld {
-            path,
-            found,
-            supported: SCHEMA_VERSION,
-        }),
-        _ => Ok(()),
+        });
     }
+    Ok(())
 }
 
 /// Runs inside one write transaction even when nothing needs migrating: the
@@ -71,12 +85,7 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(open_err)?;
-    let found: i64 = tx
-        .pragma_query_value(None, "user_version", |row| row.get(0))
-        .map_err(open_err)?;
-    let app_id: i64 = tx
-        .pragma_query_value(None, "application_id", |row| row.get(0))
-        .map_err(open_err)?;
+    let (found, app_id) = marks(&tx, path)?;
     let objects: i64 = tx
         .query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))
         .map_err(open_err)?;
@@ -88,13 +97,7 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
             path: path.to_path_buf(),
         });
     }
-    if found > SCHEMA_VERSION {
-        return Err(StoreError::SchemaTooNew {
-            path: path.to_path_buf(),
-            found,
-            supported: SCHEMA_VERSION,
-        });
-    }
+    not_newer(found, path)?;
     // `found` is in 0..=SCHEMA_VERSION here, so the slice is in bounds.
     for migration in &MIGRATIONS[found as usize..] {
         tx.execute_batch(migration).map_err(open_err)?;

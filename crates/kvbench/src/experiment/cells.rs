@@ -538,9 +538,9 @@ pub fn expand(path: &Path) -> Result<Experiment, UsageError> {
     };
     let iterations = match &f.iterations {
         Some(n) => {
-            crate::bounds::ITERATIONS
-                .check("iterations", u64::from(*n.get_ref()))
-                .map_err(|e| src.error(n.span(), "iterations", &e.0))?;
+            let range = crate::bounds::ITERATIONS;
+            kvbench_workload::bounds::check(u64::from(*n.get_ref()), range.min, range.max)
+                .map_err(|m| src.error(n.span(), "iterations", &m))?;
             *n.get_ref()
         }
         None => 1,
