@@ -215,6 +215,9 @@ pub(crate) struct Lane {
     held: Vec<u8>,
     /// The held requests, each with the end of its bytes in `held`.
     held_pending: VecDeque<(Pending, usize)>,
+    /// When the last read brought replies (nanoseconds since the client's
+    /// base): with the oldest request's send, the start of a wait.
+    last_reply_ns: u64,
 }
 
 impl Lane {
@@ -229,6 +232,7 @@ impl Lane {
             touched: false,
             held: Vec::new(),
             held_pending: VecDeque::with_capacity(pipeline),
+            last_reply_ns: 0,
         }
     }
 
@@ -705,7 +709,17 @@ impl Client {
         let arrived_ns = self.nanos(arrived);
         let mut done = 0u64;
         let driver = self.driver.clone();
-        self.lanes[lane].touched = true;
+        let l = &mut self.lanes[lane];
+        l.touched = true;
+        // How long this connection went without a reply while a measured
+        // request was outstanding (a stalled server shows here, not only
+        // in the latencies of the requests that waited).
+        if let Some(head) = l.pending.front() {
+            if head.measured {
+                rec.note_wait(arrived_ns.saturating_sub(head.sent_ns.max(l.last_reply_ns)));
+            }
+        }
+        l.last_reply_ns = arrived_ns;
         while let Some(head) = self.lanes[lane].pending.front_mut() {
             if head.asking {
                 // The `+OK` of the `ASKING` sent before this request.

@@ -29,7 +29,7 @@ pub mod union_check;
 pub mod uring;
 
 pub use events::{Observer, OpSecond, Progress, SecondStats, Silent};
-pub use phase::{run_phase, Io, PhaseConfig, PhaseKind, PhaseOutput, Rate, Window};
+pub use phase::{run_phase, CutShort, Io, PhaseConfig, PhaseKind, PhaseOutput, Rate, Window};
 pub use route::Topology;
 pub use schedule::Arrival;
 

@@ -41,6 +41,9 @@ const SEED_SCHEDULE: u64 = 3;
 const MIN_ACHIEVED_SHARE: f64 = 0.97;
 /// How often the coordinator reports progress.
 const TICK: Duration = Duration::from_millis(100);
+/// The default stall threshold: a server that stops answering for a
+/// second is not measured at its steady state, whatever the averages say.
+pub const DEFAULT_STALL: Duration = Duration::from_secs(1);
 
 /// How long the measured window lasts.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -131,6 +134,9 @@ pub struct PhaseConfig {
     pub timeout: Duration,
     /// Connection set-up limit.
     pub connect_timeout: Duration,
+    /// A connection with requests outstanding and no reply for longer
+    /// than this is a stall (counted in the recorder; zero counts none).
+    pub stall: Duration,
     /// How every connection is opened (TLS, AUTH, SELECT).
     pub access: Arc<Access>,
     /// The I/O loop.
@@ -150,6 +156,19 @@ pub struct PhaseOutput {
     pub worker_busy: Vec<f64>,
     /// Open loop: why the schedule was not kept, when it was not.
     pub overloaded: Option<String>,
+    /// Why the window ended before its end, when it did: what was measured
+    /// until then is here, over the time the window really lasted.
+    pub cut_short: Option<CutShort>,
+}
+
+/// Why a run phase's window ended early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutShort {
+    /// The stop flag was set (a signal) after the window had begun.
+    Interrupted,
+    /// Every connection failed (the server died or closed them): no
+    /// client had anything left to send on.
+    ConnectionsLost,
 }
 
 struct Shared {
@@ -275,6 +294,7 @@ pub fn run_phase(
             clients,
             timeout: cfg.timeout,
             connect_timeout: cfg.connect_timeout,
+            stall: cfg.stall,
             access: cfg.access.clone(),
             io: cfg.io,
             progress: counters[w].clone(),
@@ -306,6 +326,8 @@ pub fn run_phase(
         _ => None,
     };
     let mut live = start.map(|s| LiveSeconds::new(live_rx, threads, s + warmup, time_bound));
+    // When the last worker was seen to finish (within a tick).
+    let mut ended_at = Instant::now();
     if let (Some(start), Some(live)) = (start, live.as_mut()) {
         observer.started();
         let measure_from = start + warmup;
@@ -339,6 +361,7 @@ pub fn run_phase(
                 window: time_bound,
             });
             if handles.iter().all(|h| h.is_finished()) {
+                ended_at = now;
                 break;
             }
             // Wake exactly at the next window edge, not up to a tick late,
@@ -376,9 +399,31 @@ pub fn run_phase(
             }
         }
     }
-    let window_len = |start: Instant| match time_bound {
-        Some(d) => d,
-        None => merged
+    let interrupted = stop.load(Ordering::Relaxed);
+    let cut_short = match (window, start) {
+        // A load, or a run stopped before its window: nothing to keep.
+        (None, _) | (_, None) => None,
+        (Some(_), Some(s)) if interrupted => {
+            (ended_at > s + warmup).then_some(CutShort::Interrupted)
+        }
+        (Some(Window::Duration(d)), Some(s)) => {
+            (ended_at + TICK < s + warmup + d).then_some(CutShort::ConnectionsLost)
+        }
+        (Some(Window::Operations(n)), Some(_)) => {
+            let ended: u64 = merged.completed() + merged.errors_total();
+            (ended < n).then_some(CutShort::ConnectionsLost)
+        }
+    };
+    // A window cut short ends at its last reply (or when the workers were
+    // seen to end), so its rates are over the time it really lasted.
+    let window_len = |start: Instant| match (time_bound, cut_short) {
+        (Some(d), None) => d,
+        (Some(d), Some(_)) => merged
+            .last_reply
+            .unwrap_or(ended_at)
+            .saturating_duration_since(start + warmup)
+            .min(d),
+        (None, _) => merged
             .last_reply
             .map(|t| t.saturating_duration_since(start + warmup))
             .unwrap_or_default(),
@@ -397,7 +442,7 @@ pub fn run_phase(
     let Some(start) = start else {
         return Err(EngineError::Config("no worker started".into()));
     };
-    if stop.load(Ordering::Relaxed) {
+    if interrupted && cut_short.is_none() {
         return Err(EngineError::Interrupted);
     }
     let window_len = window_len(start);
@@ -430,6 +475,7 @@ pub fn run_phase(
         client_cpu_seconds: cpu_at_end.unwrap_or(cpu_at_start) - cpu_at_start,
         worker_busy,
         overloaded,
+        cut_short,
     })
 }
 
@@ -476,6 +522,7 @@ struct WorkerJob {
     clients: usize,
     timeout: Duration,
     connect_timeout: Duration,
+    stall: Duration,
     access: Arc<Access>,
     io: Io,
     progress: Arc<AtomicU64>,
@@ -542,6 +589,7 @@ impl WorkerJob {
             }
             None => Recorder::default(),
         };
+        recorder.stall_threshold_ns = self.stall.as_nanos() as u64;
         recorder.series.set_origin(measure_from);
         recorder
             .series

@@ -58,6 +58,13 @@ pub struct Recorder {
     pub retried: u64,
     /// The reply time of the last measured operation (ops-bound windows end there).
     pub last_reply: Option<Instant>,
+    /// Waits longer than this without a reply on a connection with
+    /// requests outstanding are stalls (0: none are counted).
+    pub stall_threshold_ns: u64,
+    /// Measured waits above the threshold.
+    pub stalls: u64,
+    /// The longest of them.
+    pub longest_stall_ns: u64,
     error_samples: Vec<String>,
     error_kinds: [u64; ErrorKind::COUNT],
     /// The per-second view of the window.
@@ -185,6 +192,9 @@ impl Default for Recorder {
             asked: 0,
             retried: 0,
             last_reply: None,
+            stall_threshold_ns: 0,
+            stalls: 0,
+            longest_stall_ns: 0,
             error_samples: Vec::new(),
             error_kinds: [0; ErrorKind::COUNT],
             series: SeriesRecorder::default(),
@@ -374,6 +384,8 @@ impl Recorder {
         self.moved += other.moved;
         self.asked += other.asked;
         self.retried += other.retried;
+        self.stalls += other.stalls;
+        self.longest_stall_ns = self.longest_stall_ns.max(other.longest_stall_ns);
         self.last_reply = match (self.last_reply, other.last_reply) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
@@ -381,6 +393,21 @@ impl Recorder {
         for m in &other.error_samples {
             self.note_error(m);
         }
+    }
+
+    /// A connection with a measured request outstanding waited `ns` for
+    /// its next reply: a stall when that is above the threshold.
+    #[inline]
+    pub fn note_wait(&mut self, ns: u64) {
+        if self.stall_threshold_ns > 0 && ns > self.stall_threshold_ns {
+            self.stalls += 1;
+            self.longest_stall_ns = self.longest_stall_ns.max(ns);
+        }
+    }
+
+    /// Failed measured operations of every kind.
+    pub fn errors_total(&self) -> u64 {
+        self.errors.iter().sum()
     }
 
     /// Completed operations of every kind.

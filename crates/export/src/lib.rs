@@ -236,6 +236,7 @@ pub(crate) mod tests {
                 reload: None,
                 server_args: Vec::new(),
                 threads_reason: None,
+                stall_s: None,
                 companion: None,
             },
             environment: Environment {

@@ -214,6 +214,19 @@ pub enum Command {
         "no run matches, or no --yes without a terminal: nothing deleted)."
     ))]
     Delete(DeleteArgs),
+    /// Store runs that kvbench kept as JSON files when it could not save them.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench import kvbench.db.unsaved-4242-1795600000000.json\n",
+        "  kvbench import results/*.unsaved-*.json --db results/bench.db\n",
+        "\nWhen a finished run cannot be saved (the database stays locked by another\n",
+        "process past KVBENCH_DB_WAIT seconds, 60 by default, or its disk is full),\n",
+        "kvbench writes it beside the database (or in the temporary directory) and\n",
+        "names the file. Each file is stored with its experiment cell, then removed.\n",
+        "Exit codes: 0 stored, 1 a run could not be stored, 2 bad input (a file that\n",
+        "is not one kvbench wrote: nothing stored)."
+    ))]
+    Import(ImportArgs),
     /// What differs between two runs: configuration, environment, and the metrics with their intervals.
     #[command(after_help = concat!(
         "Examples:\n",
@@ -579,6 +592,10 @@ pub struct BenchArgs {
     /// A request with no reply for this long fails its connection.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub timeout: std::time::Duration,
+    /// A connection with requests outstanding and no reply for longer than
+    /// this is a stall, and marks the run (0 turns the check off).
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub stall: std::time::Duration,
     /// How the system is deployed: one server; a Redis Cluster (Redis,
     /// Valkey) of --nodes masters that kvbench starts and routes to by hash
     /// slot (keys with a {tag} hash on the tag; MOVED and ASK are followed
@@ -822,6 +839,16 @@ pub struct RunsArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Files kvbench wrote (`DB.unsaved-PID-MILLIS.json`).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// SQLite database to store them in.
+    #[arg(long, default_value = "kvbench.db")]
+    pub db: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -69,6 +69,12 @@ pub const TIMEOUT: Span = Span {
     max: HOUR,
 };
 
+/// `--stall`: zero (no stall check) to an hour.
+pub const STALL: Span = Span {
+    min: Duration::ZERO,
+    max: HOUR,
+};
+
 impl Count {
     /// `value` for `flag`, or the one line that names both and the range.
     pub fn check(self, flag: &str, value: u64) -> Result<(), UsageError> {

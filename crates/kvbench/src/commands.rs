@@ -35,6 +35,7 @@ pub fn dispatch(command: Command, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         Command::Export(a) => crate::export::export(a),
         Command::Label(a) => crate::manage::label(a),
         Command::Delete(a) => crate::manage::delete(a),
+        Command::Import(a) => import(a),
         Command::Diff(a) => crate::diff::diff(a),
         Command::Experiment(a) => crate::experiment::dispatch(a, stop),
         Command::Findmax(a) => crate::findmax::findmax(a, stop),
@@ -131,6 +132,18 @@ pub(crate) fn verdict_of(rec: &RunRecord, stop: &AtomicBool) -> Verdict {
         RunStatus::Failed if stop.load(Ordering::Relaxed) => Verdict::Interrupted,
         RunStatus::Failed => Verdict::Failed,
     }
+}
+
+fn import(a: crate::args::ImportArgs) -> Result<Verdict> {
+    let mut store = open_store(&a.db)?;
+    for (file, id) in crate::unsaved::import(&a.files, &mut store)? {
+        println!(
+            "stored {} as run {id} in {}",
+            file.display(),
+            a.db.display()
+        );
+    }
+    Ok(Verdict::Ok)
 }
 
 fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {

@@ -40,6 +40,8 @@ pub struct RunSettings {
     pub load_clients: u32,
     pub load_pipeline: u32,
     pub timeout: Duration,
+    /// Stall threshold (zero: none).
+    pub stall: Duration,
     pub server_binary: Option<PathBuf>,
     /// `--server-args`, split at spaces.
     pub server_args: Vec<String>,
@@ -290,6 +292,7 @@ pub fn settings(
     }
     bounds::WARMUP.check("--warmup", b.warmup)?;
     bounds::TIMEOUT.check("--timeout", b.timeout)?;
+    bounds::STALL.check("--stall", b.stall)?;
     let window = match b.duration {
         Some(d) => {
             bounds::DURATION.check("--duration", d)?;
@@ -427,6 +430,7 @@ pub fn settings(
         load_clients: b.load_clients,
         load_pipeline: b.load_pipeline,
         timeout: b.timeout,
+        stall: b.stall,
         server_binary: b.server_binary.clone(),
         server_args,
         target,

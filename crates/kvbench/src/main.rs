@@ -29,12 +29,14 @@ mod progress;
 mod report;
 mod reproduce;
 mod reuse;
+mod signals;
 mod target;
+mod unsaved;
 
 use exit::UsageError;
 use std::io::{ErrorKind, Write};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 fn main() -> ExitCode {
@@ -48,19 +50,7 @@ fn main() -> ExitCode {
         }
     };
     let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    // First Ctrl-C: finish cleanly (stop the server, store the run as
-    // interrupted). Second: leave now; the servers die with us through
-    // PR_SET_PDEATHSIG, and the network namespaces (--netns) and the
-    // servers' directories, which would outlive us, go first. Every run
-    // already saved stays saved: each is its own committed transaction.
-    let _ = ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
-            kvbench_servers::netns::remove_own();
-            kvbench_servers::workdir::remove_own();
-            std::process::exit(i32::from(exit::INTERRUPTED));
-        }
-    });
+    signals::install(stop.clone());
     match commands::dispatch(cli.command, &stop) {
         Ok(verdict) => verdict.code(),
         Err(e) => {

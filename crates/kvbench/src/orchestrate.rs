@@ -11,7 +11,7 @@ use crate::target::Target;
 use anyhow::{Context, Result};
 use kvbench_connect::Access;
 use kvbench_engine::{
-    run_phase, EngineError, PhaseConfig, PhaseKind, PhaseOutput, Silent, Topology,
+    run_phase, CutShort, EngineError, PhaseConfig, PhaseKind, PhaseOutput, Silent, Topology,
 };
 use kvbench_model::{
     Companion, CpuCost, Environment, NetnsConfig, OpKind, OpResult, PhaseResult, Protocol,
@@ -74,6 +74,11 @@ pub fn run_cell(
     let kept = match outcome {
         Ok(kept) => {
             judge(s, &mut rec);
+            // A window cut short (a signal, a dead server) did not finish:
+            // a failed run, with what it measured kept beside the reason.
+            if rec.failure.is_some() {
+                rec.status = RunStatus::Failed;
+            }
             kept
         }
         Err(e) => {
@@ -89,11 +94,7 @@ pub fn run_cell(
             None
         }
     };
-    let id = match cell {
-        Some(c) => store.save_cell_run(&rec, c),
-        None => store.save_run(&rec),
-    }
-    .with_context(|| format!("cannot save the run to {}", store.path().display()))?;
+    let id = crate::unsaved::save(store, &rec, cell)?;
     rec.id = Some(id);
     if let (Some(slot), Some(mut k)) = (slot, kept) {
         k.loaded_by.get_or_insert(id);
@@ -173,6 +174,8 @@ fn new_record(s: &RunSettings) -> RunRecord {
             reload: None,
             server_args: s.server_args.clone(),
             threads_reason: s.threads_reason.clone(),
+            stall_s: (s.stall != kvbench_engine::phase::DEFAULT_STALL)
+                .then_some(s.stall.as_secs_f64()),
             companion: s.companion.as_ref().map(|c| Companion {
                 workload: c.name.clone(),
                 clients: c.clients,
@@ -291,6 +294,7 @@ fn execute(
         seed: s.seed,
         timeout: s.timeout,
         connect_timeout: CONNECT_TIMEOUT,
+        stall: s.stall,
         access: access(s),
         io: s.io,
     };
@@ -381,8 +385,30 @@ fn execute(
             lost.join(", ")
         ));
     }
-    rec.probes
-        .push(server.probe("after_run").context("probe after run")?);
+    if let Some(why) = run.cut_short {
+        let (text, mark) = cut_short(why, &run.result, s, &lost);
+        rec.failure = Some(text);
+        rec.marks.push(mark);
+    }
+    if run.recorder.stalls > 0 {
+        rec.marks.push(format!(
+            "stall: {} times a connection with requests outstanding went more than {} without a reply (longest {:.2} s), so the window does not describe a steady state",
+            run.recorder.stalls,
+            humantime::format_duration(s.stall),
+            run.recorder.longest_stall_ns as f64 / 1e9
+        ));
+    }
+    match server.probe("after_run") {
+        Ok(p) => rec.probes.push(p),
+        // The server is gone, or cannot be reached as the run's
+        // connections could not: the run keeps what it measured (marked
+        // above) without a probe after it.
+        Err(e) if !lost.is_empty() || run.cut_short.is_some() => rec.warnings.push(format!(
+            "no probe after the run: {}",
+            e.to_string().lines().next().unwrap_or_default()
+        )),
+        Err(e) => return Err(e).context("probe after run"),
+    }
     let server_seconds = match (edges.start.get(), edges.end.get()) {
         (Some(a), Some(b)) => Some(b - a),
         _ => None,
@@ -432,7 +458,7 @@ fn execute(
         .iter()
         .any(|o| o.op == OpKind::Union && o.completed > 0);
     rec.run = Some(run.result);
-    if unions {
+    if unions && run.cut_short.is_none() {
         let cfg = match &companion_cfg {
             Some(c) if c.spec.data_model.layout == kvbench_workload::Layout::SortedSets => c,
             _ => &run_cfg,
@@ -440,7 +466,7 @@ fn execute(
         check_unions(s.system, s.timeout, cfg, rec, live)?;
     }
     drop(in_client);
-    if let Some(key) = keep_key.filter(|_| intact && lost.is_empty()) {
+    if let Some(key) = keep_key.filter(|_| intact && lost.is_empty() && run.cut_short.is_none()) {
         let (loaded_by, runs) = reused.unwrap_or((None, 0));
         return Ok(Some(Kept {
             key,
@@ -456,6 +482,32 @@ fn execute(
         n.remove().context("cannot remove the network namespaces")?;
     }
     Ok(None)
+}
+
+/// The failure text and the `partial` mark of a window that ended early.
+fn cut_short(
+    why: CutShort,
+    result: &PhaseResult,
+    s: &RunSettings,
+    lost: &[String],
+) -> (String, String) {
+    let planned = match s.window {
+        kvbench_engine::Window::Duration(d) => format!("{} s window", d.as_secs_f64()),
+        kvbench_engine::Window::Operations(n) => format!("window of {n} operations"),
+    };
+    let cause = match why {
+        CutShort::Interrupted => "interrupted by the user".to_string(),
+        CutShort::ConnectionsLost if !lost.is_empty() => {
+            format!("the server at {} exited", lost.join(", "))
+        }
+        CutShort::ConnectionsLost => "every connection failed".to_string(),
+    };
+    let text = format!("{cause} {:.2} s into the {planned}", result.duration_s);
+    let mark = format!(
+        "partial: {text}; the {} operations measured until then are kept, not a result",
+        result.completed
+    );
+    (text, mark)
 }
 
 /// After a `ZUNIONSTORE` run: reads a sample of the destinations back and

@@ -56,6 +56,7 @@ pub fn phase_config(
         seed: 3,
         timeout: Duration::from_secs(10),
         connect_timeout: Duration::from_secs(5),
+        stall: kvbench_engine::phase::DEFAULT_STALL,
         access: Default::default(),
         io: kvbench_engine::Io::auto(),
     }
@@ -84,6 +85,7 @@ pub fn load(server: &Server, spec: &WorkloadSpec, seed: u64) -> kvbench_engine::
         seed,
         timeout: Duration::from_secs(10),
         connect_timeout: Duration::from_secs(5),
+        stall: kvbench_engine::phase::DEFAULT_STALL,
         access: Default::default(),
         io: kvbench_engine::Io::auto(),
     };

@@ -15,6 +15,7 @@ mod cpus;
 mod engine_timing;
 mod experiment;
 mod export;
+mod faults;
 mod findmax;
 mod interrupt;
 mod lifecycle;

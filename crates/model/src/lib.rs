@@ -334,6 +334,11 @@ pub struct RunConfig {
     /// `--threads` was given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads_reason: Option<String>,
+    /// The stall threshold in seconds when it is not the default of 1 s
+    /// (absent: 1 s; 0: no stall check). Absent at the default so that
+    /// cells planned before it existed keep their keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_s: Option<f64>,
 }
 
 /// How the links of a run's private network were shaped (`--netns`).

@@ -31,9 +31,9 @@ pub trait Deployment {
     /// CPU seconds of every process kvbench started for it, `None` when
     /// unknown (a server kvbench did not start) or a process has exited.
     fn cpu_seconds(&self) -> Option<f64>;
-    /// Nodes of a multi-node deployment that have died (`addr (how)`): the
-    /// run goes on without them and is marked. A single server's death is
-    /// an error of its probes instead.
+    /// Nodes that have died (`addr (how)`): the run goes on without them
+    /// (for a single server, it ends there) and is marked, keeping what it
+    /// measured until then.
     fn lost_nodes(&self) -> Vec<String> {
         Vec::new()
     }
@@ -71,8 +71,20 @@ impl Deployment for Server {
     fn cpu_seconds(&self) -> Option<f64> {
         Server::cpu_seconds(self)
     }
+    fn lost_nodes(&self) -> Vec<String> {
+        self.exited()
+            .map(|how| vec![format!("{} ({how})", self.addr())])
+            .unwrap_or_default()
+    }
+    /// A server that had already exited was reported by
+    /// [`Deployment::lost_nodes`]; it is reaped and its directory removed
+    /// here like any other, without a second error.
     fn stop(self: Box<Self>) -> Result<(), ServerError> {
-        Server::stop(*self)
+        let lost = self.exited().is_some();
+        match Server::stop(*self) {
+            Err(ServerError::Stop { .. }) if lost => Ok(()),
+            other => other,
+        }
     }
 }
 

@@ -197,6 +197,9 @@ impl ProcessGuard {
 
     fn terminate(&self, st: &mut State) -> Ending {
         signal(self.pid, libc::SIGTERM);
+        // A stopped server (SIGSTOP, a debugger's) acts on SIGTERM only
+        // once it runs again.
+        signal(self.pid, libc::SIGCONT);
         let deadline = Instant::now() + TERM_GRACE;
         loop {
             match st.child.try_wait() {

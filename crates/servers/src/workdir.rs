@@ -40,6 +40,22 @@ pub fn remove_own() -> Vec<PathBuf> {
     remove_where(|pid| pid == me)
 }
 
+/// Kills (SIGKILL) every server process of this kvbench, leaving their
+/// directories for the code that started them to reap and remove: a second
+/// Ctrl-C wants the run over now, and a dead server ends it at once.
+pub fn kill_own() {
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if owner(&path) == Some(me) && mine(&path) {
+            kill_inside(&path);
+        }
+    }
+}
+
 fn remove_where(owner_matches: impl Fn(u32) -> bool) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return Vec::new();

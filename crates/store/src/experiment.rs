@@ -7,10 +7,10 @@
 
 use crate::Fault;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The cell a run was made for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CellTag {
     /// The experiment's `name`.
     pub experiment: String,

@@ -182,6 +182,21 @@ impl From<rusqlite::Error> for Fault {
     }
 }
 
+impl StoreError {
+    /// Another process held the database's lock for longer than the busy
+    /// timeout: the same write may succeed if tried again.
+    pub fn is_busy(&self) -> bool {
+        let sql = match self {
+            StoreError::Sql { source, .. } | StoreError::Open { source, .. } => source,
+            _ => return false,
+        };
+        matches!(
+            sql.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    }
+}
+
 impl Fault {
     fn at(self, path: &Path) -> StoreError {
         let path = path.to_path_buf();
@@ -237,6 +252,20 @@ impl Store {
             conn,
             path: path.to_path_buf(),
         })
+    }
+
+    /// How long each write waits for another process's lock before it
+    /// fails with [`StoreError::is_busy`] (10 s unless set).
+    ///
+    /// # Errors
+    /// [`StoreError::Sql`] when SQLite refuses it.
+    pub fn set_busy_timeout(&self, wait: Duration) -> Result<(), StoreError> {
+        self.conn
+            .busy_timeout(wait)
+            .map_err(|source| StoreError::Sql {
+                path: self.path.clone(),
+                source,
+            })
     }
 
     /// Opens an existing database only to read it (`runs`, `show`, reports,

@@ -120,6 +120,7 @@ fn full_record() -> RunRecord {
             reload: Some("per-workload".into()),
             server_args: vec!["--hz".into(), "20".into()],
             threads_reason: Some("default: test".into()),
+            stall_s: None,
             companion: Some(kvbench_model::Companion {
                 workload: "zunionstore".into(),
                 clients: 2,

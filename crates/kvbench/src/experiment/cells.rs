@@ -190,6 +190,7 @@ fn common(f: &ExperimentFile) -> Flags {
         ("--warmup", "run.warmup", &w.warmup),
         ("--duration", "run.duration", &w.duration),
         ("--timeout", "run.timeout", &w.timeout),
+        ("--stall", "run.stall", &w.stall),
     ];
     for (flag, key, v) in texts {
         if let Some(v) = v {

@@ -342,6 +342,7 @@ pub struct Window {
     pub duration: Option<Spanned<String>>,
     pub operations: Option<Spanned<u64>>,
     pub timeout: Option<Spanned<String>>,
+    pub stall: Option<Spanned<String>>,
     #[serde(default)]
     pub allow_errors: bool,
 }

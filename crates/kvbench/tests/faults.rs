@@ -1,0 +1,485 @@
+//! Faults under load against real servers (issue 15, items 2 and 5): a
+//! server killed or stalled mid-run, signals to kvbench itself, a database
+//! locked by another process, connections reset by a proxy, a full disk.
+//! Each checks that the run ends promptly, says what happened, and keeps
+//! what it measured (stored, or kept as JSON and imported later).
+
+use crate::util::{alive, wait_for_children, Sandbox};
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::process::{Child, Command, Output};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A closed-loop Redis run of `duration`, small and quick to load.
+fn run_args(duration: &str, extra: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = [
+        "run",
+        "--system",
+        "redis",
+        "--workload",
+        "balanced",
+        "--records",
+        "1000",
+        "--field-count",
+        "2",
+        "--field-length",
+        "20",
+        "--duration",
+        duration,
+        "--warmup",
+        "0s",
+        "--seed",
+        "5",
+        "--json",
+        "--quiet",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+fn spawn(sb: &Sandbox, args: &[String]) -> Child {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    sb.spawn(&args)
+}
+
+/// The server kvbench started, once its window has been running for a
+/// while (the load of 1,000 records takes a fraction of a second).
+fn server_in_window(kvbench: &Child) -> u32 {
+    let server = wait_for_children(kvbench.id(), 1, |_| true)[0];
+    std::thread::sleep(Duration::from_millis(2500));
+    server
+}
+
+fn signal(pid: u32, sig: &str) {
+    let ok = Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(ok.success(), "kill -{sig} {pid}");
+}
+
+/// Waits for `child` (at most `limit`), returning its output and how long
+/// it took from now.
+fn finish(child: Child, limit: Duration) -> (Output, Duration) {
+    let t = Instant::now();
+    let pid = child.id();
+    let done = Arc::new(AtomicBool::new(false));
+    let watch = done.clone();
+    // A kvbench that hangs would hang the test: kill it past the limit.
+    std::thread::spawn(move || {
+        std::thread::sleep(limit + Duration::from_secs(20));
+        if !watch.load(Ordering::Relaxed) {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    });
+    let out = child.wait_with_output().expect("kvbench ends");
+    done.store(true, Ordering::Relaxed);
+    let took = t.elapsed();
+    assert!(
+        took < limit,
+        "kvbench took {took:?} (limit {limit:?}): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out, took)
+}
+
+fn record(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "JSON on stdout ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// The stored run, as `show --json` reads it back.
+fn stored(sb: &Sandbox, id: i64) -> serde_json::Value {
+    sb.json(&["show", &id.to_string(), "--json"])
+}
+
+/// Asserts a stored run kept a partial window: failed, marked partial,
+/// operations completed, and a window shorter than planned.
+fn assert_partial(run: &serde_json::Value, planned_s: f64, cause: &str) {
+    assert_eq!(run["status"], "failed", "{run}");
+    let failure = run["failure"].as_str().unwrap_or_default();
+    assert!(failure.contains(cause), "failure {failure:?}");
+    let marks = run["marks"].to_string();
+    assert!(marks.contains("partial: "), "{marks}");
+    let completed = run["run"]["completed"].as_u64().unwrap_or(0);
+    assert!(completed > 100, "kept {completed} operations");
+    let window = run["run"]["duration_s"].as_f64().unwrap_or(0.0);
+    assert!(window > 0.5 && window < planned_s, "window {window} s");
+    // The rate is over the time the window lasted, not the planned one.
+    let rate = run["run"]["throughput"].as_f64().unwrap_or(0.0);
+    assert!(
+        (rate - completed as f64 / window).abs() < 1e-6 * rate.max(1.0),
+        "throughput {rate} for {completed} in {window} s"
+    );
+}
+
+/// Before: a server SIGKILLed mid-run left a failed run with nothing of
+/// what was measured. Now the run ends within 2 s of the kill and keeps
+/// its window up to the kill, marked partial, with the server named.
+#[test]
+fn a_server_killed_mid_run_leaves_a_partial_run_within_two_seconds() {
+    let _serial = crate::util::timing_sensitive();
+    let sb = Sandbox::new();
+    let child = spawn(&sb, &run_args("20s", &[]));
+    let server = server_in_window(&child);
+    signal(server, "KILL");
+    let (out, took) = finish(child, Duration::from_secs(2));
+    assert_eq!(out.status.code(), Some(1), "failed run");
+    let rec = record(&out);
+    assert_partial(&rec, 20.0, "the server at 127.0.0.1:");
+    assert!(
+        rec["marks"].to_string().contains("node-down"),
+        "{}",
+        rec["marks"]
+    );
+    let id = rec["id"].as_i64().expect("stored");
+    assert_eq!(stored(&sb, id)["run"], rec["run"], "stored as printed");
+    println!("server killed: kvbench ended {took:?} after the kill");
+}
+
+/// Before: a server stopped for 3 s in a closed-loop run was reported ok.
+/// Now a connection that waits longer than --stall (1 s) with requests
+/// outstanding marks the run; with a --timeout shorter than the stall the
+/// requests time out instead, counted as timeouts, and the run is partial.
+#[test]
+fn a_stalled_server_marks_the_run_and_timeouts_are_counted() {
+    let _serial = crate::util::timing_sensitive();
+    let sb = Sandbox::new();
+    let child = spawn(&sb, &run_args("6s", &[]));
+    let server = server_in_window(&child);
+    signal(server, "STOP");
+    std::thread::sleep(Duration::from_millis(2000));
+    signal(server, "CONT");
+    let (out, _) = finish(child, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(3), "invalid");
+    let rec = record(&out);
+    let marks = rec["marks"].to_string();
+    assert!(marks.contains("stall: "), "{marks}");
+    assert!(
+        marks.contains("(longest 2."),
+        "the 2-s stall measured: {marks}"
+    );
+
+    let child = spawn(&sb, &run_args("6s", &["--timeout", "500ms"]));
+    let server = server_in_window(&child);
+    signal(server, "STOP");
+    let (out, _) = finish(child, Duration::from_secs(10));
+    assert!(!alive(server), "stopped, although it was stalled");
+    assert_eq!(out.status.code(), Some(1), "partial");
+    let rec = record(&out);
+    assert_partial(&rec, 6.0, "every connection failed");
+    assert!(
+        rec["run"]["errors_by_kind"].to_string().contains("timeout"),
+        "{}",
+        rec["run"]["errors_by_kind"]
+    );
+}
+
+/// Before: a second Ctrl-C (or `timeout`, which can signal twice) exited at
+/// once and stored nothing. Now the first signal ends the window and keeps
+/// it; a second one a person sends later, while the stop waits on a stalled
+/// server, kills the servers and the run is still saved, within seconds.
+#[test]
+fn signals_end_the_run_and_keep_what_it_measured() {
+    let _serial = crate::util::timing_sensitive();
+    let sb = Sandbox::new();
+    for sig in ["INT", "TERM", "HUP"] {
+        let child = spawn(&sb, &run_args("20s", &[]));
+        server_in_window(&child);
+        signal(child.id(), sig);
+        let (out, _) = finish(child, Duration::from_secs(3));
+        assert_eq!(out.status.code(), Some(130), "SIG{sig}");
+        assert_partial(&record(&out), 20.0, "interrupted by the user");
+    }
+
+    // The server stalls, so the first stop waits for its replies (up to
+    // --timeout, 10 s); the second stop ends it.
+    let child = spawn(&sb, &run_args("20s", &[]));
+    let server = server_in_window(&child);
+    signal(server, "STOP");
+    std::thread::sleep(Duration::from_millis(200));
+    signal(child.id(), "INT");
+    std::thread::sleep(Duration::from_millis(1000));
+    signal(child.id(), "INT");
+    let (out, took) = finish(child, Duration::from_secs(6));
+    assert_eq!(out.status.code(), Some(130));
+    let rec = record(&out);
+    assert_partial(&rec, 20.0, "interrupted by the user");
+    assert!(!alive(server), "the stalled server was killed");
+    let left: Vec<_> = std::fs::read_dir(sb.tmp())
+        .expect("tmp")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let runs = sb.json(&["runs", "--json"]);
+    assert_eq!(runs.as_array().map(Vec::len), Some(4), "every run stored");
+    println!("second interrupt: saved and exited {took:?} after it");
+}
+
+/// Holds the database's write lock for `secs` from another process (the
+/// Python standard library's sqlite3, as another tool would).
+fn hold_lock(db: &std::path::Path, secs: f64) -> Child {
+    let script = format!(
+        "import sqlite3,sys,time\nc=sqlite3.connect(sys.argv[1],isolation_level=None)\nc.execute('BEGIN IMMEDIATE')\nprint('locked',flush=True)\ntime.sleep({secs})\nc.execute('ROLLBACK')\n"
+    );
+    let mut child = Command::new("python3")
+        .args(["-c", &script])
+        .arg(db)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let mut line = [0u8; 7];
+    child
+        .stdout
+        .as_mut()
+        .expect("stdout")
+        .read_exact(&mut line)
+        .expect("python3 took the lock");
+    child
+}
+
+/// Before: a database locked by another process for more than about 10 s
+/// when a run ended lost the run. Now the save waits up to KVBENCH_DB_WAIT,
+/// then writes the run beside the database, prints its summary and the
+/// command that stores it; `kvbench import` stores it; earlier runs stay.
+#[test]
+fn a_locked_database_keeps_the_run_as_json_until_it_is_imported() {
+    let _serial = crate::util::timing_sensitive();
+    let sb = Sandbox::new();
+    let mut first = run_args("1s", &[]);
+    first.retain(|a| a != "--json");
+    sb.kvbench().args(&first).assert().success();
+
+    let child = {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("kvbench"))
+            .args(run_args("1s", &[]))
+            .current_dir(sb.path())
+            .env("TMPDIR", sb.tmp())
+            .env("KVBENCH_DB_WAIT", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("kvbench starts")
+    };
+    // Taken while the run measures, held past its end and the wait.
+    wait_for_children(child.id(), 1, |_| true);
+    let mut lock = hold_lock(&sb.db(), 6.0);
+    let (out, _) = finish(child, Duration::from_secs(20));
+    let _ = lock.wait();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("database is locked") && last.contains("kvbench import"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("measured window"),
+        "summary printed: {stderr}"
+    );
+    let files: Vec<std::path::PathBuf> = std::fs::read_dir(sb.path())
+        .expect("dir")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().contains(".unsaved-"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(last.contains(&*files[0].file_name().unwrap_or_default().to_string_lossy()));
+
+    let stored_now = sb.stdout(&["import", &files[0].to_string_lossy()]);
+    assert!(stored_now.contains("as run 2"), "{stored_now}");
+    assert!(!files[0].exists(), "removed once stored");
+    let runs = sb.json(&["runs", "--json"]);
+    assert_eq!(runs.as_array().map(Vec::len), Some(2));
+    let imported = stored(&sb, 2);
+    assert_eq!(imported["status"], "ok");
+    assert!(imported["run"]["completed"].as_u64().unwrap_or(0) > 100);
+
+    std::fs::write(sb.path().join("other.json"), "{\"format\": \"x\"}").expect("write");
+    let out = sb
+        .kvbench()
+        .args(["import", "other.json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("other.json: not a run kvbench kept"), "{err}");
+}
+
+/// A proxy between kvbench and a server it did not start, which resets
+/// the connections open when `cut` is set (later ones are relayed).
+struct ResettingProxy {
+    addr: std::net::SocketAddr,
+    cut: Arc<AtomicBool>,
+}
+
+impl ResettingProxy {
+    fn start(backend: std::net::SocketAddr) -> ResettingProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let cut = Arc::new(AtomicBool::new(false));
+        let conns: Arc<Mutex<Vec<TcpStream>>> = Arc::default();
+        let watched = conns.clone();
+        let watcher_flag = cut.clone();
+        std::thread::spawn(move || loop {
+            if watcher_flag.swap(false, Ordering::Relaxed) {
+                for s in watched.lock().expect("lock").drain(..) {
+                    reset(s);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        });
+        std::thread::spawn(move || {
+            // New connections (a probe's, after the cut) are relayed.
+            for client in listener.incoming().flatten() {
+                let Ok(server) = TcpStream::connect(backend) else {
+                    return;
+                };
+                let pairs = [
+                    (client.try_clone(), server.try_clone()),
+                    (server.try_clone(), client.try_clone()),
+                ];
+                conns.lock().expect("lock").push(client);
+                for (from, to) in pairs {
+                    let (Ok(mut from), Ok(mut to)) = (from, to) else {
+                        continue;
+                    };
+                    std::thread::spawn(move || {
+                        let mut buf = [0u8; 16384];
+                        while let Ok(n) = from.read(&mut buf) {
+                            if n == 0 || to.write_all(&buf[..n]).is_err() {
+                                break;
+                            }
+                        }
+                        let _ = to.shutdown(Shutdown::Both);
+                    });
+                }
+            }
+        });
+        ResettingProxy { addr, cut }
+    }
+}
+
+/// Closes `s` with SO_LINGER 0, so the peer gets a reset, not a FIN (once
+/// the relay threads, woken by the shutdown, drop their copies).
+fn reset(s: TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a valid socket and a pointer to a linger of the size given.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            std::ptr::addr_of!(linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+    let _ = s.shutdown(Shutdown::Read);
+}
+
+/// Connections reset mid-run (a proxy the test runs, in front of a server
+/// kvbench did not start): the run ends at once, partial, with the resets
+/// counted as errors, and the server is left running and untouched.
+#[test]
+fn connections_reset_mid_run_end_it_partial() {
+    let _serial = crate::util::timing_sensitive();
+    let spec = kvbench_servers::ServerSpec {
+        system: kvbench_model::SystemKind::Redis,
+        binary: None,
+        memory_limit_mb: None,
+        extra_args: Vec::new(),
+    };
+    let server = kvbench_servers::Server::start(&spec).expect("redis starts");
+    let proxy = ResettingProxy::start(server.addr());
+    let sb = Sandbox::new();
+    let target = proxy.addr.to_string();
+    let child = spawn(&sb, &run_args("20s", &["--target", &target]));
+    std::thread::sleep(Duration::from_millis(3000));
+    proxy.cut.store(true, Ordering::Relaxed);
+    let (out, _) = finish(child, Duration::from_secs(5));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rec = record(&out);
+    assert_partial(&rec, 20.0, "every connection failed");
+    assert!(rec["run"]["errors"].as_u64().unwrap_or(0) > 0);
+    assert!(server.exited().is_none(), "the server is not ours to stop");
+    server.stop().expect("stops");
+}
+
+/// The database's disk fills up (a 4-MiB tmpfs in a mount namespace of the
+/// command's own, `unshare -m`): the run that cannot be saved says so in
+/// one line, is kept as JSON in the temporary directory, and the runs
+/// stored before are still there. Without root it is skipped.
+#[test]
+fn a_full_disk_keeps_earlier_runs_and_the_new_one_as_json() {
+    if unsafe { libc::geteuid() } != 0 {
+        println!("SKIP a_full_disk_keeps_earlier_runs_and_the_new_one_as_json: needs root for a mount namespace");
+        return;
+    }
+    let _serial = crate::util::timing_sensitive();
+    let sb = Sandbox::new();
+    let kvbench = assert_cmd::cargo::cargo_bin("kvbench");
+    let plain = |d: &str| {
+        let mut a = run_args(d, &[]);
+        a.retain(|a| a != "--json");
+        a.join(" ")
+    };
+    // The disk fills while the second run measures: its save fails.
+    let script = format!(
+        "set -u; mkdir -p \"$0/full\" && mount -t tmpfs -o size=4m tmpfs \"$0/full\" || exit 99
+         {k} {first} --db \"$0/full/k.db\" >/dev/null 2>&1 || exit 98
+         {k} {second} --db \"$0/full/k.db\" >/dev/null 2>\"$0/err.txt\" & p=$!
+         sleep 2; dd if=/dev/zero of=\"$0/full/filler\" bs=64k 2>/dev/null
+         wait $p; echo \"rc=$?\"
+         rm -f \"$0/full/filler\"
+         {k} runs --db \"$0/full/k.db\" --json",
+        k = kvbench.display(),
+        first = plain("1s"),
+        second = plain("4s"),
+    );
+    let out = Command::new("unshare")
+        .args(["-m", "sh", "-c", &script, &sb.path().to_string_lossy()])
+        .env("TMPDIR", sb.tmp())
+        .output()
+        .expect("unshare runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let err = std::fs::read_to_string(sb.path().join("err.txt")).unwrap_or_default();
+    assert!(stdout.starts_with("rc=1"), "{stdout} / {err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(last.contains("cannot save the run"), "{err}");
+    assert!(last.contains("kvbench import"), "{err}");
+    let runs: serde_json::Value =
+        serde_json::from_str(stdout.trim_start_matches("rc=1").trim()).expect("runs JSON");
+    assert_eq!(
+        runs.as_array().map(Vec::len),
+        Some(1),
+        "the first run is kept"
+    );
+    let kept: Vec<_> = std::fs::read_dir(sb.tmp())
+        .expect("tmp")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".unsaved-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "the new run kept in TMPDIR");
+}
