@@ -473,7 +473,12 @@ impl Client {
                 self.sending = false;
                 break;
             }
-            let measured = intended >= self.measure_from;
+            // In the window if it was due in it, or sent in it: an open loop
+            // far behind its schedule sends, inside the window, requests that
+            // were due before it; they are the window's load (their latency
+            // still runs from when they were due), and leaving them out
+            // reported 0 ops/s for a loop more than a warm-up behind.
+            let measured = intended >= self.measure_from || now >= self.measure_from;
             if let Limit::Operations(n) = self.limit {
                 if measured && self.measured_sent >= n {
                     self.sending = false;
@@ -828,6 +833,23 @@ impl Client {
                 _ => {}
             }
             done += self.complete_part(p, outcome, arrived, arrived_ns, rec);
+        }
+        // An incomplete reply (or bytes nobody asked for) that has grown
+        // past anything this workload can be sent: a server streaming
+        // garbage must not fill kvbench's memory, up to RESP's 512 MiB a
+        // connection.
+        let waiting = buf.len() - pos;
+        if waiting > driver.reply_limit() {
+            return (
+                ReadResult::Failed(
+                    ErrorKind::Protocol,
+                    format!(
+                        "protocol error: {waiting} bytes of a reply not yet complete, more than the {} this workload's largest reply can take",
+                        driver.reply_limit()
+                    ),
+                ),
+                pos,
+            );
         }
         (ReadResult::Progress(done), pos)
     }

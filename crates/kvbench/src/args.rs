@@ -227,6 +227,15 @@ pub enum Command {
         "is not one kvbench wrote: nothing stored)."
     ))]
     Import(ImportArgs),
+    /// Analytics workloads over the stores (paper D): PageRank map/reduce.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench analytics pagerank --graph synthetic:google --scale 0.01\n",
+        "  kvbench analytics pagerank --graph web-Google.txt --impl reference,redis,memcached,spark\n",
+        "\nExit codes: 0 every implementation agreed with the reference, 1 one failed or\n",
+        "disagreed (the first node that differs is named), 2 bad input."
+    ))]
+    Analytics(AnalyticsArgs),
     /// What differs between two runs: configuration, environment, and the metrics with their intervals.
     #[command(after_help = concat!(
         "Examples:\n",
@@ -839,6 +848,112 @@ pub struct RunsArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AnalyticsArgs {
+    #[command(subcommand)]
+    pub command: AnalyticsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AnalyticsCommand {
+    /// PageRank over Memcached, Redis, Valkey (map/reduce by client-side
+    /// drivers) and Spark, each checked against the in-process reference.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench analytics pagerank --graph synthetic:google --scale 0.01\n",
+        "  kvbench analytics pagerank --graph synthetic:google --impl reference,redis,memcached --json\n",
+        "  kvbench analytics pagerank --graph soc-pokec-relationships.txt --impl reference,spark --spark-master spark://10.0.0.5:7077\n",
+        "\nEvery implementation's ranks must match the reference's within a relative\n",
+        "error of 1e-6 per node (docs/analytics.md).\n",
+        "Exit codes: 0 all agreed, 1 a system failed or its ranks differ, 2 bad input."
+    ))]
+    Pagerank(PagerankArgs),
+    /// Single-key lookups: GET on Memcached, Redis and Valkey against a
+    /// lookup job on a cached Spark RDD (paper D's random get).
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench analytics lookup --graph synthetic:google --scale 0.1\n",
+        "  kvbench analytics lookup --graph rmat:10000:50000 --impl redis,spark --count 200 --json\n",
+        "\nEach lookup asks one node's neighbour list (its out-degree on Spark) and\n",
+        "checks the answer against the graph.\n",
+        "Exit codes: 0 every answer right, 1 a system failed or answered wrong, 2 bad input."
+    ))]
+    Lookup(LookupArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LookupArgs {
+    /// As `analytics pagerank --graph`.
+    #[arg(long, default_value = "synthetic:google")]
+    pub graph: String,
+    /// As `analytics pagerank --scale`.
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+    /// Systems, in order: redis, valkey, memcached, spark.
+    #[arg(
+        long = "impl",
+        value_delimiter = ',',
+        default_value = "redis,memcached"
+    )]
+    pub impls: Vec<String>,
+    /// Lookups per system (at least 1, at most 1,000,000).
+    #[arg(long, default_value_t = 100)]
+    pub count: u32,
+    /// Seed of the synthetic graph and of the keys looked up.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Where Spark runs.
+    #[arg(long, default_value = "local[2]")]
+    pub spark_master: String,
+    /// Print the results as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress lines.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PagerankArgs {
+    /// `synthetic:google` (875,713 nodes, 5,105,039 edges), `synthetic:pokec`
+    /// (1,632,803 / 30,622,564), seeded R-MAT graphs of the paper's sizes;
+    /// `rmat:NODES:EDGES` for another size; or a SNAP edge-list file.
+    #[arg(long, default_value = "synthetic:google")]
+    pub graph: String,
+    /// Multiplies a synthetic graph's nodes and edges (above 0, at most 100).
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+    /// Implementations, in order: reference, redis, valkey, memcached, spark.
+    #[arg(
+        long = "impl",
+        value_delimiter = ',',
+        default_value = "reference,redis,memcached"
+    )]
+    pub impls: Vec<String>,
+    /// PageRank iterations.
+    #[arg(long, default_value_t = 10)]
+    pub iterations: u32,
+    /// Damping factor.
+    #[arg(long, default_value_t = 0.85)]
+    pub damping: f64,
+    /// Driver threads per key-value system [default: 5 for Memcached, 6 for
+    /// Redis and Valkey, as the paper's].
+    #[arg(long)]
+    pub drivers: Option<u32>,
+    /// Seed of the synthetic graph.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Where Spark runs: local mode by default, or a cluster's master URL.
+    #[arg(long, default_value = "local[2]")]
+    pub spark_master: String,
+    /// Print the results as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress lines.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

@@ -36,6 +36,7 @@ pub fn dispatch(command: Command, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         Command::Label(a) => crate::manage::label(a),
         Command::Delete(a) => crate::manage::delete(a),
         Command::Import(a) => import(a),
+        Command::Analytics(a) => crate::analytics::dispatch(a),
         Command::Diff(a) => crate::diff::diff(a),
         Command::Experiment(a) => crate::experiment::dispatch(a, stop),
         Command::Findmax(a) => crate::findmax::findmax(a, stop),

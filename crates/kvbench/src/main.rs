@@ -7,6 +7,7 @@
 //! formats themselves are the kvbench-export crate's); `manage` labels and
 //! deletes stored runs, `diff` compares two.
 
+mod analytics;
 mod args;
 mod atomic;
 mod bounds;

@@ -387,8 +387,10 @@ fn a_log_gets_one_line_per_second_and_quiet_gets_none() {
         "read-heavy",
         "--clients",
         "1,2",
+        // Enough for a window of a few tenths of a second even at 100,000
+        // ops/s: the last line's end must read above 0.0 s.
         "--operations",
-        "3000",
+        "30000",
         "--warmup",
         "100ms",
         "--json",

@@ -230,6 +230,59 @@ fn an_overloaded_open_loop_ends_at_its_deadline_and_says_so() {
     assert!(rec["run"]["completed"].as_u64().unwrap_or(0) > 0);
 }
 
+/// An open loop more than its warm-up behind its schedule when the window
+/// opens sent only requests due before the window, none of which counted:
+/// `--rate 1e6` reported 0 ops/s. What it sends in the window now counts
+/// (their latency from when they were due), and the run is still marked.
+#[test]
+fn an_open_loop_far_behind_counts_what_it_sends_in_the_window() {
+    let _serial = crate::util::timing_sensitive();
+    let sb = Sandbox::new();
+    let out = sb
+        .kvbench()
+        .args([
+            "run",
+            "--system",
+            "redis",
+            "--workload",
+            "read-heavy",
+            "--records",
+            "1000",
+            "--field-count",
+            "1",
+            "--rate",
+            "1000000",
+            "--duration",
+            "1s",
+            "--warmup",
+            "1s",
+            "--json",
+            "--quiet",
+        ])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "invalid (overloaded): {stderr}");
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(
+        rec["marks"].to_string().contains("overloaded"),
+        "{}",
+        rec["marks"]
+    );
+    let done = rec["run"]["completed"].as_u64().unwrap_or(0);
+    let rate = rec["run"]["throughput"].as_f64().unwrap_or(0.0);
+    assert!(
+        done > 1000 && rate > 1000.0,
+        "{done} operations, {rate} ops/s"
+    );
+    // Their latency includes the time they waited behind the schedule: at
+    // least the warm-up they were late by, for the first of them.
+    let max_us = crate::util::op(&rec, "read")["latency"]["max_us"]
+        .as_f64()
+        .unwrap_or(0.0);
+    assert!(max_us > 500_000.0, "max latency {max_us} us");
+}
+
 /// `runs` and `show` failed on a database that cannot be written ("attempt
 /// to write a readonly database"). Here the database is on a read-only bind
 /// mount in a mount namespace of the command's own (`unshare -m`), so

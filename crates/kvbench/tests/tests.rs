@@ -6,8 +6,11 @@
 mod fake_server;
 mod util;
 
+mod analytics;
 mod bad_input;
+mod bad_replies;
 mod browser;
+mod catalogue;
 mod cluster;
 mod commands;
 mod connections;

@@ -116,7 +116,12 @@ pub struct Driver {
     /// `kvbench.command.N`, in order: operations of kind
     /// [`OpKind::command`]`(i)` send template `i`.
     commands: Vec<CommandTemplate>,
+    /// See [`Driver::reply_limit`].
+    reply_limit: usize,
 }
+
+/// The smallest reply limit: room for any error text or probe reply.
+const MIN_REPLY_LIMIT: usize = 1 << 20;
 
 impl Driver {
     /// A driver for `spec` (which must have passed
@@ -144,7 +149,24 @@ impl Driver {
             Layout::Hash => format!("{}-", spec.table).into_bytes(),
             Layout::Plain | Layout::SortedSets => Vec::new(),
         };
+        // A record with every field at its longest, with names and framing;
+        // or a scan's key list. Commands of the user's own (memtier's
+        // --command) and sorted sets can get anything RESP allows.
+        let record: usize = field_names
+            .iter()
+            .map(|n| n.len() + max_len + 32)
+            .sum::<usize>()
+            + max_value_len
+            + 64;
+        let scan = spec.max_scan_length as usize * (keys.max_len() + 16);
+        let reply_limit =
+            if spec.commands.is_empty() && spec.data_model.layout != Layout::SortedSets {
+                record.max(scan).saturating_mul(4).max(MIN_REPLY_LIMIT)
+            } else {
+                kvbench_proto::MAX_LEN
+            };
         Driver {
+            reply_limit,
             system,
             protocol: system.protocol(),
             keys,
@@ -162,6 +184,13 @@ impl Driver {
             zsets: spec.data_model.zsets,
             commands: spec.commands.iter().map(|c| c.template.clone()).collect(),
         }
+    }
+
+    /// The most bytes one reply to this workload's requests can take, with
+    /// room to spare (four times its largest record or scan key list, at
+    /// least 1 MiB); an incomplete reply past it fails its connection.
+    pub fn reply_limit(&self) -> usize {
+        self.reply_limit
     }
 
     /// What goes before a record key on the wire (Memcached's

@@ -506,21 +506,24 @@ pub(crate) fn key(s: &RunSettings, reload: Reload) -> String {
 /// is only known once connected, and for a missing binary, which the run's
 /// checks refuse anyway). Asked once per binary.
 fn server_version(s: &RunSettings) -> String {
-    use std::collections::HashMap;
-    use std::sync::Mutex;
-    type Seen = HashMap<(kvbench_model::SystemKind, Option<std::path::PathBuf>), String>;
-    static SEEN: Mutex<Option<Seen>> = Mutex::new(None);
     if s.target.is_some() {
         return String::new();
     }
-    let id = (s.system, s.server_binary.clone());
+    binary_version(s.system, s.server_binary.as_deref()).unwrap_or_default()
+}
+
+/// What `kvbench_servers::binary_version` says, asked once per binary (it
+/// starts the binary: a file of many cells, or a fuzzer, asks often).
+fn binary_version(system: kvbench_model::SystemKind, bin: Option<&Path>) -> Result<String, String> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    type Seen =
+        HashMap<(kvbench_model::SystemKind, Option<std::path::PathBuf>), Result<String, String>>;
+    static SEEN: Mutex<Option<Seen>> = Mutex::new(None);
     let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
     seen.get_or_insert_with(HashMap::new)
-        .entry(id)
-        .or_insert_with(|| {
-            kvbench_servers::binary_version(s.system, s.server_binary.as_deref())
-                .unwrap_or_default()
-        })
+        .entry((system, bin.map(Path::to_path_buf)))
+        .or_insert_with(|| kvbench_servers::binary_version(system, bin).map_err(|e| e.to_string()))
         .clone()
 }
 
@@ -530,6 +533,11 @@ fn server_version(s: &RunSettings) -> String {
 /// [`UsageError`] naming the file, line and key.
 pub fn expand(path: &Path) -> Result<Experiment, UsageError> {
     let (f, src) = file::load(path)?;
+    expand_file(f, src)
+}
+
+/// [`expand`] for a file already parsed.
+fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment, UsageError> {
     let reload = match &f.reload {
         Some(r) => r
             .get_ref()
@@ -559,8 +567,8 @@ pub fn expand(path: &Path) -> Result<Experiment, UsageError> {
             let system =
                 config::system(n.get_ref()).map_err(|e| src.error(n.span(), "systems", &e.0))?;
             let bin = s.server_bin.as_ref().map(|b| src.dir().join(b.get_ref()));
-            let found = kvbench_servers::binary_version(system, bin.as_deref())
-                .map_err(|e| src.error(want.span(), "systems.version", &e.to_string()))?;
+            let found = binary_version(system, bin.as_deref())
+                .map_err(|e| src.error(want.span(), "systems.version", &e))?;
             if !version_matches(&found, want.get_ref()) {
                 return Err(src.error(
                     want.span(),
@@ -735,7 +743,44 @@ fn version_matches(found: &str, wanted: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::version_matches;
+    use super::{expand_file, file, version_matches};
+    use std::path::Path;
+
+    /// Experiment files fuzzed (issue 15): the repository's own files,
+    /// mutated and recombined, parsed and expanded into cells. Never a
+    /// panic; a refusal is one line that names the file; a file accepted
+    /// has cells. `KVBENCH_FUZZ_CASES` sets the number of inputs.
+    #[test]
+    fn experiment_files_never_panic_and_errors_are_one_line_naming_the_file() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+        let mut samples: Vec<String> = std::fs::read_dir(&dir)
+            .expect("experiments/")
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "toml"))
+            .map(|e| std::fs::read_to_string(e.path()).expect("read"))
+            .collect();
+        samples.sort();
+        assert!(samples.len() >= 5, "{samples:?}");
+        let path = Path::new("/nonexistent-kvbench-fuzz/e.toml");
+        let mut runner = proptest::test_runner::TestRunner::new(kvbench_fuzz::config(1500));
+        let dog = kvbench_fuzz::watchdog(std::time::Duration::from_secs(20));
+        let outcome = runner.run(&kvbench_fuzz::text_from(samples), |text| {
+            dog.start(&text);
+            let result = file::parse(text, path).and_then(|(f, src)| expand_file(f, src));
+            dog.done();
+            match result {
+                Ok(exp) => proptest::prop_assert!(!exp.cells.is_empty()),
+                Err(e) => {
+                    proptest::prop_assert!(!e.0.contains('\n'), "two lines: {}", e.0);
+                    proptest::prop_assert!(e.0.contains("e.toml"), "names no file: {}", e.0);
+                }
+            }
+            Ok(())
+        });
+        if let Err(e) = outcome {
+            panic!("{e}");
+        }
+    }
 
     #[test]
     fn a_version_matches_its_prefixes_at_dots() {

@@ -391,6 +391,15 @@ impl Source {
 pub fn load(path: &Path) -> Result<(ExperimentFile, Source), UsageError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    parse(text, path)
+}
+
+/// Parses `text` as the file at `path` (which names it in messages and
+/// anchors its relative paths).
+///
+/// # Errors
+/// As [`load`].
+pub fn parse(text: String, path: &Path) -> Result<(ExperimentFile, Source), UsageError> {
     let src = Source {
         path: path.to_path_buf(),
         text,

@@ -183,6 +183,9 @@ enum Kind {
     Gaussian(GaussianKeys),
 }
 
+/// The least share of exponential draws that must land inside the records.
+const MIN_EXPONENTIAL_INSIDE: f64 = 1e-3;
+
 /// Chooses the record number of each read or update as CoreWorkload's
 /// `nextKeynum` does: draw from the request distribution, and redraw keys
 /// beyond the acknowledged inserts (for `exponential`: count back from the
@@ -274,6 +277,18 @@ impl KeyChooser {
                 opn_fraction,
             )?),
             KeyDistribution::Exponential { percentile, frac } => {
+                // YCSB redraws an offset beyond the loaded keys, without end:
+                // a draw lands inside with probability 1 - (1 - p/100)^(1/frac)
+                // (independent of the record count). Below 1 in 1,000 that
+                // loop is a hang (found by fuzzing the property parser).
+                let inside = 1.0 - (1.0 - percentile / 100.0).powf(1.0 / frac);
+                if inside.is_nan() || inside < MIN_EXPONENTIAL_INSIDE {
+                    return Err(DistError::InvalidParameter {
+                        name: "exponential.percentile",
+                        value: percentile,
+                        expected: "a percentile that, with exponential.frac, puts at least 1 draw in 1,000 inside the records (the others are drawn again)",
+                    });
+                }
                 Kind::Exponential(ExponentialGenerator::with_percentile(
                     percentile,
                     space.record_count as f64 * frac,
@@ -390,6 +405,29 @@ mod tests {
     fn chooser(dist: &str, space: &KeySpace) -> Result<KeyChooser, DistError> {
         let inserts = Arc::new(AcknowledgedCounterGenerator::new(space.record_count));
         KeyChooser::new(&dist.parse().unwrap(), space, inserts)
+    }
+
+    /// Found by fuzzing: a tiny exponential.percentile put almost no draw
+    /// inside the records, and the redraw loop never ended.
+    #[test]
+    fn an_exponential_that_would_redraw_forever_is_refused() {
+        let mut space = KeySpace::new(1000);
+        space.record_count = 1000;
+        let tiny: KeyDistribution = "exponential".parse().unwrap();
+        let tiny = match tiny {
+            KeyDistribution::Exponential { frac, .. } => KeyDistribution::Exponential {
+                percentile: 1e-6,
+                frac,
+            },
+            other => other,
+        };
+        let inserts = Arc::new(AcknowledgedCounterGenerator::new(1000));
+        let e = KeyChooser::new(&tiny, &space, inserts).expect_err("refused");
+        assert!(e.to_string().contains("exponential.percentile"), "{e}");
+        assert!(
+            chooser("exponential", &space).is_ok(),
+            "YCSB's defaults stay"
+        );
     }
 
     #[test]

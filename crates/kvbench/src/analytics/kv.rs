@@ -1,0 +1,221 @@
+//! A blocking, batched key-value connection for the analytics drivers:
+//! each call sends one batch of requests and reads every reply before it
+//! returns (Redis: one `MGET` / `MSET`; Memcached: multi-key `get`s and
+//! pipelined `set`s). Map/reduce steps move whole partitions, so batches of
+//! hundreds of keys keep the server, not the round trips, the limit.
+
+use anyhow::{bail, Context, Result};
+use kvbench_proto::{memcache_text as mc, resp};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+/// How long one batch may go without a reply.
+const TIMEOUT: Duration = Duration::from_secs(60);
+/// Keys per Memcached `get` line (its lines stay short).
+const MC_KEYS_PER_GET: usize = 100;
+
+/// One item of a Memcached `get` reply: key, flags, data.
+type McValue = (Vec<u8>, u32, Vec<u8>);
+
+/// The wire protocol of the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    /// Redis and Valkey.
+    Resp,
+    /// Memcached's text protocol.
+    Memcache,
+}
+
+/// One connection.
+pub struct Kv {
+    sock: TcpStream,
+    wire: Wire,
+    wbuf: Vec<u8>,
+    rbuf: Vec<u8>,
+    /// Commands sent (an `MGET` of 500 keys is one; a Memcached `get` line
+    /// of 100 keys is one).
+    pub requests: u64,
+}
+
+impl Kv {
+    /// Connects to `addr`.
+    ///
+    /// # Errors
+    /// When it cannot connect.
+    pub fn connect(addr: SocketAddr, wire: Wire) -> Result<Kv> {
+        let sock = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+            .with_context(|| format!("cannot connect to {addr}"))?;
+        sock.set_nodelay(true)?;
+        sock.set_read_timeout(Some(TIMEOUT))?;
+        sock.set_write_timeout(Some(TIMEOUT))?;
+        Ok(Kv {
+            sock,
+            wire,
+            wbuf: Vec::with_capacity(1 << 16),
+            rbuf: Vec::with_capacity(1 << 16),
+            requests: 0,
+        })
+    }
+
+    /// Sends a raw command (Redis) and returns its reply.
+    ///
+    /// # Errors
+    /// I/O, or a reply that is not RESP.
+    pub fn command(&mut self, args: &[&[u8]]) -> Result<resp::Value> {
+        self.wbuf.clear();
+        resp::encode_command(&mut self.wbuf, args);
+        self.requests += 1;
+        self.flush()?;
+        self.read_resp()
+    }
+
+    /// The values of `keys`, in order (`None`: not stored), into `out`.
+    ///
+    /// # Errors
+    /// I/O, an error reply, or a reply that does not parse.
+    pub fn get_many(&mut self, keys: &[Vec<u8>], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        out.clear();
+        if keys.is_empty() {
+            return Ok(());
+        }
+        self.wbuf.clear();
+        match self.wire {
+            Wire::Resp => {
+                let mut args: Vec<&[u8]> = Vec::with_capacity(keys.len() + 1);
+                args.push(b"MGET");
+                args.extend(keys.iter().map(Vec::as_slice));
+                resp::encode_command(&mut self.wbuf, &args);
+                self.requests += 1;
+                self.flush()?;
+                match self.read_resp()? {
+                    resp::Value::Array(items) if items.len() == keys.len() => {
+                        out.extend(items.into_iter().map(|v| match v {
+                            resp::Value::Bulk(b) => Some(b),
+                            _ => None,
+                        }));
+                    }
+                    other => bail!("MGET of {} keys answered {other:?}", keys.len()),
+                }
+            }
+            Wire::Memcache => {
+                let lines = keys.chunks(MC_KEYS_PER_GET);
+                let n = lines.len();
+                for line in lines {
+                    self.wbuf.extend_from_slice(b"get");
+                    for k in line {
+                        self.wbuf.push(b' ');
+                        self.wbuf.extend_from_slice(k);
+                    }
+                    self.wbuf.extend_from_slice(b"\r\n");
+                }
+                self.requests += n as u64;
+                self.flush()?;
+                let mut found = std::collections::HashMap::with_capacity(keys.len());
+                for _ in 0..n {
+                    for (k, _, data) in self.read_mc_values()? {
+                        found.insert(k, data);
+                    }
+                }
+                out.extend(keys.iter().map(|k| found.remove(k)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores every `(key, value)` of `items`.
+    ///
+    /// # Errors
+    /// I/O, or a reply other than success.
+    pub fn set_many(&mut self, items: &[(Vec<u8>, Vec<u8>)]) -> Result<()> {
+        if items.is_empty() {
+            return Ok(());
+        }
+        self.wbuf.clear();
+        match self.wire {
+            Wire::Resp => {
+                let mut args: Vec<&[u8]> = Vec::with_capacity(2 * items.len() + 1);
+                args.push(b"MSET");
+                for (k, v) in items {
+                    args.push(k);
+                    args.push(v);
+                }
+                resp::encode_command(&mut self.wbuf, &args);
+                self.requests += 1;
+                self.flush()?;
+                match self.read_resp()? {
+                    resp::Value::Status(_) => Ok(()),
+                    other => bail!("MSET of {} keys answered {other:?}", items.len()),
+                }
+            }
+            Wire::Memcache => {
+                for (k, v) in items {
+                    mc::encode_set(&mut self.wbuf, k, 0, 0, v);
+                }
+                self.requests += items.len() as u64;
+                self.flush()?;
+                for (k, _) in items {
+                    let line = self.read_line()?;
+                    if line != b"STORED" {
+                        bail!(
+                            "set {} answered {}",
+                            String::from_utf8_lossy(k),
+                            String::from_utf8_lossy(&line)
+                        );
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.sock.write_all(&self.wbuf).context("send")?;
+        Ok(())
+    }
+
+    /// Reads more bytes into the read buffer.
+    fn fill(&mut self) -> Result<()> {
+        let mut chunk = [0u8; 1 << 16];
+        let n = self.sock.read(&mut chunk).context("receive")?;
+        if n == 0 {
+            bail!("the server closed the connection");
+        }
+        self.rbuf.extend_from_slice(&chunk[..n]);
+        Ok(())
+    }
+
+    fn read_resp(&mut self) -> Result<resp::Value> {
+        loop {
+            if let Some((v, used)) = resp::parse_value(&self.rbuf)? {
+                self.rbuf.drain(..used);
+                if let resp::Value::Error(e) = &v {
+                    bail!("the server answered: {e}");
+                }
+                return Ok(v);
+            }
+            self.fill()?;
+        }
+    }
+
+    fn read_mc_values(&mut self) -> Result<Vec<McValue>> {
+        loop {
+            if let Some((v, used)) = mc::parse_values(&self.rbuf)? {
+                self.rbuf.drain(..used);
+                return Ok(v);
+            }
+            self.fill()?;
+        }
+    }
+
+    fn read_line(&mut self) -> Result<Vec<u8>> {
+        loop {
+            if let Some(i) = self.rbuf.windows(2).position(|w| w == b"\r\n") {
+                let line = self.rbuf[..i].to_vec();
+                self.rbuf.drain(..i + 2);
+                return Ok(line);
+            }
+            self.fill()?;
+        }
+    }
+}

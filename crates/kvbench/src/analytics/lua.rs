@@ -1,0 +1,194 @@
+//! PageRank inside Redis (paper D's "Redis server-side"): each step is
+//! computed by Lua scripts in the server, over the same data model as the
+//! client-side drivers; kvbench only loads the graph and sequences the
+//! scripts. A script call covers a range of nodes sized so that it keeps
+//! the server busy about [`TARGET`]: the server is never blocked by one
+//! call much longer than that (the longest call is measured and reported),
+//! so a benchmark beside it would still be served.
+//!
+//! Map: for each node of the range, its share of rank goes to its targets'
+//! accumulators (`pr:a:V`, little-endian f64, read-modify-written once per
+//! target per call) and a dangling node's rank to `pr:ad`. Reduce: each
+//! node's new rank from its accumulator and `pr:ad`, the accumulator
+//! deleted. Redis's Lua has `struct` to read and write the binary values.
+
+use super::kv::{Kv, Wire};
+use super::mapreduce::{self, Outcome};
+use anyhow::{bail, Context, Result};
+use kvbench_analytics::Graph;
+use kvbench_proto::resp::Value;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// What one script call aims to take.
+pub const TARGET: Duration = Duration::from_millis(5);
+
+const MAP: &str = r#"
+local first, last = tonumber(ARGV[1]), tonumber(ARGV[2])
+local acc, dangling = {}, 0
+for v = first, last - 1 do
+  local list = redis.call('GET', 'pr:n:' .. v)
+  local r = struct.unpack('<d', redis.call('GET', 'pr:r:' .. v))
+  local deg = #list / 4
+  if deg == 0 then
+    dangling = dangling + r
+  else
+    local share = r / deg
+    for i = 1, #list, 4 do
+      local t = struct.unpack('<I4', list, i)
+      acc[t] = (acc[t] or 0) + share
+    end
+  end
+end
+for t, s in pairs(acc) do
+  local k = 'pr:a:' .. t
+  local old = redis.call('GET', k)
+  if old then s = s + struct.unpack('<d', old) end
+  redis.call('SET', k, struct.pack('<d', s))
+end
+if dangling > 0 then
+  local old = redis.call('GET', 'pr:ad')
+  if old then dangling = dangling + struct.unpack('<d', old) end
+  redis.call('SET', 'pr:ad', struct.pack('<d', dangling))
+end
+return last - first
+"#;
+
+const REDUCE: &str = r#"
+local first, last = tonumber(ARGV[1]), tonumber(ARGV[2])
+local n, d = tonumber(ARGV[3]), tonumber(ARGV[4])
+local ad = redis.call('GET', 'pr:ad')
+local dangling = 0
+if ad then dangling = struct.unpack('<d', ad) end
+local base = (1 - d) / n + d * dangling / n
+for v = first, last - 1 do
+  local k = 'pr:a:' .. v
+  local a = redis.call('GET', k)
+  local s = 0
+  if a then s = struct.unpack('<d', a); redis.call('DEL', k) end
+  redis.call('SET', 'pr:r:' .. v, struct.pack('<d', base + d * s))
+end
+return last - first
+"#;
+
+/// What the scripts measured beyond the common outcome.
+pub struct LuaOutcome {
+    /// Load, steps, ranks, commands.
+    pub outcome: Outcome,
+    /// The longest script call.
+    pub longest_call: Duration,
+    /// Script calls over the iterations.
+    pub calls: u64,
+}
+
+/// Loads with `loaders` client-side connections, then runs the iterations
+/// as scripts on one connection, then reads the ranks back.
+///
+/// # Errors
+/// A connection, a script error, or a rank not stored.
+pub fn run(
+    g: &Graph,
+    addr: SocketAddr,
+    loaders: u32,
+    iterations: u32,
+    damping: f64,
+    step: &mut dyn FnMut(&str),
+) -> Result<LuaOutcome> {
+    let n = g.nodes();
+    let mut conns: Vec<Kv> = (0..loaders.max(1))
+        .map(|_| Kv::connect(addr, Wire::Resp))
+        .collect::<Result<_>>()?;
+    step("load");
+    let t = Instant::now();
+    let p_count = conns.len() as u32;
+    mapreduce::on_each(&mut conns, |p, kv| mapreduce::load(kv, g, p, p_count))?;
+    let load_s = t.elapsed().as_secs_f64();
+    let kv = &mut conns[0];
+    let map_sha = load_script(kv, MAP)?;
+    let reduce_sha = load_script(kv, REDUCE)?;
+    let before = kv.requests;
+    let (mut longest, mut calls) = (Duration::ZERO, 0u64);
+    let mut steps = Vec::with_capacity(iterations as usize);
+    // Nodes per call, adapted call by call to take about TARGET.
+    let (mut map_chunk, mut reduce_chunk) = (64u32, 256u32);
+    let (nf, df) = (n.to_string(), damping.to_string());
+    for i in 0..iterations {
+        step(&format!("iteration {} map", i + 1));
+        let t = Instant::now();
+        let mut first = 0u32;
+        while first < n {
+            let last = first.saturating_add(map_chunk).min(n);
+            let took = call(kv, &map_sha, &[&first.to_string(), &last.to_string()])?;
+            longest = longest.max(took);
+            calls += 1;
+            map_chunk = adapt(map_chunk, last - first, took);
+            first = last;
+        }
+        let map_s = t.elapsed().as_secs_f64();
+        step(&format!("iteration {} reduce", i + 1));
+        let t = Instant::now();
+        let mut first = 0u32;
+        while first < n {
+            let last = first.saturating_add(reduce_chunk).min(n);
+            let took = call(
+                kv,
+                &reduce_sha,
+                &[&first.to_string(), &last.to_string(), &nf, &df],
+            )?;
+            longest = longest.max(took);
+            calls += 1;
+            reduce_chunk = adapt(reduce_chunk, last - first, took);
+            first = last;
+        }
+        kv.command(&[b"DEL", b"pr:ad"])?;
+        steps.push((map_s, t.elapsed().as_secs_f64()));
+    }
+    let requests = kv.requests - before;
+    step("read ranks");
+    let parts = mapreduce::on_each(&mut conns, |p, kv| mapreduce::read_ranks(kv, n, p, p_count))?;
+    let mut ranks = vec![f64::NAN; n as usize];
+    for (p, part) in parts.into_iter().enumerate() {
+        for (v, r) in mapreduce::nodes_of(p as u32, p_count, n).zip(part) {
+            ranks[v as usize] = r;
+        }
+    }
+    Ok(LuaOutcome {
+        outcome: Outcome {
+            load_s,
+            steps,
+            ranks,
+            requests,
+        },
+        longest_call: longest,
+        calls,
+    })
+}
+
+fn load_script(kv: &mut Kv, body: &str) -> Result<Vec<u8>> {
+    match kv.command(&[b"SCRIPT", b"LOAD", body.as_bytes()])? {
+        Value::Bulk(sha) => Ok(sha),
+        other => bail!("SCRIPT LOAD answered {other:?}"),
+    }
+}
+
+/// One EVALSHA with no keys; returns how long it took.
+fn call(kv: &mut Kv, sha: &[u8], args: &[&str]) -> Result<Duration> {
+    let mut cmd: Vec<&[u8]> = vec![b"EVALSHA", sha, b"0"];
+    cmd.extend(args.iter().map(|a| a.as_bytes()));
+    let t = Instant::now();
+    let reply = kv.command(&cmd).context("a PageRank script")?;
+    let took = t.elapsed();
+    if !matches!(reply, Value::Integer(_)) {
+        bail!("a PageRank script answered {reply:?}");
+    }
+    Ok(took)
+}
+
+/// The next chunk size: scaled towards [`TARGET`] from this call's time,
+/// at most doubling and at least halving per call.
+fn adapt(chunk: u32, done: u32, took: Duration) -> u32 {
+    let per_node = took.as_secs_f64() / f64::from(done.max(1));
+    let want = (TARGET.as_secs_f64() / per_node.max(1e-9)).round();
+    let next = want.clamp(f64::from(chunk / 2), f64::from(chunk.saturating_mul(2)));
+    (next as u32).clamp(1, 1 << 20)
+}

@@ -1,0 +1,422 @@
+//! `kvbench analytics pagerank` (paper D): PageRank map/reduce over
+//! Memcached, Redis and Valkey (client-side drivers, [`mapreduce`]) and on
+//! Spark ([`spark`]), each checked node by node against the in-process
+//! reference (kvbench_analytics), whose time is reported as the floor.
+
+mod kv;
+mod lookup;
+mod lua;
+mod mapreduce;
+mod spark;
+
+use crate::args::{AnalyticsArgs, AnalyticsCommand, PagerankArgs};
+use crate::exit::{UsageError, Verdict};
+use anyhow::{Context, Result};
+use kvbench_analytics::{agree, pagerank, rmat, snap, Graph};
+use kvbench_model::SystemKind;
+use kvbench_servers::{Server, ServerSpec};
+use serde::Serialize;
+use std::path::Path;
+use std::time::Instant;
+
+/// Every implementation must give each node's rank within this relative
+/// error of the reference's. The implementations sum a node's
+/// contributions in other orders than the reference (per driver, then
+/// across drivers; Spark by partition), which moves the last bits only:
+/// measured differences are below 1e-13.
+pub const TOLERANCE: f64 = 1e-6;
+
+/// The implementations `--impl` takes.
+const IMPLS: &[&str] = &[
+    "reference",
+    "redis",
+    "redis-lua",
+    "valkey",
+    "valkey-lua",
+    "memcached",
+    "spark",
+];
+
+/// One implementation's figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImplResult {
+    /// `reference`, `redis`, `valkey`, `memcached`, `spark`.
+    pub implementation: String,
+    /// Loading the graph into the system (for Spark: reading and caching
+    /// the edges).
+    pub load_s: f64,
+    /// Each iteration's map and reduce time (for the reference the whole
+    /// iteration is counted as its map).
+    pub map_s: Vec<f64>,
+    /// See `map_s`.
+    pub reduce_s: Vec<f64>,
+    /// The iterations' total.
+    pub iterations_s: f64,
+    /// Memory the loaded graph took in the system: the server's own memory
+    /// figure after the load less before it; for Spark the cached RDDs.
+    pub memory_bytes: Option<u64>,
+    /// The server's CPU seconds over the iterations, and as a share of
+    /// their wall time.
+    pub server_cpu_s: Option<f64>,
+    /// kvbench's own CPU seconds over the iterations (its drivers).
+    pub client_cpu_s: Option<f64>,
+    /// Commands sent over the iterations.
+    pub requests: Option<u64>,
+    /// The largest relative difference from the reference over all nodes.
+    pub max_relative_error: f64,
+    /// What ran it (server version, Spark version and master).
+    pub detail: String,
+}
+
+/// Runs `kvbench analytics ...`.
+///
+/// # Errors
+/// Bad input (exit 2), a system that fails, or ranks that disagree.
+pub fn dispatch(a: AnalyticsArgs) -> Result<Verdict> {
+    match a.command {
+        AnalyticsCommand::Pagerank(p) => run_pagerank(&p),
+        AnalyticsCommand::Lookup(l) => lookup::run(&l),
+    }
+}
+
+/// The graph `--graph`, `--scale` and `--seed` name, with its description.
+fn graph(a: &PagerankArgs) -> Result<(Graph, String)> {
+    graph_of(&a.graph, a.scale, a.seed)
+}
+
+/// The graph `spec` names (`synthetic:NAME`, `rmat:NODES:EDGES`, a file).
+pub(super) fn graph_of(spec: &str, scale: f64, seed: u64) -> Result<(Graph, String)> {
+    struct A<'a> {
+        graph: &'a str,
+        scale: f64,
+        seed: u64,
+    }
+    let a = A {
+        graph: spec,
+        scale,
+        seed,
+    };
+    if !(a.scale.is_finite() && a.scale > 0.0 && a.scale <= 100.0) {
+        return Err(UsageError(format!(
+            "--scale must be above 0 and at most 100, got {}",
+            a.scale
+        ))
+        .into());
+    }
+    if let Some(size) = a.graph.strip_prefix("rmat:") {
+        let bad = || {
+            UsageError(format!(
+                "--graph {}: expected rmat:NODES:EDGES (e.g. rmat:10000:50000)",
+                a.graph
+            ))
+        };
+        let (nodes, edges) = size.split_once(':').ok_or_else(bad)?;
+        let nodes: u32 = nodes.parse().map_err(|_| bad())?;
+        let edges: u64 = edges.parse().map_err(|_| bad())?;
+        if nodes == 0 {
+            return Err(bad().into());
+        }
+        let g = rmat::rmat(nodes, edges, a.seed)
+            .map_err(|e| UsageError(format!("--graph {}: {e}", a.graph)))?;
+        return Ok((g, format!("{} (R-MAT, seed {})", a.graph, a.seed)));
+    }
+    if let Some(name) = a.graph.strip_prefix("synthetic:") {
+        let shape = rmat::shape(name).ok_or_else(|| {
+            UsageError(format!(
+                "--graph synthetic:{name}: unknown graph (expected synthetic:google, synthetic:pokec or a SNAP edge-list file)"
+            ))
+        })?;
+        let (nodes, edges) = shape.scaled(a.scale);
+        let g = rmat::rmat(nodes, edges, a.seed)
+            .map_err(|e| UsageError(format!("--graph {}: {e}", a.graph)))?;
+        return Ok((
+            g,
+            format!("synthetic:{name} x{} (R-MAT, seed {})", a.scale, a.seed),
+        ));
+    }
+    let g = snap::read(Path::new(a.graph)).map_err(|e| UsageError(format!("--graph {e}")))?;
+    Ok((g, a.graph.to_string()))
+}
+
+fn run_pagerank(a: &PagerankArgs) -> Result<Verdict> {
+    if a.iterations == 0 || a.iterations > 1000 {
+        return Err(UsageError(format!(
+            "--iterations must be between 1 and 1000, got {}",
+            a.iterations
+        ))
+        .into());
+    }
+    if !(a.damping > 0.0 && a.damping < 1.0) {
+        return Err(UsageError(format!(
+            "--damping must be above 0 and below 1, got {}",
+            a.damping
+        ))
+        .into());
+    }
+    check_names(&a.impls, IMPLS)?;
+    if let Some(d) = a.drivers {
+        crate::bounds::THREADS.check("--drivers", d.into())?;
+    }
+    if a.impls.iter().any(|i| i == "spark") {
+        spark::check()?;
+    }
+    let say = |s: &str| {
+        if !a.quiet {
+            eprintln!("{s}");
+        }
+    };
+    let started = Instant::now();
+    let (g, name) = graph(a)?;
+    say(&format!(
+        "graph {name}: {} nodes, {} edges, {} dangling, built in {:.1} s",
+        g.nodes(),
+        g.edges(),
+        g.dangling(),
+        started.elapsed().as_secs_f64()
+    ));
+    let t = Instant::now();
+    let reference = pagerank(&g, a.iterations, a.damping);
+    let reference_s = t.elapsed().as_secs_f64();
+    let mut results = Vec::new();
+    for imp in &a.impls {
+        say(&format!("{imp}: running"));
+        let r = match imp.as_str() {
+            "reference" => ImplResult {
+                implementation: "reference".into(),
+                load_s: 0.0,
+                map_s: reference
+                    .iterations
+                    .iter()
+                    .map(|d| d.as_secs_f64())
+                    .collect(),
+                reduce_s: vec![0.0; reference.iterations.len()],
+                iterations_s: reference_s,
+                memory_bytes: Some(g.edges() * 4 + u64::from(g.nodes()) * 16),
+                server_cpu_s: None,
+                client_cpu_s: None,
+                requests: None,
+                max_relative_error: 0.0,
+                detail: "plain Rust over the graph's rows, one thread".into(),
+            },
+            "spark" => {
+                let work = tempfile::tempdir().context("a directory for Spark's files")?;
+                let (sr, ranks) =
+                    spark::run(&g, a.iterations, a.damping, &a.spark_master, work.path())?;
+                let err = checked("spark", &reference.ranks, &ranks)?;
+                ImplResult {
+                    implementation: "spark".into(),
+                    load_s: sr.load_s,
+                    map_s: sr.iterations_s.iter().map(|s| s.map_s).collect(),
+                    reduce_s: sr.iterations_s.iter().map(|s| s.reduce_s).collect(),
+                    iterations_s: sr.iterations_s.iter().map(|s| s.map_s + s.reduce_s).sum(),
+                    memory_bytes: sr.storage_bytes,
+                    server_cpu_s: None,
+                    client_cpu_s: None,
+                    requests: sr.jobs,
+                    max_relative_error: err,
+                    detail: format!(
+                        "Spark {} on {}, total {:.2} s",
+                        sr.spark_version, sr.master, sr.total_s
+                    ),
+                }
+            }
+            kv_impl => on_kv(kv_impl, &g, a, &reference.ranks, &say)?,
+        };
+        results.push(r);
+    }
+    if a.json {
+        crate::commands::print(&serde_json::to_string_pretty(&results)?)?;
+    } else {
+        crate::commands::print(&table(&results, a.iterations))?;
+    }
+    Ok(Verdict::Ok)
+}
+
+/// Starts a private `system` for `g` (Memcached with room for the lists,
+/// ranks and contribution blobs, twice over); returns it and its version.
+fn start_server(
+    imp: &str,
+    system: SystemKind,
+    wire: kv::Wire,
+    g: &Graph,
+) -> Result<(Server, String)> {
+    let need_mb = (g.edges() * 4 + u64::from(g.nodes()) * (16 + 2 * 80)) * 2 / (1 << 20) + 64;
+    let server = Server::start(&ServerSpec {
+        system,
+        binary: None,
+        memory_limit_mb: (wire == kv::Wire::Memcache).then_some(need_mb),
+        extra_args: Vec::new(),
+    })
+    .with_context(|| format!("cannot start {imp}"))?;
+    let version = server
+        .version()
+        .map(|v| format!("{} {}", v.name.unwrap_or_default(), v.version))
+        .unwrap_or_default();
+    Ok((server, version))
+}
+
+/// `--impl` names, each checked against `known`.
+fn check_names(names: &[String], known: &[&str]) -> Result<()> {
+    for i in names {
+        if !known.contains(&i.as_str()) {
+            return Err(UsageError(format!(
+                "--impl {i}: unknown implementation (expected {})",
+                known.join(", ")
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The largest relative error, or the run fails naming the first node
+/// beyond [`TOLERANCE`].
+fn checked(imp: &str, reference: &[f64], got: &[f64]) -> Result<f64> {
+    agree(reference, got, TOLERANCE).map_err(|d| {
+        anyhow::anyhow!("{imp}: ranks differ from the reference beyond {TOLERANCE:e}: {d}")
+    })?;
+    Ok(reference
+        .iter()
+        .zip(got)
+        .map(|(r, g)| ((g - r) / r).abs())
+        .fold(0.0, f64::max))
+}
+
+fn on_kv(
+    imp: &str,
+    g: &Graph,
+    a: &PagerankArgs,
+    reference: &[f64],
+    say: &dyn Fn(&str),
+) -> Result<ImplResult> {
+    let scripts = imp.ends_with("-lua");
+    let system = match imp.trim_end_matches("-lua") {
+        "redis" => SystemKind::Redis,
+        "valkey" => SystemKind::Valkey,
+        _ => SystemKind::Memcached,
+    };
+    let wire = match system {
+        SystemKind::Memcached => kv::Wire::Memcache,
+        _ => kv::Wire::Resp,
+    };
+    // The paper's drivers: five threads for Memcached, six for Redis.
+    let drivers = a
+        .drivers
+        .unwrap_or(if wire == kv::Wire::Memcache { 5 } else { 6 });
+    // Memcached: room for the lists, ranks and contribution blobs, twice.
+    let (server, version) = start_server(imp, system, wire, g)?;
+    let before = server.probe("before_load")?;
+    let mut loaded = None;
+    let mut window: Option<(f64, f64)> = None;
+    let mut server_cpu = None;
+    let mut client_cpu = None;
+    let job = mapreduce::Job {
+        graph: g,
+        addr: server.addr(),
+        wire,
+        drivers,
+        iterations: a.iterations,
+        damping: a.damping,
+    };
+    let mut step = |step: &str| {
+        say(&format!("{imp}: {step}"));
+        if step == "iteration 1 map" {
+            loaded = server.probe("after_load").ok();
+            window = Some((
+                server.cpu_seconds().unwrap_or(f64::NAN),
+                kvbench_engine::cpu::process_cpu_seconds(),
+            ));
+        } else if step == "read ranks" {
+            if let Some((s0, c0)) = window {
+                server_cpu = server
+                    .cpu_seconds()
+                    .map(|s| s - s0)
+                    .filter(|s| s.is_finite());
+                client_cpu = Some(kvbench_engine::cpu::process_cpu_seconds() - c0);
+            }
+        }
+    };
+    let mut scripted = None;
+    let outcome = if scripts {
+        lua::run(g, job.addr, drivers, a.iterations, a.damping, &mut step).map(|o| {
+            scripted = Some((o.longest_call, o.calls));
+            o.outcome
+        })
+    } else {
+        mapreduce::run(&job, &mut step)
+    };
+    let stopped = server.stop();
+    let outcome = outcome.with_context(|| format!("{imp} PageRank"))?;
+    stopped.with_context(|| format!("{imp} did not stop cleanly"))?;
+    let err = checked(imp, reference, &outcome.ranks)?;
+    let memory = match (
+        loaded.as_ref().and_then(|p| p.server_memory_bytes),
+        before.server_memory_bytes,
+    ) {
+        (Some(after), Some(b)) => Some(after.saturating_sub(b)),
+        _ => None,
+    };
+    Ok(ImplResult {
+        implementation: imp.into(),
+        load_s: outcome.load_s,
+        map_s: outcome.steps.iter().map(|s| s.0).collect(),
+        reduce_s: outcome.steps.iter().map(|s| s.1).collect(),
+        iterations_s: outcome.steps.iter().map(|s| s.0 + s.1).sum(),
+        memory_bytes: memory,
+        server_cpu_s: server_cpu,
+        client_cpu_s: client_cpu,
+        requests: Some(outcome.requests),
+        max_relative_error: err,
+        detail: match scripted {
+            Some((longest, calls)) => format!(
+                "{version}, Lua: {calls} script calls of about {} ms, the longest {:.1} ms",
+                lua::TARGET.as_millis(),
+                longest.as_secs_f64() * 1e3
+            ),
+            None => format!("{version}, {drivers} drivers"),
+        },
+    })
+}
+
+fn table(rs: &[ImplResult], iterations: u32) -> String {
+    let mut out = format!(
+        "{:<10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10} {:>9}  {}\n",
+        "impl",
+        "load s",
+        "map s/it",
+        "red. s/it",
+        "total s",
+        "mem MiB",
+        "srv cpu",
+        "kvb cpu",
+        "requests",
+        "max err",
+        "ran on"
+    );
+    let it = f64::from(iterations);
+    for r in rs {
+        let pct = |c: Option<f64>| {
+            c.map_or("-".to_string(), |c| {
+                format!("{:.0}%", 100.0 * c / r.iterations_s.max(1e-9))
+            })
+        };
+        out.push_str(&format!(
+            "{:<10} {:>7.2} {:>9.3} {:>9.3} {:>9.2} {:>9} {:>8} {:>8} {:>10} {:>9.1e}  {}\n",
+            r.implementation,
+            r.load_s,
+            r.map_s.iter().sum::<f64>() / it,
+            r.reduce_s.iter().sum::<f64>() / it,
+            r.iterations_s,
+            r.memory_bytes.map_or("-".into(), |b| format!(
+                "{:.1}",
+                b as f64 / (1 << 20) as f64
+            )),
+            pct(r.server_cpu_s),
+            pct(r.client_cpu_s),
+            r.requests.map_or("-".into(), |n| n.to_string()),
+            r.max_relative_error,
+            r.detail
+        ));
+    }
+    out
+}

@@ -1,0 +1,205 @@
+//! PageRank on Spark: kvbench's PySpark package (`python/kvbench_spark`)
+//! run as a child process, in local mode unless `--spark-master` names a
+//! cluster. The graph goes to it as an edge list; it answers with its
+//! timings as JSON (`--json-out`) and its ranks as little-endian f64s in
+//! node order (`--ranks-out`), the channel docs/analytics-spark.md defines.
+
+use crate::exit::UsageError;
+use anyhow::{bail, Context, Result};
+use kvbench_analytics::{snap, Graph};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// One iteration's map and reduce times as Spark reports them.
+#[derive(Debug, Clone, Deserialize)]
+pub struct StepTimes {
+    /// Contributions computed and materialised.
+    pub map_s: f64,
+    /// Summed per node and the new ranks materialised.
+    pub reduce_s: f64,
+}
+
+/// What the package writes to `--json-out`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SparkResult {
+    /// Spark's version.
+    pub spark_version: String,
+    /// Where it ran (`local[2]`, a cluster URL).
+    pub master: String,
+    /// Reading and caching the edges.
+    pub load_s: f64,
+    /// Per iteration.
+    pub iterations_s: Vec<StepTimes>,
+    /// Everything, load included.
+    pub total_s: f64,
+    /// Memory of the cached RDDs, from Spark's status API.
+    pub storage_bytes: Option<u64>,
+    /// Spark jobs it ran.
+    #[serde(default)]
+    pub jobs: Option<u64>,
+}
+
+/// What the package's `lookup` writes to `--json-out`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct LookupReport {
+    /// Building and caching the RDD.
+    pub cache_s: f64,
+    /// Each lookup's latency.
+    pub lookup_us: Vec<f64>,
+    /// Spark's version.
+    pub spark_version: String,
+}
+
+/// The Python interpreter with PySpark: `KVBENCH_PYTHON`, else the
+/// project's `.venv/bin/python` (from the working directory), else `python3`.
+pub fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("KVBENCH_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let venv = Path::new(".venv/bin/python");
+    if venv.exists() {
+        return venv.to_path_buf();
+    }
+    PathBuf::from("python3")
+}
+
+/// Refuses, with how to install them, when PySpark, the package or Java
+/// is missing.
+///
+/// # Errors
+/// [`UsageError`] naming what is missing and the command that installs it.
+pub fn check() -> Result<()> {
+    let py = python();
+    let probe = Command::new(&py)
+        .args(["-c", "import pyspark, kvbench_spark"])
+        .output();
+    let how = "install them with `scripts/setup --analytics` (Java, PySpark and kvbench_spark into .venv), or name an interpreter that has them with KVBENCH_PYTHON";
+    match probe {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => {
+            let why = String::from_utf8_lossy(&o.stderr);
+            let last = why.lines().last().unwrap_or_default();
+            return Err(UsageError(format!(
+                "--impl spark: {} cannot import PySpark and kvbench_spark ({last}); {how}",
+                py.display()
+            ))
+            .into());
+        }
+        Err(e) => {
+            return Err(UsageError(format!(
+                "--impl spark: cannot run {} ({e}); {how}",
+                py.display()
+            ))
+            .into())
+        }
+    }
+    if Command::new("java").arg("-version").output().is_err() {
+        return Err(UsageError(format!("--impl spark: no `java` on PATH; {how}")).into());
+    }
+    Ok(())
+}
+
+/// Runs PageRank on Spark over `g`; returns its report and its ranks.
+///
+/// # Errors
+/// When the child fails (its last lines quoted) or its answer is not the
+/// channel's.
+pub fn run(
+    g: &Graph,
+    iterations: u32,
+    damping: f64,
+    master: &str,
+    work: &Path,
+) -> Result<(SparkResult, Vec<f64>)> {
+    let edges = work.join("edges.txt");
+    let ranks_out = work.join("ranks.bin");
+    let json_out = work.join("result.json");
+    snap::write(g, &edges)?;
+    let out = Command::new(python())
+        .args(["-m", "kvbench_spark", "pagerank", "--edges"])
+        .arg(&edges)
+        .args([
+            "--nodes",
+            &g.nodes().to_string(),
+            "--iterations",
+            &iterations.to_string(),
+            "--damping",
+            &damping.to_string(),
+            "--master",
+            master,
+            "--ranks-out",
+        ])
+        .arg(&ranks_out)
+        .arg("--json-out")
+        .arg(&json_out)
+        .output()
+        .context("cannot start the Spark PageRank")?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = err.lines().rev().take(5).collect();
+        bail!(
+            "Spark PageRank failed ({}): {}",
+            out.status,
+            tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+        );
+    }
+    let result: SparkResult = serde_json::from_slice(
+        &std::fs::read(&json_out).with_context(|| format!("{}", json_out.display()))?,
+    )
+    .with_context(|| format!("{} is not the Spark result", json_out.display()))?;
+    let bytes = std::fs::read(&ranks_out).with_context(|| format!("{}", ranks_out.display()))?;
+    if bytes.len() != 8 * g.nodes() as usize {
+        bail!(
+            "{}: {} bytes, not 8 for each of {} nodes",
+            ranks_out.display(),
+            bytes.len(),
+            g.nodes()
+        );
+    }
+    let ranks = bytes
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+        .collect();
+    Ok((result, ranks))
+}
+
+/// `count` seeded single-key lookups on a cached RDD of `g`'s records.
+///
+/// # Errors
+/// As [`run`].
+pub fn lookup(g: &Graph, count: u32, seed: u64, master: &str, work: &Path) -> Result<LookupReport> {
+    let edges = work.join("edges.txt");
+    let json_out = work.join("lookup.json");
+    snap::write(g, &edges)?;
+    let out = Command::new(python())
+        .args(["-m", "kvbench_spark", "lookup", "--edges"])
+        .arg(&edges)
+        .args([
+            "--nodes",
+            &g.nodes().to_string(),
+            "--count",
+            &count.to_string(),
+            "--seed",
+            &seed.to_string(),
+            "--master",
+            master,
+            "--json-out",
+        ])
+        .arg(&json_out)
+        .output()
+        .context("cannot start the Spark lookups")?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = err.lines().rev().take(5).collect();
+        bail!(
+            "Spark lookups failed ({}): {}",
+            out.status,
+            tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+        );
+    }
+    serde_json::from_slice(
+        &std::fs::read(&json_out).with_context(|| format!("{}", json_out.display()))?,
+    )
+    .with_context(|| format!("{} is not the Spark lookup report", json_out.display()))
+}

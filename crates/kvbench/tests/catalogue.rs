@@ -1,0 +1,569 @@
+//! The catalogue of bad inputs (issue 15, item 6): flags, YCSB property
+//! files, experiment files, hosts, passwords and databases, each checked for
+//! one line on stderr that names the culprit, the documented exit code, and
+//! afterwards the results database still valid (SQLite's integrity check)
+//! with the run stored before still listed. A password given in a URL is
+//! never echoed.
+
+use crate::util::{Sandbox, SMALL};
+
+/// One bad input: the command line, the files it needs, what its one line
+/// must name, and the exit code.
+struct Case {
+    args: &'static [&'static str],
+    mentions: &'static str,
+    code: i32,
+}
+
+const fn bad(args: &'static [&'static str], mentions: &'static str) -> Case {
+    Case {
+        args,
+        mentions,
+        code: 2,
+    }
+}
+
+/// Files the cases read, written into the sandbox first.
+const FILES: &[(&str, &[u8])] = &[
+    ("binary.properties", b"\x7fELF\x02\x01\x01\x00\x00\x00recordcount=5\n"),
+    ("letters.properties", b"readproportion=abc\n"),
+    ("huge.properties", b"recordcount=99999999999999\n"),
+    ("dist.properties", b"requestdistribution=bogus\n"),
+    ("syntax.toml", b"name = \"x\"\nsystems = [\"redis\"\n"),
+    ("unknown-key.toml", b"name = \"x\"\nsystems = [\"redis\"]\nworkloads = [\"read-heavy\"]\ncolour = 3\n"),
+    ("mongo.toml", b"name = \"x\"\nsystems = [\"mongo\"]\nworkloads = [\"read-heavy\"]\n"),
+    ("iterations.toml", b"name = \"x\"\nsystems = [\"redis\"]\nworkloads = [\"read-heavy\"]\niterations = 0\n"),
+    ("clients.toml", b"name = \"x\"\nsystems = [\"redis\"]\nworkloads = [\"read-heavy\"]\n[sweep]\nclients = [0]\n"),
+    ("nameless.toml", b"name = \" \"\nsystems = [\"redis\"]\nworkloads = [\"read-heavy\"]\n"),
+    ("text.db", b"these are my notes, not a database\n"),
+    ("other.json", b"{\"format\": \"something else\"}\n"),
+];
+
+const R: &str = "run";
+
+const CASES: &[Case] = &[
+    // Flags.
+    bad(&[R, "--system", "mongo", "--workload", "balanced"], "mongo"),
+    bad(&[R, "--system", "redis", "--workload", "heavy"], "heavy"),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--records",
+            "0",
+        ],
+        "--records",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--records",
+            "-5",
+        ],
+        "--records",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--records",
+            "18446744073709551616",
+        ],
+        "--records",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--pipeline",
+            "100000000",
+        ],
+        "--pipeline",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--threads",
+            "1000",
+        ],
+        "--threads",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--clients",
+            "100000",
+        ],
+        "--clients",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--rate",
+            "1e12",
+        ],
+        "--rate",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--field-length",
+            "4294967295",
+        ],
+        "--field-length",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--duration",
+            "0s",
+        ],
+        "--duration",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--duration",
+            "8days",
+        ],
+        "--duration",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--timeout",
+            "0s",
+        ],
+        "--timeout",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--stall",
+            "2h",
+        ],
+        "--stall",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--warmup",
+            "soon",
+        ],
+        "--warmup",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--seed",
+            "abc",
+        ],
+        "--seed",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--topology",
+            "ring",
+        ],
+        "ring",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "memcached",
+            "--workload",
+            "balanced",
+            "--topology",
+            "cluster",
+        ],
+        "cluster",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--io",
+            "uring",
+            "--rate",
+            "1000",
+        ],
+        "--io",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "read-heavy",
+            "--no-load",
+        ],
+        "--no-load",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--server-cpus",
+            "99",
+        ],
+        "--server-cpus",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--metrics-listen",
+            "nowhere",
+        ],
+        "--metrics-listen",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--server-args",
+            "--port 7000",
+        ],
+        "--port",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--link-rate",
+            "1gbit",
+        ],
+        "--link-rate",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--records",
+            "100000000",
+            "--field-length",
+            "1000000",
+            "--field-count",
+            "1",
+        ],
+        "memory",
+    ),
+    // YCSB property files and -p.
+    bad(
+        &[R, "--system", "redis", "-P", "missing.properties"],
+        "missing.properties",
+    ),
+    bad(
+        &[R, "--system", "redis", "-P", "binary.properties"],
+        "binary.properties",
+    ),
+    bad(
+        &[R, "--system", "redis", "-P", "letters.properties"],
+        "readproportion",
+    ),
+    bad(
+        &[R, "--system", "redis", "-P", "huge.properties"],
+        "recordcount",
+    ),
+    bad(
+        &[R, "--system", "redis", "-P", "dist.properties"],
+        "requestdistribution",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "-p",
+            "fieldcount=0",
+        ],
+        "fieldcount",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "-p",
+            "fieldcount",
+        ],
+        "fieldcount",
+    ),
+    // Experiment files.
+    bad(&["experiment", "run", "missing.toml"], "missing.toml"),
+    bad(&["experiment", "run", "syntax.toml"], "syntax.toml"),
+    bad(&["experiment", "run", "unknown-key.toml"], "colour"),
+    bad(&["experiment", "run", "mongo.toml"], "mongo"),
+    bad(&["experiment", "run", "iterations.toml"], "iterations"),
+    bad(&["experiment", "run", "clients.toml"], "clients"),
+    bad(&["experiment", "plan", "nameless.toml"], "name"),
+    // Hosts.
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--target",
+            "256.1.1.1:6379",
+        ],
+        "256.1.1.1",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--target",
+            "redis://127.0.0.1:1",
+        ],
+        "127.0.0.1:1",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--target",
+            "ftp://127.0.0.1:6379",
+        ],
+        "ftp",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--target",
+            "redis://127.0.0.1:port",
+        ],
+        "port",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "memcached",
+            "--workload",
+            "balanced",
+            "--target",
+            "redis-cluster://127.0.0.1:1",
+        ],
+        "redis-cluster",
+    ),
+    // Passwords.
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--target",
+            "redis://app:hunter2secret@127.0.0.1:1",
+        ],
+        "127.0.0.1:1",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--target",
+            "redis://127.0.0.1:1",
+            "--password-env",
+            "KVBENCH_CATALOGUE_UNSET",
+        ],
+        "KVBENCH_CATALOGUE_UNSET",
+    ),
+    // Databases.
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--db",
+            "text.db",
+        ],
+        "text.db",
+    ),
+    bad(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--db",
+            "no/such/dir/k.db",
+        ],
+        "no/such/dir/k.db",
+    ),
+    bad(&["runs", "--db", "text.db"], "text.db"),
+    bad(&["runs", "--status", "foo"], "--status"),
+    bad(&["show", "999"], "999"),
+    bad(&["import", "other.json"], "other.json"),
+    bad(&["delete", "999", "--yes"], "999"),
+];
+
+#[test]
+fn every_bad_input_gets_one_line_its_exit_code_and_loses_nothing() {
+    let sb = Sandbox::new();
+    let mut first = vec![
+        "run",
+        "--system",
+        "redis",
+        "--workload",
+        "balanced",
+        "--seed",
+        "3",
+    ];
+    first.extend_from_slice(SMALL);
+    sb.kvbench().args(&first).assert().success();
+    for (name, body) in FILES {
+        std::fs::write(sb.path().join(name), body).expect("write");
+    }
+    assert!(CASES.len() >= 40, "{} cases", CASES.len());
+    let mut failures = Vec::new();
+    for case in CASES {
+        let out = sb
+            .kvbench()
+            .args(case.args)
+            .env_remove("KVBENCH_CATALOGUE_UNSET")
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        let ok = out.status.code() == Some(case.code)
+            && lines.len() == 1
+            && lines[0].contains(case.mentions)
+            && !stderr.contains("hunter2secret")
+            && !stderr.contains("panicked");
+        if !ok {
+            failures.push(format!(
+                "{:?}: exit {:?} (want {}), {} lines, wanted '{}': {stderr}",
+                case.args,
+                out.status.code(),
+                case.code,
+                lines.len(),
+                case.mentions
+            ));
+        }
+        let runs = sb.json(&["runs", "--json"]);
+        assert_eq!(
+            runs.as_array().map(Vec::len),
+            Some(1),
+            "after {:?} the earlier run is listed alone",
+            case.args
+        );
+    }
+    let conn = rusqlite::Connection::open(sb.db()).expect("open");
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .expect("integrity_check");
+    assert_eq!(check, "ok");
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases:\n{}",
+        failures.len(),
+        CASES.len(),
+        failures.join("\n")
+    );
+    println!(
+        "{} bad inputs: each one line, its exit code, nothing lost",
+        CASES.len()
+    );
+}
