@@ -61,7 +61,7 @@ const KNOWN: [Known; 3] = [
 /// Papers that need what kvbench does not have yet.
 const NOT_YET: [(&str, &str); 1] = [(
     "zhang2014",
-    "paper D needs the PageRank analytics workload, which kvbench does not have yet (issue 13)",
+    "paper D runs as `kvbench analytics pagerank --graph synthetic:google --impl reference,redis,redis-lua,valkey,memcached,spark` and `kvbench analytics lookup` (docs/reproductions/zhang2014.md); their results are not stored yet, so reproduce cannot judge them (issue 13)",
 )];
 
 pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {

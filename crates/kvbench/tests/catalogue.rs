@@ -501,6 +501,7 @@ const CASES: &[Case] = &[
 
 #[test]
 fn every_bad_input_gets_one_line_its_exit_code_and_loses_nothing() {
+    let _serial = crate::util::timing_sensitive();
     let sb = Sandbox::new();
     let mut first = vec![
         "run",

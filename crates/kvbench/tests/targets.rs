@@ -209,6 +209,8 @@ fn assert_one_line_exit_2(outcome: (Option<i32>, String, String), mentions: &[&s
 
 #[test]
 fn tls_and_acl_auth_run_and_every_way_of_not_getting_in_is_one_line_and_exit_2() {
+    // Servers and clusters of its own: kept apart from the timing tests.
+    let _serial = crate::util::timing_sensitive();
     let certs = tempfile::tempdir().expect("dir");
     let (ca, cert, key) = make_certs(certs.path(), "good");
     let (other_ca, _, _) = make_certs(certs.path(), "other");
@@ -407,6 +409,8 @@ fn unreachable_host_is_one_line_and_exit_2(sb: &Sandbox) {
 
 #[test]
 fn a_foreign_key_is_never_loaded_over_or_deleted_and_cleanup_removes_exactly_ours() {
+    // Servers and clusters of its own: kept apart from the timing tests.
+    let _serial = crate::util::timing_sensitive();
     let server = Redis::plain();
     let addr: SocketAddr = format!("127.0.0.1:{}", server.port).parse().expect("addr");
     assert!(cmd(addr, &["SET", "theirs", "keep me"]).starts_with("+OK"));
@@ -481,6 +485,8 @@ fn probe_at(rec: &serde_json::Value, stage: &str) -> serde_json::Value {
 
 #[test]
 fn a_remote_cluster_and_a_remote_pool_are_found_probed_per_node_and_cleaned() {
+    // Servers and clusters of its own: kept apart from the timing tests.
+    let _serial = crate::util::timing_sensitive();
     let cluster = Cluster::start(&ServerSpec::new(SystemKind::Redis), 3, 0).expect("cluster");
     let seeds = cluster.seeds();
     let sb = Sandbox::new();

@@ -746,12 +746,7 @@ mod tests {
     use super::{expand_file, file, version_matches};
     use std::path::Path;
 
-    /// Experiment files fuzzed (issue 15): the repository's own files,
-    /// mutated and recombined, parsed and expanded into cells. Never a
-    /// panic; a refusal is one line that names the file; a file accepted
-    /// has cells. `KVBENCH_FUZZ_CASES` sets the number of inputs.
-    #[test]
-    fn experiment_files_never_panic_and_errors_are_one_line_naming_the_file() {
+    fn samples() -> Vec<String> {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
         let mut samples: Vec<String> = std::fs::read_dir(&dir)
             .expect("experiments/")
@@ -761,6 +756,39 @@ mod tests {
             .collect();
         samples.sort();
         assert!(samples.len() >= 5, "{samples:?}");
+        samples
+    }
+
+    /// The parse alone (TOML and the file's schema), fuzzed for many more
+    /// inputs than the expansion below can be: never a panic, a refusal
+    /// is one line naming the file.
+    #[test]
+    fn experiment_file_text_never_panics_and_errors_are_one_line() {
+        let path = Path::new("/nonexistent-kvbench-fuzz/e.toml");
+        let mut runner = proptest::test_runner::TestRunner::new(kvbench_fuzz::config(10_000));
+        let dog = kvbench_fuzz::watchdog(std::time::Duration::from_secs(20));
+        let outcome = runner.run(&kvbench_fuzz::text_from(samples()), |text| {
+            dog.start(&text);
+            let parsed = file::parse(text, path);
+            dog.done();
+            if let Err(e) = parsed {
+                proptest::prop_assert!(!e.0.contains('\n'), "two lines: {}", e.0);
+                proptest::prop_assert!(e.0.contains("e.toml"), "names no file: {}", e.0);
+            }
+            Ok(())
+        });
+        if let Err(e) = outcome {
+            panic!("{e}");
+        }
+    }
+
+    /// Experiment files fuzzed (issue 15): the repository's own files,
+    /// mutated and recombined, parsed and expanded into cells. Never a
+    /// panic; a refusal is one line that names the file; a file accepted
+    /// has cells. `KVBENCH_FUZZ_CASES` sets the number of inputs.
+    #[test]
+    fn experiment_files_never_panic_and_errors_are_one_line_naming_the_file() {
+        let samples = samples();
         let path = Path::new("/nonexistent-kvbench-fuzz/e.toml");
         let mut runner = proptest::test_runner::TestRunner::new(kvbench_fuzz::config(1500));
         let dog = kvbench_fuzz::watchdog(std::time::Duration::from_secs(20));
