@@ -883,28 +883,21 @@ pub enum AnalyticsCommand {
     Lookup(LookupArgs),
 }
 
+/// What both analytics commands take: the graph, where Spark runs, output.
 #[derive(Debug, Args)]
-pub struct LookupArgs {
-    /// As `analytics pagerank --graph`.
+pub struct AnalyticsCommon {
+    /// `synthetic:google` (875,713 nodes, 5,105,039 edges), `synthetic:pokec`
+    /// (1,632,803 / 30,622,564), seeded R-MAT graphs of the paper's sizes;
+    /// `rmat:NODES:EDGES` for another size; or a SNAP edge-list file.
     #[arg(long, default_value = "synthetic:google")]
     pub graph: String,
-    /// As `analytics pagerank --scale`.
+    /// Multiplies a synthetic graph's nodes and edges (above 0, at most 100).
     #[arg(long, default_value_t = 1.0)]
     pub scale: f64,
-    /// Systems, in order: redis, valkey, memcached, spark.
-    #[arg(
-        long = "impl",
-        value_delimiter = ',',
-        default_value = "redis,memcached"
-    )]
-    pub impls: Vec<String>,
-    /// Lookups per system (at least 1, at most 1,000,000).
-    #[arg(long, default_value_t = 100)]
-    pub count: u32,
-    /// Seed of the synthetic graph and of the keys looked up.
+    /// Seed of the synthetic graph (and of the keys `lookup` asks for).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Where Spark runs.
+    /// Where Spark runs: local mode by default, or a cluster's master URL.
     #[arg(long, default_value = "local[2]")]
     pub spark_master: String,
     /// Print the results as JSON instead of a table.
@@ -916,16 +909,27 @@ pub struct LookupArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct LookupArgs {
+    #[command(flatten)]
+    pub common: AnalyticsCommon,
+    /// Systems, in order: redis, valkey, memcached, spark.
+    #[arg(
+        long = "impl",
+        value_delimiter = ',',
+        default_value = "redis,memcached"
+    )]
+    pub impls: Vec<String>,
+    /// Lookups per system (at least 1, at most 1,000,000).
+    #[arg(long, default_value_t = 100)]
+    pub count: u32,
+}
+
+#[derive(Debug, Args)]
 pub struct PagerankArgs {
-    /// `synthetic:google` (875,713 nodes, 5,105,039 edges), `synthetic:pokec`
-    /// (1,632,803 / 30,622,564), seeded R-MAT graphs of the paper's sizes;
-    /// `rmat:NODES:EDGES` for another size; or a SNAP edge-list file.
-    #[arg(long, default_value = "synthetic:google")]
-    pub graph: String,
-    /// Multiplies a synthetic graph's nodes and edges (above 0, at most 100).
-    #[arg(long, default_value_t = 1.0)]
-    pub scale: f64,
-    /// Implementations, in order: reference, redis, valkey, memcached, spark.
+    #[command(flatten)]
+    pub common: AnalyticsCommon,
+    /// Implementations, in order: reference, redis, redis-lua, valkey,
+    /// valkey-lua, memcached, spark.
     #[arg(
         long = "impl",
         value_delimiter = ',',
@@ -942,18 +946,6 @@ pub struct PagerankArgs {
     /// Redis and Valkey, as the paper's].
     #[arg(long)]
     pub drivers: Option<u32>,
-    /// Seed of the synthetic graph.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Where Spark runs: local mode by default, or a cluster's master URL.
-    #[arg(long, default_value = "local[2]")]
-    pub spark_master: String,
-    /// Print the results as JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
-    /// No progress lines.
-    #[arg(long, short)]
-    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

@@ -117,35 +117,10 @@ fn proxy(backend: SocketAddr, bad: Bad) -> SocketAddr {
     addr
 }
 
-/// kvbench's peak RSS (VmHWM) until it exits.
-fn peak_kib(pid: u32) -> std::thread::JoinHandle<u64> {
-    std::thread::spawn(move || {
-        let mut peak = 0u64;
-        while let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
-            let Some(kb) = status
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            else {
-                break;
-            };
-            peak = peak.max(kb);
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        peak
-    })
-}
-
 #[test]
 fn bad_replies_end_the_run_within_its_timeout_with_bounded_memory() {
     let _serial = crate::util::timing_sensitive();
-    let spec = kvbench_servers::ServerSpec {
-        system: kvbench_model::SystemKind::Redis,
-        binary: None,
-        memory_limit_mb: None,
-        extra_args: Vec::new(),
-    };
-    let server = kvbench_servers::Server::start(&spec).expect("redis starts");
+    let server = crate::util::private_redis();
     let sb = Sandbox::new();
     for bad in [
         Bad::Malformed,
@@ -182,7 +157,7 @@ fn bad_replies_end_the_run_within_its_timeout_with_bounded_memory() {
             "--json",
             "--quiet",
         ]);
-        let peak = peak_kib(child.id());
+        let peak = crate::util::peak_rss_kib(child.id());
         let out = child.wait_with_output().expect("kvbench ends");
         let took = started.elapsed();
         let peak_mib = peak.join().expect("VmHWM") / 1024;

@@ -34,25 +34,9 @@ fn ten_thousand_connections_fit_in_150_mb() {
         "60s",
     ]);
     let pid = child.id() as libc::pid_t;
-    // kvbench's own peak, apart from its servers: the kernel's high-water
-    // mark of this process (VmHWM), read until the process is gone. wait4's
-    // ru_maxrss would be the largest of kvbench and the children it waited
-    // for (Redis holding 10,000 connections is the larger).
-    let hwm = std::thread::spawn(move || {
-        let mut peak_kb = 0u64;
-        while let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
-            let Some(kb) = status
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            else {
-                break; // a zombie has no memory lines
-            };
-            peak_kb = peak_kb.max(kb);
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        peak_kb
-    });
+    // kvbench's own peak, apart from its servers (Redis holding 10,000
+    // connections is the larger).
+    let hwm = crate::util::peak_rss_kib(child.id());
     // Take the output pipes so the child never blocks on a full pipe, then
     // reap it with wait4 to get its peak RSS.
     let mut stdout = child.stdout.take().expect("stdout");

@@ -400,13 +400,7 @@ fn reset(s: TcpStream) {
 #[test]
 fn connections_reset_mid_run_end_it_partial() {
     let _serial = crate::util::timing_sensitive();
-    let spec = kvbench_servers::ServerSpec {
-        system: kvbench_model::SystemKind::Redis,
-        binary: None,
-        memory_limit_mb: None,
-        extra_args: Vec::new(),
-    };
-    let server = kvbench_servers::Server::start(&spec).expect("redis starts");
+    let server = crate::util::private_redis();
     let proxy = ResettingProxy::start(server.addr());
     let sb = Sandbox::new();
     let target = proxy.addr.to_string();

@@ -176,3 +176,36 @@ pub fn op<'a>(v: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
         .and_then(|ops| ops.iter().find(|o| o["op"] == name))
         .unwrap_or_else(|| panic!("no {name} in {}", v["run"]))
 }
+
+/// A private Redis with its defaults, as a server kvbench did not start
+/// (a `--target`); the guard stops it.
+pub fn private_redis() -> kvbench_servers::Server {
+    kvbench_servers::Server::start(&kvbench_servers::ServerSpec {
+        system: kvbench_model::SystemKind::Redis,
+        binary: None,
+        memory_limit_mb: None,
+        extra_args: Vec::new(),
+    })
+    .expect("redis starts")
+}
+
+/// Process `pid`'s peak RSS (the kernel's VmHWM, in KiB), read until the
+/// process is gone. It is the process's own, apart from its children (wait4's
+/// ru_maxrss would be the largest of it and the children it waited for).
+pub fn peak_rss_kib(pid: u32) -> std::thread::JoinHandle<u64> {
+    std::thread::spawn(move || {
+        let mut peak_kb = 0u64;
+        while let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+            let Some(kb) = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            else {
+                break; // a zombie has no memory lines
+            };
+            peak_kb = peak_kb.max(kb);
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        peak_kb
+    })
+}

@@ -52,13 +52,13 @@ pub fn run(a: &LookupArgs) -> Result<Verdict> {
     if a.impls.iter().any(|i| i == "spark") {
         spark::check()?;
     }
-    let (g, name) = super::graph_of(&a.graph, a.scale, a.seed)?;
-    if !a.quiet {
+    let (g, name) = super::graph(&a.common)?;
+    if !a.common.quiet {
         eprintln!("graph {name}: {} nodes, {} edges", g.nodes(), g.edges());
     }
     let mut results = Vec::new();
     for imp in &a.impls {
-        if !a.quiet {
+        if !a.common.quiet {
             eprintln!("{imp}: {} lookups", a.count);
         }
         results.push(match imp.as_str() {
@@ -66,7 +66,7 @@ pub fn run(a: &LookupArgs) -> Result<Verdict> {
             other => on_kv(other, &g, a)?,
         });
     }
-    if a.json {
+    if a.common.json {
         crate::commands::print(&serde_json::to_string_pretty(&results)?)?;
     } else {
         let mut out = format!(
@@ -86,7 +86,7 @@ pub fn run(a: &LookupArgs) -> Result<Verdict> {
 
 /// The nodes to look up: seeded, the same for every system.
 fn keys(g: &Graph, a: &LookupArgs) -> Vec<u32> {
-    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(a.seed ^ 0x6c6f_6f6b_7570);
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(a.common.seed ^ 0x6c6f_6f6b_7570);
     (0..a.count)
         .map(|_| (rng.next_u64() % u64::from(g.nodes())) as u32)
         .collect()
@@ -147,7 +147,13 @@ fn on_kv(imp: &str, g: &Graph, a: &LookupArgs) -> Result<LookupResult> {
 
 fn on_spark(g: &Graph, a: &LookupArgs) -> Result<LookupResult> {
     let work = tempfile::tempdir().context("a directory for Spark's files")?;
-    let r = spark::lookup(g, a.count, a.seed, &a.spark_master, work.path())?;
+    let r = spark::lookup(
+        g,
+        a.count,
+        a.common.seed,
+        &a.common.spark_master,
+        work.path(),
+    )?;
     if r.lookup_us.len() != a.count as usize {
         bail!(
             "spark: {} lookups reported, {} asked",
@@ -165,7 +171,7 @@ fn on_spark(g: &Graph, a: &LookupArgs) -> Result<LookupResult> {
         max_us,
         detail: format!(
             "Spark {} on {}, rdd.lookup on a cached RDD",
-            r.spark_version, a.spark_master
+            r.spark_version, a.common.spark_master
         ),
     })
 }

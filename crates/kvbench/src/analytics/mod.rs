@@ -9,7 +9,7 @@ mod lua;
 mod mapreduce;
 mod spark;
 
-use crate::args::{AnalyticsArgs, AnalyticsCommand, PagerankArgs};
+use crate::args::{AnalyticsArgs, AnalyticsCommand, AnalyticsCommon, PagerankArgs};
 use crate::exit::{UsageError, Verdict};
 use anyhow::{Context, Result};
 use kvbench_analytics::{agree, pagerank, rmat, snap, Graph};
@@ -79,23 +79,9 @@ pub fn dispatch(a: AnalyticsArgs) -> Result<Verdict> {
     }
 }
 
-/// The graph `--graph`, `--scale` and `--seed` name, with its description.
-fn graph(a: &PagerankArgs) -> Result<(Graph, String)> {
-    graph_of(&a.graph, a.scale, a.seed)
-}
-
-/// The graph `spec` names (`synthetic:NAME`, `rmat:NODES:EDGES`, a file).
-pub(super) fn graph_of(spec: &str, scale: f64, seed: u64) -> Result<(Graph, String)> {
-    struct A<'a> {
-        graph: &'a str,
-        scale: f64,
-        seed: u64,
-    }
-    let a = A {
-        graph: spec,
-        scale,
-        seed,
-    };
+/// The graph `--graph`, `--scale` and `--seed` name (`synthetic:NAME`,
+/// `rmat:NODES:EDGES`, a file), with its description.
+pub(super) fn graph(a: &AnalyticsCommon) -> Result<(Graph, String)> {
     if !(a.scale.is_finite() && a.scale > 0.0 && a.scale <= 100.0) {
         return Err(UsageError(format!(
             "--scale must be above 0 and at most 100, got {}",
@@ -134,8 +120,8 @@ pub(super) fn graph_of(spec: &str, scale: f64, seed: u64) -> Result<(Graph, Stri
             format!("synthetic:{name} x{} (R-MAT, seed {})", a.scale, a.seed),
         ));
     }
-    let g = snap::read(Path::new(a.graph)).map_err(|e| UsageError(format!("--graph {e}")))?;
-    Ok((g, a.graph.to_string()))
+    let g = snap::read(Path::new(&a.graph)).map_err(|e| UsageError(format!("--graph {e}")))?;
+    Ok((g, a.graph.clone()))
 }
 
 fn run_pagerank(a: &PagerankArgs) -> Result<Verdict> {
@@ -161,12 +147,12 @@ fn run_pagerank(a: &PagerankArgs) -> Result<Verdict> {
         spark::check()?;
     }
     let say = |s: &str| {
-        if !a.quiet {
+        if !a.common.quiet {
             eprintln!("{s}");
         }
     };
     let started = Instant::now();
-    let (g, name) = graph(a)?;
+    let (g, name) = graph(&a.common)?;
     say(&format!(
         "graph {name}: {} nodes, {} edges, {} dangling, built in {:.1} s",
         g.nodes(),
@@ -200,8 +186,13 @@ fn run_pagerank(a: &PagerankArgs) -> Result<Verdict> {
             },
             "spark" => {
                 let work = tempfile::tempdir().context("a directory for Spark's files")?;
-                let (sr, ranks) =
-                    spark::run(&g, a.iterations, a.damping, &a.spark_master, work.path())?;
+                let (sr, ranks) = spark::run(
+                    &g,
+                    a.iterations,
+                    a.damping,
+                    &a.common.spark_master,
+                    work.path(),
+                )?;
                 let err = checked("spark", &reference.ranks, &ranks)?;
                 ImplResult {
                     implementation: "spark".into(),
@@ -224,7 +215,7 @@ fn run_pagerank(a: &PagerankArgs) -> Result<Verdict> {
         };
         results.push(r);
     }
-    if a.json {
+    if a.common.json {
         crate::commands::print(&serde_json::to_string_pretty(&results)?)?;
     } else {
         crate::commands::print(&table(&results, a.iterations))?;

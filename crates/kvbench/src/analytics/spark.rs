@@ -8,6 +8,7 @@ use crate::exit::UsageError;
 use anyhow::{bail, Context, Result};
 use kvbench_analytics::{snap, Graph};
 use serde::Deserialize;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -100,6 +101,45 @@ pub fn check() -> Result<()> {
     Ok(())
 }
 
+/// Runs the package's `command` over `g` (written to `work` as an edge
+/// list) with `extra` arguments, and reads the JSON it writes.
+///
+/// # Errors
+/// When the child fails (its last lines quoted) or its JSON is not a `T`.
+fn package<T: serde::de::DeserializeOwned>(
+    command: &str,
+    g: &Graph,
+    master: &str,
+    work: &Path,
+    extra: &[OsString],
+) -> Result<T> {
+    let edges = work.join("edges.txt");
+    let json_out = work.join(format!("{command}.json"));
+    snap::write(g, &edges)?;
+    let out = Command::new(python())
+        .args(["-m", "kvbench_spark", command, "--edges"])
+        .arg(&edges)
+        .args(["--nodes", &g.nodes().to_string(), "--master", master])
+        .args(extra)
+        .arg("--json-out")
+        .arg(&json_out)
+        .output()
+        .with_context(|| format!("cannot start the Spark {command}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = err.lines().rev().take(5).collect();
+        bail!(
+            "Spark {command} failed ({}): {}",
+            out.status,
+            tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+        );
+    }
+    serde_json::from_slice(
+        &std::fs::read(&json_out).with_context(|| format!("{}", json_out.display()))?,
+    )
+    .with_context(|| format!("{} is not the Spark {command} report", json_out.display()))
+}
+
 /// Runs PageRank on Spark over `g`; returns its report and its ranks.
 ///
 /// # Errors
@@ -112,42 +152,21 @@ pub fn run(
     master: &str,
     work: &Path,
 ) -> Result<(SparkResult, Vec<f64>)> {
-    let edges = work.join("edges.txt");
     let ranks_out = work.join("ranks.bin");
-    let json_out = work.join("result.json");
-    snap::write(g, &edges)?;
-    let out = Command::new(python())
-        .args(["-m", "kvbench_spark", "pagerank", "--edges"])
-        .arg(&edges)
-        .args([
-            "--nodes",
-            &g.nodes().to_string(),
-            "--iterations",
-            &iterations.to_string(),
-            "--damping",
-            &damping.to_string(),
-            "--master",
-            master,
-            "--ranks-out",
-        ])
-        .arg(&ranks_out)
-        .arg("--json-out")
-        .arg(&json_out)
-        .output()
-        .context("cannot start the Spark PageRank")?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = err.lines().rev().take(5).collect();
-        bail!(
-            "Spark PageRank failed ({}): {}",
-            out.status,
-            tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
-        );
-    }
-    let result: SparkResult = serde_json::from_slice(
-        &std::fs::read(&json_out).with_context(|| format!("{}", json_out.display()))?,
-    )
-    .with_context(|| format!("{} is not the Spark result", json_out.display()))?;
+    let result: SparkResult = package(
+        "pagerank",
+        g,
+        master,
+        work,
+        &[
+            "--iterations".into(),
+            iterations.to_string().into(),
+            "--damping".into(),
+            damping.to_string().into(),
+            "--ranks-out".into(),
+            ranks_out.clone().into(),
+        ],
+    )?;
     let bytes = std::fs::read(&ranks_out).with_context(|| format!("{}", ranks_out.display()))?;
     if bytes.len() != 8 * g.nodes() as usize {
         bail!(
@@ -169,37 +188,16 @@ pub fn run(
 /// # Errors
 /// As [`run`].
 pub fn lookup(g: &Graph, count: u32, seed: u64, master: &str, work: &Path) -> Result<LookupReport> {
-    let edges = work.join("edges.txt");
-    let json_out = work.join("lookup.json");
-    snap::write(g, &edges)?;
-    let out = Command::new(python())
-        .args(["-m", "kvbench_spark", "lookup", "--edges"])
-        .arg(&edges)
-        .args([
-            "--nodes",
-            &g.nodes().to_string(),
-            "--count",
-            &count.to_string(),
-            "--seed",
-            &seed.to_string(),
-            "--master",
-            master,
-            "--json-out",
-        ])
-        .arg(&json_out)
-        .output()
-        .context("cannot start the Spark lookups")?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = err.lines().rev().take(5).collect();
-        bail!(
-            "Spark lookups failed ({}): {}",
-            out.status,
-            tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
-        );
-    }
-    serde_json::from_slice(
-        &std::fs::read(&json_out).with_context(|| format!("{}", json_out.display()))?,
+    package(
+        "lookup",
+        g,
+        master,
+        work,
+        &[
+            "--count".into(),
+            count.to_string().into(),
+            "--seed".into(),
+            seed.to_string().into(),
+        ],
     )
-    .with_context(|| format!("{} is not the Spark lookup report", json_out.display()))
 }
