@@ -282,6 +282,7 @@ pub enum Command {
         "  kvbench report --experiment client-sweep --out reports/sweep\n",
         "  kvbench report --experiment client-sweep --file experiments/client-sweep.toml --out reports/sweep\n",
         "  kvbench report --runs 3,5-9 --out reports/some --json\n",
+        "  kvbench report --analytics 1,2 --out reports/pagerank\n",
         "\nWrites DIR/index.html (self-contained: no script, nothing fetched, printable),\n",
         "DIR/report.md (figures as PNG links), DIR/figures/*.svg and *.png. Each file is\n",
         "written whole and renamed into place; files of an older report in DIR that this\n",
@@ -300,11 +301,14 @@ pub enum Command {
         "  kvbench reproduce anthony2016 --json\n",
         "  kvbench reproduce altoros --out reports/paper-c\n",
         "  kvbench reproduce anthony2016 --scale 1 --out reports/paper-a-full\n",
+        "  kvbench reproduce zhang2014 --scale 0.1\n",
         "\nPapers: anthony2016 (paper A: Redis, Memcached; Aerospike is named as not\n",
         "run), sadat2019 (paper B), altoros (paper C: SET:GET at pipeline 4 and 50,\n",
         "ZUNIONSTORE at 1, 3, 5 clients, and both at once, on one Redis and a local\n",
-        "5-node cluster). zhang2014 (paper D) needs the analytics workload kvbench\n",
-        "does not have yet, and says so (exit 2).\n",
+        "5-node cluster), zhang2014 (paper D: PageRank over Redis, Redis Lua, Valkey,\n",
+        "Memcached and Spark on a graph of the Google web graph's size, then 100 random\n",
+        "gets each; --scale shrinks the graph, default 1, about 7 minutes; every run\n",
+        "measures again; stored as analytics runs, docs/analytics.md).\n",
         "--scale multiplies the paper's record counts (defaults: 0.02, 0.008 and 0.02,\n",
         "at most half an hour on 2 cores; paper C's sorted sets in whole groups of\n",
         "four). --scale 1 runs papers A and B at their own scale, single node, by\n",
@@ -315,7 +319,7 @@ pub enum Command {
         "DIR/experiment.toml; the findings come from papers/PAPER.toml. Resumable like\n",
         "`experiment run` (same database, same scale: finished cells are skipped).\n",
         "docs/reproductions/README.md explains the table.\n",
-        "Exit codes: 0 ok, 1 some run failed, 2 bad input or a paper not supported yet,\n",
+        "Exit codes: 0 ok, 1 some run failed, 2 bad input or an unknown paper,\n",
         "3 some run invalid, 130 interrupted."
     ))]
     Reproduce(ReproduceArgs),
@@ -323,7 +327,7 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct ReproduceArgs {
-    /// anthony2016, sadat2019 or altoros (zhang2014 is not supported yet).
+    /// anthony2016, sadat2019, altoros or zhang2014.
     pub paper: String,
     /// Share of the paper's record count to load (0 < F <= 1; 1: the
     /// paper's full-scale matrix where there is one).
@@ -364,7 +368,7 @@ pub struct ReproduceArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("selection").args(["experiment", "runs", "last"])))]
+#[command(group(ArgGroup::new("selection").args(["experiment", "runs", "last", "analytics"])))]
 pub struct ReportArgs {
     /// The runs of an experiment's newest pass that did not fail.
     #[arg(long, value_name = "NAME")]
@@ -372,6 +376,10 @@ pub struct ReportArgs {
     /// Runs by id and range, comma-separated (3,5-9).
     #[arg(long, value_name = "IDS")]
     pub runs: Option<String>,
+    /// Analytics runs by id and range (`kvbench analytics list`): PageRank
+    /// and lookups, with their own figures.
+    #[arg(long, value_name = "IDS")]
+    pub analytics: Option<String>,
     /// The newest run's experiment pass, or that run alone when no
     /// experiment made it [default when nothing else is selected].
     #[arg(long)]
@@ -881,6 +889,28 @@ pub enum AnalyticsCommand {
         "Exit codes: 0 every answer right, 1 a system failed or answered wrong, 2 bad input."
     ))]
     Lookup(LookupArgs),
+    /// The stored analytics runs, newest first (numbered apart from runs).
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench analytics list\n",
+        "  kvbench analytics list --limit 5 --json\n",
+        "  kvbench report --analytics 3,4 --out reports/pagerank   # draw them\n",
+        "\nExit codes: 0 listed (also when there are none), 2 bad input."
+    ))]
+    List(AnalyticsListArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AnalyticsListArgs {
+    /// Show at most this many (the newest).
+    #[arg(long)]
+    pub limit: Option<u32>,
+    /// Print the stored records as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// SQLite database that keeps every run.
+    #[arg(long, default_value = "kvbench.db")]
+    pub db: PathBuf,
 }
 
 /// What both analytics commands take: the graph, where Spark runs, output.
@@ -900,12 +930,17 @@ pub struct AnalyticsCommon {
     /// Where Spark runs: local mode by default, or a cluster's master URL.
     #[arg(long, default_value = "local[2]")]
     pub spark_master: String,
-    /// Print the results as JSON instead of a table.
+    /// Print the stored record (its results included) as JSON instead of a
+    /// table.
     #[arg(long)]
     pub json: bool,
     /// No progress lines.
     #[arg(long, short)]
     pub quiet: bool,
+    /// SQLite database that keeps every run; analytics runs are numbered
+    /// apart (`kvbench analytics list`).
+    #[arg(long, default_value = "kvbench.db")]
+    pub db: PathBuf,
 }
 
 #[derive(Debug, Args)]

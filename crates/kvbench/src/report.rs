@@ -24,6 +24,9 @@ pub enum Selection {
 
 pub fn report(a: ReportArgs) -> Result<Verdict> {
     let store = open_for_reading(&a.db)?;
+    if let Some(text) = &a.analytics {
+        return analytics_report(&store, &a, text);
+    }
     let selection = match (&a.experiment, &a.runs) {
         (Some(name), _) => Selection::Experiment(name.clone()),
         (None, Some(text)) => {
@@ -179,16 +182,7 @@ pub fn write(
         eprintln!("warning: no font found on this machine, so the PNG figures have no text (the SVGs and index.html are fine); scripts/setup installs DejaVu");
     }
     let rendered = page::render(&input).map_err(anyhow::Error::msg)?;
-    let mut files = Vec::new();
-    // index.html last: the page appears only once everything it links exists.
-    let mut ordered = rendered.files;
-    ordered.sort_by_key(|(name, _)| name == "index.html");
-    for (name, bytes) in &ordered {
-        let path = out.join(name);
-        crate::atomic::write_atomic(&path, bytes)
-            .with_context(|| format!("writing the report into {}", out.display()))?;
-        files.push(path);
-    }
+    let files = write_files(out, rendered.files)?;
     Ok(Written {
         files,
         summary: rendered.summary,
@@ -210,4 +204,115 @@ fn experiment_sources(store: &Store, db: &Path, name: &str) -> Result<Vec<Source
         });
     }
     Ok(out)
+}
+
+/// `kvbench report --analytics IDS`.
+fn analytics_report(store: &Store, a: &ReportArgs, text: &str) -> Result<Verdict> {
+    let ranges = crate::export::parse_ids(text)
+        .map_err(|e| UsageError(format!("--analytics '{text}': {e}")))?;
+    let mut ids: Vec<i64> = ranges.into_iter().flatten().collect();
+    ids.sort_unstable();
+    ids.dedup();
+    prepare(&a.out)?;
+    let paper = crate::reproduce::zhang2014()?;
+    let w = write_analytics(
+        store,
+        &a.db,
+        &ids,
+        &a.out,
+        a.title.clone(),
+        Some(paper),
+        false,
+    )?;
+    if a.json {
+        crate::commands::print(&serde_json::to_string_pretty(&serde_json::json!({
+            "out": a.out,
+            "index": a.out.join("index.html"),
+            "files": w.files,
+            "report": w.summary,
+        }))?)?;
+    } else {
+        eprintln!(
+            "wrote the report of {} analytics runs ({} figures): {}",
+            w.summary.analytics_runs,
+            w.summary.figures.len(),
+            a.out.join("index.html").display()
+        );
+    }
+    Ok(Verdict::Ok)
+}
+
+/// What [`write_analytics`] wrote.
+pub struct AnalyticsWritten {
+    pub files: Vec<PathBuf>,
+    pub summary: kvbench_report::analytics::Summary,
+}
+
+/// Renders the report of analytics runs `ids` into `out` (which
+/// [`prepare`] made); `judge` sets the paper's findings beside them.
+///
+/// # Errors
+/// A usage error naming an id that is not stored; an error for a file that
+/// cannot be written.
+pub fn write_analytics(
+    store: &Store,
+    db: &Path,
+    ids: &[i64],
+    out: &Path,
+    title: Option<String>,
+    paper: Option<kvbench_report::paper::Paper>,
+    judge: bool,
+) -> Result<AnalyticsWritten> {
+    let mut records = Vec::new();
+    for &id in ids {
+        records.push(store.get_analytics(id).map_err(|e| match e {
+            kvbench_store::StoreError::AnalyticsNotFound(_) => {
+                anyhow::Error::from(UsageError(format!(
+                    "--analytics: {e} in {} (see kvbench analytics list)",
+                    db.display()
+                )))
+            }
+            other => other.into(),
+        })?);
+    }
+    if records.is_empty() {
+        return Err(UsageError("no analytics run to report: the selection is empty".into()).into());
+    }
+    let list = ids
+        .iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let input = kvbench_report::analytics::Input {
+        title: title.unwrap_or_else(|| "kvbench analytics report".into()),
+        records,
+        commands: vec![format!(
+            "kvbench report --analytics {list} --db {} --out {}",
+            db.display(),
+            out.display()
+        )],
+        generated_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        paper,
+        judge,
+    };
+    let rendered = kvbench_report::analytics::render(&input).map_err(anyhow::Error::msg)?;
+    let files = write_files(out, rendered.files)?;
+    Ok(AnalyticsWritten {
+        files,
+        summary: rendered.summary,
+    })
+}
+
+/// Writes each file whole, `index.html` last: the page appears only once
+/// everything it links exists.
+fn write_files(out: &Path, mut files: Vec<(String, Vec<u8>)>) -> Result<Vec<PathBuf>> {
+    files.sort_by_key(|(name, _)| name == "index.html");
+    let mut written = Vec::new();
+    for (name, bytes) in &files {
+        let path = out.join(name);
+        crate::atomic::write_atomic(&path, bytes)
+            .with_context(|| format!("writing the report into {}", out.display()))?;
+        written.push(path);
+    }
+    Ok(written)
 }

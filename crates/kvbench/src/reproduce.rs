@@ -58,21 +58,27 @@ const KNOWN: [Known; 3] = [
     },
 ];
 
-/// Papers that need what kvbench does not have yet.
-const NOT_YET: [(&str, &str); 1] = [(
-    "zhang2014",
-    "paper D runs as `kvbench analytics pagerank --graph synthetic:google --impl reference,redis,redis-lua,valkey,memcached,spark` and `kvbench analytics lookup` (docs/reproductions/zhang2014.md); their results are not stored yet, so reproduce cannot judge them (issue 13)",
-)];
+/// Paper D's findings: reproduced by the analytics commands
+/// (`crate::analytics::reproduce`), not by an experiment file.
+const ZHANG2014: &str = include_str!("../../../papers/zhang2014.toml");
+
+/// Paper D's findings file, parsed.
+///
+/// # Errors
+/// Only if the file built into kvbench does not parse (a bug).
+pub fn zhang2014() -> Result<Paper> {
+    toml::from_str(ZHANG2014).context("internal: papers/zhang2014.toml")
+}
 
 pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
-    if let Some((_, why)) = NOT_YET.iter().find(|(n, _)| *n == a.paper) {
-        return Err(UsageError(format!("reproduce {}: {why}", a.paper)).into());
+    if a.paper == "zhang2014" {
+        return crate::analytics::reproduce::run(&a, zhang2014()?);
     }
     let Some(known) = KNOWN.iter().find(|k| k.name == a.paper) else {
         let names: Vec<&str> = KNOWN
             .iter()
             .map(|k| k.name)
-            .chain(NOT_YET.iter().map(|(n, _)| *n))
+            .chain(std::iter::once("zhang2014"))
             .collect();
         return Err(UsageError(format!(
             "reproduce {}: no such paper; one of {}",
@@ -294,7 +300,7 @@ fn records_unit(w: &toml::Table) -> i64 {
 }
 
 /// The paper-vs-kvbench table for the terminal.
-fn table(outcomes: &[Outcome]) -> String {
+pub(crate) fn table(outcomes: &[Outcome]) -> String {
     let mut t = kvbench_report::table::Table::new(&["id", "verdict", "paper", "kvbench"]);
     for o in outcomes {
         t.row(vec![

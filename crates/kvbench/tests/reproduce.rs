@@ -138,14 +138,24 @@ fn paper_c_at_a_tiny_scale_runs_all_three_loads_and_judges_every_finding() {
 }
 
 #[test]
-fn papers_kvbench_cannot_reproduce_yet_say_why_with_exit_2() {
+fn unknown_papers_and_flags_that_do_not_apply_are_refused_with_exit_2() {
     let sb = Sandbox::new();
-    for (paper, says) in [
-        ("zhang2014", "issue 13"),
-        ("nope", "one of anthony2016, sadat2019"),
+    for (args, says) in [
+        (
+            &["nope"][..],
+            "one of anthony2016, sadat2019, altoros, zhang2014",
+        ),
+        (&["zhang2014", "--clients", "4"], "--clients does not apply"),
+        (
+            &["zhang2014", "--duration", "5s"],
+            "--duration does not apply",
+        ),
+        (&["zhang2014", "--scale", "1.5"], "--scale 1.5"),
     ] {
         sb.kvbench()
-            .args(["reproduce", paper, "--out", "r"])
+            .arg("reproduce")
+            .args(args)
+            .args(["--out", "r"])
             .assert()
             .code(2)
             .stderr(predicates::str::contains(says));

@@ -7,6 +7,8 @@
 //! without linking the engine or the target code.
 #![deny(missing_docs)]
 
+pub mod analytics;
+
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;

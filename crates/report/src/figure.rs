@@ -47,6 +47,12 @@ pub enum FigureKind {
     Memory,
     /// CPU time per operation, server and client.
     Cpu,
+    /// PageRank's time per iteration and per step (analytics).
+    Pagerank,
+    /// Memory of a loaded graph per system (analytics).
+    GraphMemory,
+    /// Single-key lookup latency per system (analytics).
+    Lookup,
 }
 
 impl FigureKind {
@@ -61,6 +67,9 @@ impl FigureKind {
             FigureKind::TimeSeries => "Per-second time series",
             FigureKind::Memory => "Server memory",
             FigureKind::Cpu => "CPU per operation",
+            FigureKind::Pagerank => "PageRank time",
+            FigureKind::GraphMemory => "Graph memory",
+            FigureKind::Lookup => "Random gets",
         }
     }
 }

@@ -157,7 +157,7 @@ pub fn axis_value(v: f64, ticks: crate::figure::Ticks) -> String {
     }
 }
 
-/// `950`, `1.5k`, `25k`, `1.2M`, `0.25`: short enough for a tick.
+/// `950`, `1.5k`, `25k`, `1.2M`, `0.25`, `0.001`: short enough for a tick.
 pub fn short(v: f64) -> String {
     let a = v.abs();
     let trim = |s: String| {
@@ -179,8 +179,12 @@ pub fn short(v: f64) -> String {
         format!("{v:.0}")
     } else if a >= 1.0 {
         trim(format!("{v:.1}"))
-    } else {
+    } else if a >= 0.01 {
         trim(format!("{v:.2}"))
+    } else {
+        // Two significant digits: a log axis of seconds reaches 0.001.
+        let digits = (-a.log10().floor()) as usize + 1;
+        trim(format!("{v:.digits$}"))
     }
 }
 
@@ -196,6 +200,8 @@ mod axis_tests {
         assert_eq!(short(25_000.0), "25k");
         assert_eq!(short(1_200_000.0), "1.2M");
         assert_eq!(short(0.25), "0.25");
+        assert_eq!(short(0.001), "0.001");
+        assert_eq!(short(0.0035), "0.0035");
         assert_eq!(axis_value(0.0, Ticks::Nines), "0");
         assert_eq!(axis_value(1.0, Ticks::Nines), "90");
         assert_eq!(axis_value(2.0, Ticks::Nines), "99");

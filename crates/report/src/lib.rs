@@ -8,6 +8,7 @@
 //! table or as JSON alike.
 #![deny(missing_docs)]
 
+pub mod analytics;
 pub mod cells;
 pub mod combined;
 pub mod diff;

@@ -234,6 +234,8 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
         runs => run_rows(&input.sources),
     };
     let mut env = Environment::new();
+    env.add_template("style.html", include_str!("../templates/style.html.j2"))
+        .map_err(|e| format!("template style.html: {e}"))?;
     env.add_template("index.html", include_str!("../templates/index.html.j2"))
         .map_err(|e| format!("template index.html: {e}"))?;
     env.add_template("report.md", include_str!("../templates/report.md.j2"))
@@ -274,7 +276,7 @@ fn anchor(kind: FigureKind) -> String {
 
 /// The SVG without its XML prolog, labelled for screen readers, for
 /// inlining in HTML.
-fn inline(svg: &str, title: &str) -> String {
+pub(crate) fn inline(svg: &str, title: &str) -> String {
     let body = match svg.find("<svg") {
         Some(i) => &svg[i..],
         None => svg,

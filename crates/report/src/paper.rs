@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 pub struct Paper {
     /// Authors, year, title.
     pub paper: String,
-    /// The experiment file it is reproduced with (`paper-a`).
+    /// The experiment file it is reproduced with (`paper-a`); empty for a
+    /// paper reproduced by analytics commands.
+    #[serde(default)]
     pub experiment: String,
     /// The paper's machines against this one.
     pub hardware: String,
@@ -33,9 +35,25 @@ pub struct Paper {
     /// finding: the likely reasons a finding differs, when the cells
     /// themselves do not say.
     pub reasons: Reasons,
+    /// The graph an analytics paper measured on, to which its memory
+    /// figures belong.
+    #[serde(default)]
+    pub graph: Option<PaperGraph>,
     /// What the paper reported.
     #[serde(rename = "finding")]
     pub findings: Vec<Finding>,
+}
+
+/// An analytics paper's dataset.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaperGraph {
+    /// Its name (`Google web graph`).
+    pub name: String,
+    /// Its nodes.
+    pub nodes: u32,
+    /// Its edges.
+    pub edges: u64,
 }
 
 impl Paper {
@@ -76,9 +94,13 @@ pub struct Finding {
     pub claim: String,
     /// How it is checked.
     pub kind: Kind,
-    /// The workload as the experiment names it.
+    /// The workload as the experiment names it (empty for an analytics
+    /// finding).
+    #[serde(default)]
     pub workload: String,
-    /// `single` or `multi` (any multi-node deployment).
+    /// `single` or `multi` (any multi-node deployment; empty for an
+    /// analytics finding).
+    #[serde(default)]
     pub topology: String,
     /// `few`, `many` or a client count (not for `peak`).
     #[serde(default)]
@@ -118,11 +140,19 @@ pub struct Finding {
     /// See `low`.
     #[serde(default)]
     pub high: Option<f64>,
+    /// `graph_memory`: the paper's figure, in MB (10^6 bytes) as it gives
+    /// them.
+    #[serde(default)]
+    pub paper_mb: Option<f64>,
+    /// The likely reason when this finding differs here, where it is known
+    /// from what differs in the setting (else the kind's reason).
+    #[serde(default)]
+    pub why_differs: Option<String>,
 }
 
 impl Finding {
     /// `low` and `high` as a range, open where one is not given.
-    fn bounds(&self) -> (f64, f64) {
+    pub(crate) fn bounds(&self) -> (f64, f64) {
         (self.low.unwrap_or(0.0), self.high.unwrap_or(f64::INFINITY))
     }
 }
@@ -144,6 +174,26 @@ pub enum Kind {
     MoreMemory,
     /// `system`'s memory overhead over the raw data within [low, high].
     Overhead,
+    /// Analytics (PageRank, client-side drivers on `system`): the server
+    /// busy at least `low` of a core over the iterations, and kvbench's
+    /// drivers using less CPU than the server.
+    ServerBound,
+    /// Analytics: the memory of the loaded graph in `system` over the
+    /// paper's `paper_mb` (scaled to this graph's nodes) within [low, high].
+    GraphMemory,
+    /// Analytics: `system`'s median single-key lookup at least `low` times
+    /// `other`'s.
+    SlowerLookup,
+}
+
+impl Kind {
+    /// Judged from `kvbench analytics` records, not from run cells.
+    pub fn is_analytics(self) -> bool {
+        matches!(
+            self,
+            Kind::ServerBound | Kind::GraphMemory | Kind::SlowerLookup
+        )
+    }
 }
 
 /// `few`, `many`, or a count.
@@ -265,7 +315,7 @@ pub fn evaluate(paper: &Paper, cells: &[Cell]) -> Vec<Outcome> {
 }
 
 /// A finding this run has no cells for: `what` is missing.
-fn not_measured(f: &Finding, what: &str) -> Outcome {
+pub(crate) fn not_measured(f: &Finding, what: &str) -> Outcome {
     outcome(
         f,
         format!("not measured: {what}"),
@@ -275,7 +325,7 @@ fn not_measured(f: &Finding, what: &str) -> Outcome {
 }
 
 /// A ratio's range as the paper gives it: `1.1-1.6x`, or `at least 2x`.
-fn ratio_range((lo, hi): (f64, f64)) -> String {
+pub(crate) fn ratio_range((lo, hi): (f64, f64)) -> String {
     if hi.is_finite() {
         format!("{lo}-{hi}x")
     } else {
@@ -283,7 +333,7 @@ fn ratio_range((lo, hi): (f64, f64)) -> String {
     }
 }
 
-fn outcome(f: &Finding, measured: String, verdict: Verdict, reason: String) -> Outcome {
+pub(crate) fn outcome(f: &Finding, measured: String, verdict: Verdict, reason: String) -> Outcome {
     Outcome {
         id: f.id.clone(),
         source: f.source.clone(),
@@ -299,6 +349,9 @@ fn check(f: &Finding, cells: &[Cell], paper: &Paper) -> Outcome {
     let paper_systems = paper.systems.as_deref();
     let here = place(cells, &f.workload, &f.topology, f.pipeline);
     let missing = |what: &str| not_measured(f, what);
+    if f.kind.is_analytics() {
+        return missing("no analytics run in this report (kvbench analytics)");
+    }
     if here.is_empty() {
         return missing(&format!("no {} cells of {}", f.topology, f.workload));
     }
@@ -423,6 +476,9 @@ fn check(f: &Finding, cells: &[Cell], paper: &Paper) -> Outcome {
             );
             let reason = reason(why, f, &[a, b], verdict);
             outcome(f, measured, verdict, reason)
+        }
+        Kind::ServerBound | Kind::GraphMemory | Kind::SlowerLookup => {
+            missing("no analytics run in this report")
         }
         Kind::Overhead => {
             // The load is probed where it happened: with a shared server
@@ -653,6 +709,7 @@ fn reason(paper: &Reasons, f: &Finding, cells: &[&Cell], verdict: Verdict) -> St
                 why.push(paper.multi_node.clone());
             }
         }
+        Kind::ServerBound | Kind::GraphMemory | Kind::SlowerLookup => {}
         Kind::MoreMemory | Kind::Overhead => {
             if let Some(c) = cells.first() {
                 if c.dataset_bytes < 1 << 30 {

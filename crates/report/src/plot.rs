@@ -25,18 +25,23 @@ pub struct Palette {
     others: Vec<String>,
 }
 
-const FIXED: [(&str, RGBColor); 4] = [
+/// Spark and the analytics reference (`kvbench analytics`) have theirs too,
+/// so the bars of one analytics figure (map and reduce, kvbench and the
+/// paper) never take a system's colour.
+const FIXED: [(&str, RGBColor); 6] = [
     ("redis", RGBColor(213, 94, 0)),
     ("valkey", RGBColor(0, 114, 178)),
     ("memcached", RGBColor(0, 158, 115)),
     ("aerospike", RGBColor(204, 121, 167)),
+    ("spark", RGBColor(230, 159, 0)),
+    ("reference", RGBColor(120, 120, 120)),
 ];
 const SPARE: [RGBColor; 5] = [
-    RGBColor(230, 159, 0),
     RGBColor(86, 180, 233),
-    RGBColor(120, 120, 120),
     RGBColor(0, 0, 0),
     RGBColor(150, 110, 40),
+    RGBColor(240, 228, 66),
+    RGBColor(90, 60, 140),
 ];
 
 impl Palette {
@@ -291,13 +296,19 @@ where
     if fig.bars {
         let n = panel.series.len().max(1) as f64;
         let width = 0.8 / n;
+        // A log axis has no zero: bars rise from its bottom.
+        let base = if panel.y.log {
+            y_range(panel, true).0
+        } else {
+            0.0
+        };
         for (i, s) in panel.series.iter().enumerate() {
             let colour = palette.colour(&s.colour_key);
             for p in &s.points {
                 let left = p.x - 0.4 + width * i as f64;
                 chart
                     .draw_series(std::iter::once(Rectangle::new(
-                        [(left, 0.0), (left + width * 0.92, p.y)],
+                        [(left, base), (left + width * 0.92, p.y)],
                         colour.filled(),
                     )))
                     .map_err(err)?;

@@ -18,6 +18,7 @@
 //!   deleted run takes every row stored with it (the tables cascade).
 #![deny(missing_docs)]
 
+mod analytics;
 mod delete;
 mod experiment;
 mod labels;
@@ -30,6 +31,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use experiment::{CellRuns, CellTag, FinishedCell};
+pub use kvbench_model::analytics::AnalyticsRecord;
 pub use kvbench_model::RunRecord;
 pub use labels::Labels;
 pub use migrate::SCHEMA_VERSION;
@@ -147,6 +149,9 @@ pub enum StoreError {
     /// No run has this id.
     #[error("no run with id {0}")]
     NotFound(i64),
+    /// No analytics run has this id.
+    #[error("no analytics run with id {0}")]
+    AnalyticsNotFound(i64),
 }
 
 /// rusqlite appends the path to "unable to open database file"; the
@@ -174,6 +179,7 @@ enum Fault {
     Corrupt(String),
     NotExact(&'static str),
     NotFound(i64),
+    AnalyticsNotFound(i64),
 }
 
 impl From<rusqlite::Error> for Fault {
@@ -213,6 +219,7 @@ impl Fault {
             Fault::Corrupt(reason) => StoreError::Corrupt { path, reason },
             Fault::NotExact(part) => StoreError::NotExact { path, part },
             Fault::NotFound(id) => StoreError::NotFound(id),
+            Fault::AnalyticsNotFound(id) => StoreError::AnalyticsNotFound(id),
         }
     }
 }
@@ -379,6 +386,33 @@ impl Store {
     /// nothing was deleted.
     pub fn delete_runs(&mut self, ids: &[i64]) -> Result<usize, StoreError> {
         delete::delete_runs(&mut self.conn, ids).map_err(|f| f.at(&self.path))
+    }
+
+    /// Saves an analytics command's record in one transaction and returns
+    /// its id (numbered apart from runs).
+    ///
+    /// # Errors
+    /// [`StoreError::NotExact`] when the record would not read back exactly
+    /// (nothing is saved then); SQL errors.
+    pub fn save_analytics(&mut self, record: &AnalyticsRecord) -> Result<i64, StoreError> {
+        analytics::save(&mut self.conn, record).map_err(|f| f.at(&self.path))
+    }
+
+    /// Reads analytics run `id` back with its id set, exactly as saved.
+    ///
+    /// # Errors
+    /// [`StoreError::AnalyticsNotFound`] when no analytics run has that id.
+    pub fn get_analytics(&self, id: i64) -> Result<AnalyticsRecord, StoreError> {
+        analytics::get(&self.conn, id).map_err(|f| f.at(&self.path))
+    }
+
+    /// The stored analytics runs, newest first, at most `limit`.
+    ///
+    /// # Errors
+    /// SQL errors, or a stored record that no longer decodes.
+    pub fn list_analytics(&self, limit: Option<u32>) -> Result<Vec<AnalyticsRecord>, StoreError> {
+        let ids = analytics::list(&self.conn, limit).map_err(|f| f.at(&self.path))?;
+        ids.into_iter().map(|id| self.get_analytics(id)).collect()
     }
 
     /// Reads run `id` back with its id set, exactly as it was saved.

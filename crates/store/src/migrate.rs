@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrate_4.sql"),
     include_str!("migrate_5.sql"),
     include_str!("migrate_6.sql"),
+    include_str!("migrate_7.sql"),
 ];
 
 /// The schema version this build writes and the newest it can read.

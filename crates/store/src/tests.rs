@@ -877,7 +877,7 @@ fn version_3_database_is_migrated_and_its_runs_read_without_interval_histograms(
         store
             .conn
             .execute_batch(
-                "DROP TABLE run_labels; DROP TABLE experiment_cells;
+                "DROP TABLE analytics_runs; DROP TABLE run_labels; DROP TABLE experiment_cells;
                  DROP TABLE interval_histograms; PRAGMA user_version = 3;",
             )
             .unwrap();
@@ -1113,4 +1113,87 @@ fn cell_runs_are_the_iterations_of_the_same_pass_that_did_not_fail() {
         }
     );
     assert_eq!(store.cell_runs(plain).unwrap(), None);
+}
+
+fn analytics_record() -> AnalyticsRecord {
+    use kvbench_model::analytics::*;
+    AnalyticsRecord {
+        id: None,
+        kind: AnalyticsKind::Pagerank,
+        started_at: "2026-11-25T10:00:00Z".into(),
+        finished_at: "2026-11-25T10:06:00Z".into(),
+        status: RunStatus::Ok,
+        failure: None,
+        graph: GraphInfo {
+            source: "synthetic:google".into(),
+            description: "synthetic:google x1 (R-MAT, seed 1)".into(),
+            scale: 1.0,
+            seed: u64::MAX,
+            nodes: 875_713,
+            edges: 5_105_039,
+            dangling: 120_001,
+        },
+        settings: AnalyticsSettings {
+            implementations: vec!["reference".into(), "redis".into()],
+            iterations: Some(10),
+            damping: Some(0.85),
+            drivers: None,
+            count: None,
+            spark_master: "local[2]".into(),
+            tolerance: Some(1e-6),
+        },
+        environment: Environment::default(),
+        pagerank: vec![PagerankResult {
+            implementation: "redis".into(),
+            load_s: 1.41,
+            map_s: vec![1.1, 1.2 + 1e-15],
+            reduce_s: vec![0.7, 0.8],
+            iterations_s: 3.8,
+            memory_bytes: Some(176_685_056),
+            server_cpu_s: Some(3.6),
+            client_cpu_s: Some(1.0 / 3.0),
+            requests: Some(68_700),
+            max_relative_error: 6.0e-12,
+            detail: "redis 7.0.15, 6 drivers".into(),
+        }],
+        lookups: Vec::new(),
+    }
+}
+
+#[test]
+fn analytics_records_round_trip_exactly_and_are_numbered_apart_from_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&db_path(&dir)).unwrap();
+    store.save_run(&full_record()).unwrap();
+    let first = store.save_analytics(&analytics_record()).unwrap();
+    assert_eq!(first, 1, "analytics ids do not count runs");
+    let mut failed = analytics_record();
+    failed.status = RunStatus::Failed;
+    failed.failure = Some("spark: ranks differ".into());
+    let second = store.save_analytics(&failed).unwrap();
+    let mut expected = analytics_record();
+    expected.id = Some(first);
+    assert_eq!(store.get_analytics(first).unwrap(), expected);
+    let listed: Vec<Option<i64>> = store
+        .list_analytics(None)
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(listed, [Some(second), Some(first)], "newest first");
+    assert_eq!(store.list_analytics(Some(1)).unwrap().len(), 1);
+    assert_eq!(count_rows(&store, "runs"), 1, "runs untouched");
+    let err = store.get_analytics(9).unwrap_err();
+    assert_eq!(err.to_string(), "no analytics run with id 9");
+}
+
+#[test]
+fn an_analytics_record_that_would_not_read_back_is_not_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&db_path(&dir)).unwrap();
+    let mut r = analytics_record();
+    r.pagerank[0].map_s[0] = f64::NAN;
+    let err = store.save_analytics(&r).unwrap_err();
+    assert!(matches!(err, StoreError::NotExact { .. }), "{err:?}");
+    assert_eq!(count_rows(&store, "analytics_runs"), 0);
 }

@@ -10,29 +10,10 @@ use crate::args::LookupArgs;
 use crate::exit::{UsageError, Verdict};
 use anyhow::{bail, Context, Result};
 use kvbench_analytics::Graph;
+use kvbench_model::analytics::{AnalyticsKind, AnalyticsRecord, AnalyticsSettings, LookupResult};
 use kvbench_model::SystemKind;
 use rand_core::{RngCore, SeedableRng};
-use serde::Serialize;
 use std::time::Instant;
-
-/// One system's lookups.
-#[derive(Debug, Clone, Serialize)]
-pub struct LookupResult {
-    /// `redis`, `valkey`, `memcached`, `spark`.
-    pub implementation: String,
-    /// Lookups made (each answer checked against the graph).
-    pub count: u32,
-    /// Loading the records (Spark: building and caching the RDD).
-    pub setup_s: f64,
-    /// Median, 99th percentile and largest lookup latency, microseconds.
-    pub p50_us: f64,
-    /// See `p50_us`.
-    pub p99_us: f64,
-    /// See `p50_us`.
-    pub max_us: f64,
-    /// What ran it.
-    pub detail: String,
-}
 
 const IMPLS: &[&str] = &["redis", "valkey", "memcached", "spark"];
 
@@ -41,6 +22,12 @@ const IMPLS: &[&str] = &["redis", "valkey", "memcached", "spark"];
 /// # Errors
 /// Bad input (exit 2), a system that fails, or a wrong answer.
 pub fn run(a: &LookupArgs) -> Result<Verdict> {
+    measure(a, true).map(|_| Verdict::Ok)
+}
+
+/// Runs the lookups and returns what was stored; prints the table (or
+/// JSON) when `show`.
+pub(crate) fn measure(a: &LookupArgs, show: bool) -> Result<AnalyticsRecord> {
     super::check_names(&a.impls, IMPLS)?;
     if a.count == 0 || a.count > 1_000_000 {
         return Err(UsageError(format!(
@@ -52,28 +39,52 @@ pub fn run(a: &LookupArgs) -> Result<Verdict> {
     if a.impls.iter().any(|i| i == "spark") {
         spark::check()?;
     }
+    let mut store = crate::commands::open_store(&a.common.db)?;
     let (g, name) = super::graph(&a.common)?;
     if !a.common.quiet {
         eprintln!("graph {name}: {} nodes, {} edges", g.nodes(), g.edges());
     }
-    let mut results = Vec::new();
+    let mut record = super::record::begin(
+        AnalyticsKind::Lookup,
+        &a.common,
+        &g,
+        name,
+        AnalyticsSettings {
+            implementations: a.impls.clone(),
+            iterations: None,
+            damping: None,
+            drivers: None,
+            count: Some(a.count),
+            spark_master: a.common.spark_master.clone(),
+            tolerance: None,
+        },
+    );
     for imp in &a.impls {
         if !a.common.quiet {
             eprintln!("{imp}: {} lookups", a.count);
         }
-        results.push(match imp.as_str() {
-            "spark" => on_spark(&g, a)?,
-            other => on_kv(other, &g, a)?,
-        });
+        let r = match imp.as_str() {
+            "spark" => on_spark(&g, a),
+            other => on_kv(other, &g, a),
+        };
+        match r {
+            Ok(r) => record.lookups.push(r),
+            Err(e) => {
+                super::record::save(&mut store, record, Some(&e), a.common.quiet)?;
+                return Err(e);
+            }
+        }
     }
-    if a.common.json {
-        crate::commands::print(&serde_json::to_string_pretty(&results)?)?;
-    } else {
+    let saved = super::record::save(&mut store, record.clone(), None, a.common.quiet);
+    let shown = saved.as_ref().unwrap_or(&record);
+    if show && a.common.json {
+        crate::commands::print(&serde_json::to_string_pretty(shown)?)?;
+    } else if show {
         let mut out = format!(
             "{:<10} {:>7} {:>9} {:>12} {:>12} {:>12}  {}\n",
             "system", "lookups", "setup s", "p50 us", "p99 us", "max us", "ran on"
         );
-        for r in &results {
+        for r in &shown.lookups {
             out.push_str(&format!(
                 "{:<10} {:>7} {:>9.2} {:>12.1} {:>12.1} {:>12.1}  {}\n",
                 r.implementation, r.count, r.setup_s, r.p50_us, r.p99_us, r.max_us, r.detail
@@ -81,7 +92,7 @@ pub fn run(a: &LookupArgs) -> Result<Verdict> {
         }
         crate::commands::print(&out)?;
     }
-    Ok(Verdict::Ok)
+    saved
 }
 
 /// The nodes to look up: seeded, the same for every system.

@@ -4,18 +4,22 @@
 //! reference (kvbench_analytics), whose time is reported as the floor.
 
 mod kv;
-mod lookup;
+pub(crate) mod lookup;
 mod lua;
 mod mapreduce;
+mod record;
+pub mod reproduce;
 mod spark;
 
-use crate::args::{AnalyticsArgs, AnalyticsCommand, AnalyticsCommon, PagerankArgs};
+use crate::args::{
+    AnalyticsArgs, AnalyticsCommand, AnalyticsCommon, AnalyticsListArgs, PagerankArgs,
+};
 use crate::exit::{UsageError, Verdict};
 use anyhow::{Context, Result};
 use kvbench_analytics::{agree, pagerank, rmat, snap, Graph};
+use kvbench_model::analytics::{AnalyticsKind, AnalyticsSettings, PagerankResult};
 use kvbench_model::SystemKind;
 use kvbench_servers::{Server, ServerSpec};
-use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;
 
@@ -37,37 +41,6 @@ const IMPLS: &[&str] = &[
     "spark",
 ];
 
-/// One implementation's figures.
-#[derive(Debug, Clone, Serialize)]
-pub struct ImplResult {
-    /// `reference`, `redis`, `valkey`, `memcached`, `spark`.
-    pub implementation: String,
-    /// Loading the graph into the system (for Spark: reading and caching
-    /// the edges).
-    pub load_s: f64,
-    /// Each iteration's map and reduce time (for the reference the whole
-    /// iteration is counted as its map).
-    pub map_s: Vec<f64>,
-    /// See `map_s`.
-    pub reduce_s: Vec<f64>,
-    /// The iterations' total.
-    pub iterations_s: f64,
-    /// Memory the loaded graph took in the system: the server's own memory
-    /// figure after the load less before it; for Spark the cached RDDs.
-    pub memory_bytes: Option<u64>,
-    /// The server's CPU seconds over the iterations, and as a share of
-    /// their wall time.
-    pub server_cpu_s: Option<f64>,
-    /// kvbench's own CPU seconds over the iterations (its drivers).
-    pub client_cpu_s: Option<f64>,
-    /// Commands sent over the iterations.
-    pub requests: Option<u64>,
-    /// The largest relative difference from the reference over all nodes.
-    pub max_relative_error: f64,
-    /// What ran it (server version, Spark version and master).
-    pub detail: String,
-}
-
 /// Runs `kvbench analytics ...`.
 ///
 /// # Errors
@@ -76,6 +49,7 @@ pub fn dispatch(a: AnalyticsArgs) -> Result<Verdict> {
     match a.command {
         AnalyticsCommand::Pagerank(p) => run_pagerank(&p),
         AnalyticsCommand::Lookup(l) => lookup::run(&l),
+        AnalyticsCommand::List(l) => list(&l),
     }
 }
 
@@ -125,6 +99,15 @@ pub(super) fn graph(a: &AnalyticsCommon) -> Result<(Graph, String)> {
 }
 
 fn run_pagerank(a: &PagerankArgs) -> Result<Verdict> {
+    pagerank_run(a, true).map(|_| Verdict::Ok)
+}
+
+/// Runs `kvbench analytics pagerank` and returns what it stored; prints the
+/// table (or JSON) when `show`.
+pub(crate) fn pagerank_run(
+    a: &PagerankArgs,
+    show: bool,
+) -> Result<kvbench_model::analytics::AnalyticsRecord> {
     if a.iterations == 0 || a.iterations > 1000 {
         return Err(UsageError(format!(
             "--iterations must be between 1 and 1000, got {}",
@@ -146,6 +129,8 @@ fn run_pagerank(a: &PagerankArgs) -> Result<Verdict> {
     if a.impls.iter().any(|i| i == "spark") {
         spark::check()?;
     }
+    // Opened before anything starts: a bad --db costs nothing.
+    let mut store = crate::commands::open_store(&a.common.db)?;
     let say = |s: &str| {
         if !a.common.quiet {
             eprintln!("{s}");
@@ -163,64 +148,97 @@ fn run_pagerank(a: &PagerankArgs) -> Result<Verdict> {
     let t = Instant::now();
     let reference = pagerank(&g, a.iterations, a.damping);
     let reference_s = t.elapsed().as_secs_f64();
-    let mut results = Vec::new();
+    let mut record = record::begin(
+        AnalyticsKind::Pagerank,
+        &a.common,
+        &g,
+        name,
+        AnalyticsSettings {
+            implementations: a.impls.clone(),
+            iterations: Some(a.iterations),
+            damping: Some(a.damping),
+            drivers: a.drivers,
+            count: None,
+            spark_master: a.common.spark_master.clone(),
+            tolerance: Some(TOLERANCE),
+        },
+    );
     for imp in &a.impls {
         say(&format!("{imp}: running"));
-        let r = match imp.as_str() {
-            "reference" => ImplResult {
-                implementation: "reference".into(),
-                load_s: 0.0,
-                map_s: reference
-                    .iterations
-                    .iter()
-                    .map(|d| d.as_secs_f64())
-                    .collect(),
-                reduce_s: vec![0.0; reference.iterations.len()],
-                iterations_s: reference_s,
-                memory_bytes: Some(g.edges() * 4 + u64::from(g.nodes()) * 16),
+        match one(imp, &g, a, &reference, reference_s, &say) {
+            Ok(r) => record.pagerank.push(r),
+            Err(e) => {
+                record::save(&mut store, record, Some(&e), a.common.quiet)?;
+                return Err(e);
+            }
+        }
+    }
+    let saved = record::save(&mut store, record.clone(), None, a.common.quiet);
+    let shown = saved.as_ref().unwrap_or(&record);
+    if show && a.common.json {
+        crate::commands::print(&serde_json::to_string_pretty(shown)?)?;
+    } else if show {
+        crate::commands::print(&table(&shown.pagerank, a.iterations))?;
+    }
+    saved
+}
+
+/// Runs implementation `imp` and checks its ranks against `reference`.
+fn one(
+    imp: &str,
+    g: &Graph,
+    a: &PagerankArgs,
+    reference: &kvbench_analytics::PageRank,
+    reference_s: f64,
+    say: &dyn Fn(&str),
+) -> Result<PagerankResult> {
+    Ok(match imp {
+        "reference" => PagerankResult {
+            implementation: "reference".into(),
+            load_s: 0.0,
+            map_s: reference
+                .iterations
+                .iter()
+                .map(|d| d.as_secs_f64())
+                .collect(),
+            reduce_s: vec![0.0; reference.iterations.len()],
+            iterations_s: reference_s,
+            memory_bytes: Some(g.edges() * 4 + u64::from(g.nodes()) * 16),
+            server_cpu_s: None,
+            client_cpu_s: None,
+            requests: None,
+            max_relative_error: 0.0,
+            detail: "plain Rust over the graph's rows, one thread".into(),
+        },
+        "spark" => {
+            let work = tempfile::tempdir().context("a directory for Spark's files")?;
+            let (sr, ranks) = spark::run(
+                g,
+                a.iterations,
+                a.damping,
+                &a.common.spark_master,
+                work.path(),
+            )?;
+            let err = checked("spark", &reference.ranks, &ranks)?;
+            PagerankResult {
+                implementation: "spark".into(),
+                load_s: sr.load_s,
+                map_s: sr.iterations_s.iter().map(|s| s.map_s).collect(),
+                reduce_s: sr.iterations_s.iter().map(|s| s.reduce_s).collect(),
+                iterations_s: sr.iterations_s.iter().map(|s| s.map_s + s.reduce_s).sum(),
+                memory_bytes: sr.storage_bytes,
                 server_cpu_s: None,
                 client_cpu_s: None,
-                requests: None,
-                max_relative_error: 0.0,
-                detail: "plain Rust over the graph's rows, one thread".into(),
-            },
-            "spark" => {
-                let work = tempfile::tempdir().context("a directory for Spark's files")?;
-                let (sr, ranks) = spark::run(
-                    &g,
-                    a.iterations,
-                    a.damping,
-                    &a.common.spark_master,
-                    work.path(),
-                )?;
-                let err = checked("spark", &reference.ranks, &ranks)?;
-                ImplResult {
-                    implementation: "spark".into(),
-                    load_s: sr.load_s,
-                    map_s: sr.iterations_s.iter().map(|s| s.map_s).collect(),
-                    reduce_s: sr.iterations_s.iter().map(|s| s.reduce_s).collect(),
-                    iterations_s: sr.iterations_s.iter().map(|s| s.map_s + s.reduce_s).sum(),
-                    memory_bytes: sr.storage_bytes,
-                    server_cpu_s: None,
-                    client_cpu_s: None,
-                    requests: sr.jobs,
-                    max_relative_error: err,
-                    detail: format!(
-                        "Spark {} on {}, total {:.2} s",
-                        sr.spark_version, sr.master, sr.total_s
-                    ),
-                }
+                requests: sr.jobs,
+                max_relative_error: err,
+                detail: format!(
+                    "Spark {} on {}, total {:.2} s",
+                    sr.spark_version, sr.master, sr.total_s
+                ),
             }
-            kv_impl => on_kv(kv_impl, &g, a, &reference.ranks, &say)?,
-        };
-        results.push(r);
-    }
-    if a.common.json {
-        crate::commands::print(&serde_json::to_string_pretty(&results)?)?;
-    } else {
-        crate::commands::print(&table(&results, a.iterations))?;
-    }
-    Ok(Verdict::Ok)
+        }
+        kv_impl => on_kv(kv_impl, g, a, &reference.ranks, say)?,
+    })
 }
 
 /// Starts a private `system` for `g` (Memcached with room for the lists,
@@ -279,7 +297,7 @@ fn on_kv(
     a: &PagerankArgs,
     reference: &[f64],
     say: &dyn Fn(&str),
-) -> Result<ImplResult> {
+) -> Result<PagerankResult> {
     let scripts = imp.ends_with("-lua");
     let system = match imp.trim_end_matches("-lua") {
         "redis" => SystemKind::Redis,
@@ -347,7 +365,7 @@ fn on_kv(
         (Some(after), Some(b)) => Some(after.saturating_sub(b)),
         _ => None,
     };
-    Ok(ImplResult {
+    Ok(PagerankResult {
         implementation: imp.into(),
         load_s: outcome.load_s,
         map_s: outcome.steps.iter().map(|s| s.0).collect(),
@@ -369,7 +387,7 @@ fn on_kv(
     })
 }
 
-fn table(rs: &[ImplResult], iterations: u32) -> String {
+fn table(rs: &[PagerankResult], iterations: u32) -> String {
     let mut out = format!(
         "{:<10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10} {:>9}  {}\n",
         "impl",
@@ -410,4 +428,50 @@ fn table(rs: &[ImplResult], iterations: u32) -> String {
         ));
     }
     out
+}
+
+/// `kvbench analytics list`: one line per stored analytics run.
+fn list(a: &AnalyticsListArgs) -> Result<Verdict> {
+    if a.limit == Some(0) {
+        return Err(UsageError("--limit must be at least 1".into()).into());
+    }
+    let store = crate::commands::open_for_reading(&a.db)?;
+    let records = store.list_analytics(a.limit)?;
+    if a.json {
+        crate::commands::print(&serde_json::to_string_pretty(&records)?)?;
+        return Ok(Verdict::Ok);
+    }
+    if records.is_empty() {
+        eprintln!("no analytics runs stored in {}", a.db.display());
+        return Ok(Verdict::Ok);
+    }
+    let mut t =
+        kvbench_report::table::Table::new(&["id", "kind", "started", "status", "graph", "results"]);
+    for r in &records {
+        let results: Vec<String> = r
+            .pagerank
+            .iter()
+            .map(|p| format!("{} {:.2} s", p.implementation, p.iterations_s))
+            .chain(r.lookups.iter().map(|l| {
+                format!(
+                    "{} p50 {} us",
+                    l.implementation,
+                    kvbench_report::format::micros(l.p50_us)
+                )
+            }))
+            .collect();
+        t.row(vec![
+            r.id.map(|i| i.to_string()).unwrap_or_default(),
+            r.kind.as_str().into(),
+            r.started_at.clone(),
+            r.status.as_str().into(),
+            format!(
+                "{} ({} nodes, {} edges)",
+                r.graph.source, r.graph.nodes, r.graph.edges
+            ),
+            results.join(", "),
+        ]);
+    }
+    crate::commands::print(&t.to_text())?;
+    Ok(Verdict::Ok)
 }

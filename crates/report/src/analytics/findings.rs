@@ -1,0 +1,182 @@
+//! Judges an analytics paper's findings (kinds `server_bound`,
+//! `graph_memory`, `slower_lookup`) against stored analytics records, each
+//! from the newest record that measured what the finding is about. The
+//! rules are per kind; the paper's figures and bounds are data
+//! (`papers/*.toml`).
+
+use crate::paper::{not_measured, outcome, ratio_range, Finding, Kind, Outcome, Paper, Verdict};
+use kvbench_model::analytics::{AnalyticsRecord, LookupResult, PagerankResult};
+
+/// Every finding of `paper`; those about run cells are not measured here.
+pub fn evaluate(paper: &Paper, records: &[AnalyticsRecord]) -> Vec<Outcome> {
+    paper
+        .findings
+        .iter()
+        .map(|f| check(f, paper, records))
+        .collect()
+}
+
+/// The newest record's result of `implementation`.
+fn pagerank<'a>(
+    records: &'a [AnalyticsRecord],
+    implementation: &str,
+) -> Option<(&'a AnalyticsRecord, &'a PagerankResult)> {
+    records
+        .iter()
+        .filter_map(|r| {
+            r.pagerank
+                .iter()
+                .find(|p| p.implementation == implementation)
+                .map(|p| (r, p))
+        })
+        .max_by_key(|(r, _)| r.id)
+}
+
+/// The newest record that looked up on both `a` and `b`.
+fn lookups<'a>(
+    records: &'a [AnalyticsRecord],
+    a: &str,
+    b: &str,
+) -> Option<(&'a LookupResult, &'a LookupResult)> {
+    let find =
+        |r: &'a AnalyticsRecord, name: &str| r.lookups.iter().find(|l| l.implementation == name);
+    records
+        .iter()
+        .filter_map(|r| Some((r.id, find(r, a)?, find(r, b)?)))
+        .max_by_key(|(id, _, _)| *id)
+        .map(|(_, x, y)| (x, y))
+}
+
+fn within(f: &Finding, x: f64) -> Verdict {
+    let (lo, hi) = f.bounds();
+    if x >= lo && x <= hi {
+        Verdict::Agrees
+    } else {
+        Verdict::Differs
+    }
+}
+
+fn check(f: &Finding, paper: &Paper, records: &[AnalyticsRecord]) -> Outcome {
+    match f.kind {
+        Kind::ServerBound => server_bound(f, paper, records),
+        Kind::GraphMemory => graph_memory(f, paper, records),
+        Kind::SlowerLookup => slower_lookup(f, paper, records),
+        _ => not_measured(f, "a finding about workload runs, not analytics"),
+    }
+}
+
+fn server_bound(f: &Finding, paper: &Paper, records: &[AnalyticsRecord]) -> Outcome {
+    let Some((_, r)) = pagerank(records, &f.system) else {
+        return not_measured(f, &format!("no PageRank on {}", f.system));
+    };
+    let (Some(server), Some(client)) = (r.server_cpu_s, r.client_cpu_s) else {
+        return not_measured(f, &format!("{}'s CPU was not probed", f.system));
+    };
+    let wall = r.iterations_s.max(1e-9);
+    let (s, c) = (server / wall, client / wall);
+    let low = f.low.unwrap_or(0.8);
+    let verdict = if s >= low && c < s {
+        Verdict::Agrees
+    } else {
+        Verdict::Differs
+    };
+    let measured = format!(
+        "{} ({}): the server busy {:.0}% of a core over the iterations (at least {:.0}% asked), kvbench's drivers {:.0}%",
+        r.implementation,
+        r.detail,
+        s * 100.0,
+        low * 100.0,
+        c * 100.0
+    );
+    let reason = match verdict {
+        Verdict::Agrees => String::new(),
+        _ if c >= s => {
+            "kvbench's drivers used as much CPU as the server: the client side was the limit on this machine".into()
+        }
+        _ => f
+            .why_differs
+            .clone()
+            .unwrap_or_else(|| paper.reasons.throughput.clone()),
+    };
+    outcome(f, measured, verdict, reason)
+}
+
+/// The paper's figure for this graph, in bytes: scaled by nodes when the
+/// graph is not the paper's (its keys and lists grow with them).
+fn paper_bytes(f: &Finding, paper: &Paper, r: &AnalyticsRecord) -> Option<(f64, String)> {
+    let mb = f.paper_mb?;
+    let Some(g) = &paper.graph else {
+        return Some((mb * 1e6, format!("{mb} MB")));
+    };
+    if r.graph.nodes == g.nodes {
+        return Some((mb * 1e6, format!("{mb} MB")));
+    }
+    let k = f64::from(r.graph.nodes) / f64::from(g.nodes);
+    Some((
+        mb * 1e6 * k,
+        format!(
+            "{mb} MB x {k:.3} = {:.1} MB (this graph has {:.1}% of the {}'s nodes)",
+            mb * k,
+            k * 100.0,
+            g.name
+        ),
+    ))
+}
+
+fn graph_memory(f: &Finding, paper: &Paper, records: &[AnalyticsRecord]) -> Outcome {
+    let Some((rec, r)) = pagerank(records, &f.system) else {
+        return not_measured(f, &format!("no PageRank on {}", f.system));
+    };
+    let Some(bytes) = r.memory_bytes else {
+        return not_measured(f, &format!("{}'s memory was not measured", f.system));
+    };
+    let Some((theirs, text)) = paper_bytes(f, paper, rec) else {
+        return not_measured(f, "the paper's figure (paper_mb) is not in its file");
+    };
+    let ratio = bytes as f64 / theirs;
+    let verdict = within(f, ratio);
+    let measured = format!(
+        "{:.1} MB ({:.1} MiB) against the paper's {text}: {ratio:.2}x (agrees within {})",
+        bytes as f64 / 1e6,
+        bytes as f64 / (1024.0 * 1024.0),
+        ratio_range(f.bounds())
+    );
+    let reason = if verdict == Verdict::Agrees {
+        String::new()
+    } else {
+        f.why_differs
+            .clone()
+            .unwrap_or_else(|| paper.reasons.memory.clone())
+    };
+    outcome(f, measured, verdict, reason)
+}
+
+fn slower_lookup(f: &Finding, paper: &Paper, records: &[AnalyticsRecord]) -> Outcome {
+    let Some(other) = f.other.as_deref() else {
+        return not_measured(f, "no `other` system in the paper's file");
+    };
+    let Some((a, b)) = lookups(records, &f.system, other) else {
+        return not_measured(f, &format!("no lookups on both {} and {other}", f.system));
+    };
+    if b.p50_us <= 0.0 {
+        return not_measured(f, &format!("{other}'s median lookup was 0"));
+    }
+    let ratio = a.p50_us / b.p50_us;
+    let verdict = within(f, ratio);
+    let measured = format!(
+        "median lookup {} {:.0} us against {other} {:.1} us over {} lookups each: {ratio:.0}x (at least {}x asked)",
+        f.system,
+        a.p50_us,
+        b.p50_us,
+        a.count.min(b.count),
+        f.low.unwrap_or(0.0)
+    );
+    let reason = if verdict == Verdict::Agrees {
+        String::new()
+    } else {
+        f.why_differs
+            .clone()
+            .unwrap_or_else(|| paper.reasons.throughput.clone())
+    };
+    outcome(f, measured, verdict, reason)
+}
