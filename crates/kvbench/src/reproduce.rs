@@ -89,10 +89,7 @@ pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     };
     let mut paper: Paper = toml::from_str(known.findings)
         .with_context(|| format!("internal: papers/{}.toml", known.name))?;
-    let scale = a.scale.unwrap_or(known.default_scale);
-    if !(scale > 0.0 && scale <= 1.0) {
-        return Err(UsageError(format!("--scale {scale}: must be above 0 and at most 1")).into());
-    }
+    let scale = scale(&a, known.default_scale)?;
     paper.at_scale(scale >= 1.0);
     let out = a
         .out
@@ -163,6 +160,15 @@ pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         eprintln!("report: {}", out.join("index.html").display());
     }
     Ok(verdict)
+}
+
+/// `--scale`, or `default`: above 0 and at most 1 (the paper's own size).
+pub(crate) fn scale(a: &ReproduceArgs, default: f64) -> Result<f64> {
+    let scale = a.scale.unwrap_or(default);
+    if !(scale > 0.0 && scale <= 1.0) {
+        return Err(UsageError(format!("--scale {scale}: must be above 0 and at most 1")).into());
+    }
+    Ok(scale)
 }
 
 /// Records loaded at `scale` of the paper's count (at least 100).

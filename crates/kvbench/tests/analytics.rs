@@ -9,6 +9,9 @@
 
 use crate::util::Sandbox;
 
+/// The project's Python, with PySpark (`scripts/setup --analytics`).
+const SPARK_PYTHON: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.venv/bin/python");
+
 #[test]
 fn every_implementation_matches_the_reference_on_10000_nodes() {
     let _serial = crate::util::timing_sensitive();
@@ -16,10 +19,7 @@ fn every_implementation_matches_the_reference_on_10000_nodes() {
     let impls = "reference,redis,redis-lua,valkey,valkey-lua,memcached,spark";
     let out = sb
         .kvbench()
-        .env(
-            "KVBENCH_PYTHON",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../.venv/bin/python"),
-        )
+        .env("KVBENCH_PYTHON", SPARK_PYTHON)
         .args([
             "analytics",
             "pagerank",
@@ -196,10 +196,7 @@ fn reproduce_zhang2014_runs_stores_and_judges_the_paper() {
     let sb = Sandbox::new();
     let out = sb
         .kvbench()
-        .env(
-            "KVBENCH_PYTHON",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../.venv/bin/python"),
-        )
+        .env("KVBENCH_PYTHON", SPARK_PYTHON)
         .args([
             "reproduce",
             "zhang2014",
@@ -269,10 +266,7 @@ fn lookups_are_answered_right_and_a_spark_job_costs_more_than_a_get() {
     let sb = Sandbox::new();
     let out = sb
         .kvbench()
-        .env(
-            "KVBENCH_PYTHON",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../.venv/bin/python"),
-        )
+        .env("KVBENCH_PYTHON", SPARK_PYTHON)
         .args([
             "analytics",
             "lookup",

@@ -6,7 +6,7 @@
 //! markup.
 
 use crate::cells::{Cell, Source};
-use crate::figure::FigureKind;
+use crate::figure::{Figure, FigureKind};
 use crate::format;
 use crate::plot::{self, Palette};
 use crate::repro::Repro;
@@ -156,17 +156,13 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
     let mut files = Vec::new();
     let mut groups: Vec<Group> = Vec::new();
     for f in &figures {
-        let svg = plot::svg(f, &palette).map_err(|e| format!("figure {}: {e}", f.id))?;
-        let png = plot::png(&svg).map_err(|e| format!("figure {}: {e}", f.id))?;
         let view = FigureView {
             id: f.id.clone(),
             title: f.title.clone(),
             caption: f.caption.clone(),
-            svg: Value::from_safe_string(inline(&svg, &f.title)),
+            svg: draw(f, &palette, &mut files)?,
             flags: f.flag_notes(),
         };
-        files.push((format!("figures/{}.svg", f.id), svg.into_bytes()));
-        files.push((format!("figures/{}.png", f.id), png));
         match groups.last_mut() {
             Some(g) if g.heading == f.kind.heading() => g.figures.push(view),
             _ => groups.push(Group {
@@ -198,19 +194,7 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
         .as_ref()
         .map(|p| crate::paper::evaluate(p, &cells))
         .unwrap_or_default();
-    let tally = |v: crate::paper::Verdict| paper.iter().filter(|o| o.verdict == v).count();
-    let paper_view = input.paper.as_ref().map(|p| {
-        context! {
-            title => p.paper,
-            hardware => p.hardware,
-            substitutions => p.substitutions,
-            outcomes => paper,
-            agrees => tally(crate::paper::Verdict::Agrees),
-            differs => tally(crate::paper::Verdict::Differs),
-            inconclusive => tally(crate::paper::Verdict::Inconclusive),
-            not_measured => tally(crate::paper::Verdict::NotMeasured),
-        }
-    });
+    let paper_view = input.paper.as_ref().map(|p| paper_view(p, &paper));
     let ctx = context! {
         paper => paper_view,
         title => input.title,
@@ -233,20 +217,11 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
         repro => repro_view(&repro),
         runs => run_rows(&input.sources),
     };
-    let mut env = Environment::new();
-    env.add_template("style.html", include_str!("../templates/style.html.j2"))
-        .map_err(|e| format!("template style.html: {e}"))?;
-    env.add_template("index.html", include_str!("../templates/index.html.j2"))
-        .map_err(|e| format!("template index.html: {e}"))?;
-    env.add_template("report.md", include_str!("../templates/report.md.j2"))
-        .map_err(|e| format!("template report.md: {e}"))?;
-    for name in ["index.html", "report.md"] {
-        let text = env
-            .get_template(name)
-            .and_then(|t| t.render(&ctx))
-            .map_err(|e| format!("{name}: {e:#}"))?;
-        files.push((name.to_string(), text.into_bytes()));
-    }
+    files.extend(pages(
+        include_str!("../templates/index.html.j2"),
+        include_str!("../templates/report.md.j2"),
+        &ctx,
+    )?);
     Ok(Rendered {
         files,
         summary: Summary {
@@ -258,6 +233,63 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
             paper,
         },
     })
+}
+
+/// Draws `f` as SVG and PNG into `files` (`figures/ID.svg|png`) and
+/// returns the SVG for inlining in the page.
+pub(crate) fn draw(
+    f: &Figure,
+    palette: &Palette,
+    files: &mut Vec<(String, Vec<u8>)>,
+) -> Result<Value, String> {
+    let svg = plot::svg(f, palette).map_err(|e| format!("figure {}: {e}", f.id))?;
+    let png = plot::png(&svg).map_err(|e| format!("figure {}: {e}", f.id))?;
+    let inlined = Value::from_safe_string(inline(&svg, &f.title));
+    files.push((format!("figures/{}.svg", f.id), svg.into_bytes()));
+    files.push((format!("figures/{}.png", f.id), png));
+    Ok(inlined)
+}
+
+/// The paper-vs-kvbench section's data.
+pub(crate) fn paper_view(p: &crate::paper::Paper, outcomes: &[crate::paper::Outcome]) -> Value {
+    let tally = |v: crate::paper::Verdict| outcomes.iter().filter(|o| o.verdict == v).count();
+    context! {
+        title => p.paper,
+        hardware => p.hardware,
+        substitutions => p.substitutions,
+        outcomes => outcomes,
+        agrees => tally(crate::paper::Verdict::Agrees),
+        differs => tally(crate::paper::Verdict::Differs),
+        inconclusive => tally(crate::paper::Verdict::Inconclusive),
+        not_measured => tally(crate::paper::Verdict::NotMeasured),
+    }
+}
+
+/// `index.html` and `report.md` from their templates (which may include
+/// the shared `style.html`) over `ctx`.
+pub(crate) fn pages(
+    index: &str,
+    markdown: &str,
+    ctx: &Value,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let mut env = Environment::new();
+    for (name, text) in [
+        ("style.html", include_str!("../templates/style.html.j2")),
+        ("index.html", index),
+        ("report.md", markdown),
+    ] {
+        env.add_template(name, text)
+            .map_err(|e| format!("template {name}: {e}"))?;
+    }
+    let mut files = Vec::new();
+    for name in ["index.html", "report.md"] {
+        let text = env
+            .get_template(name)
+            .and_then(|t| t.render(ctx))
+            .map_err(|e| format!("{name}: {e:#}"))?;
+        files.push((name.to_string(), text.into_bytes()));
+    }
+    Ok(files)
 }
 
 fn repro_view(r: &Repro) -> Value {

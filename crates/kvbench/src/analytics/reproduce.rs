@@ -34,10 +34,7 @@ pub fn run(a: &ReproduceArgs, mut paper: Paper) -> Result<Verdict> {
             .into());
         }
     }
-    let scale = a.scale.unwrap_or(1.0);
-    if !(scale > 0.0 && scale <= 1.0) {
-        return Err(UsageError(format!("--scale {scale}: must be above 0 and at most 1")).into());
-    }
+    let scale = crate::reproduce::scale(a, 1.0)?;
     paper.at_scale(scale >= 1.0);
     let out = a
         .out

@@ -8,10 +8,10 @@ pub mod figures;
 pub mod findings;
 
 use crate::format;
-use crate::paper::{Outcome, Paper, Verdict};
-use crate::plot::{self, Palette};
+use crate::paper::{Outcome, Paper};
+use crate::plot::Palette;
 use kvbench_model::analytics::{AnalyticsKind, AnalyticsRecord};
-use minijinja::{context, Environment, Value};
+use minijinja::{context, Value};
 use serde::Serialize;
 
 /// What an analytics report is made from.
@@ -239,16 +239,12 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
     let mut files = Vec::new();
     let mut groups: Vec<Group> = Vec::new();
     for f in &figures {
-        let svg = plot::svg(f, &palette).map_err(|e| format!("figure {}: {e}", f.id))?;
-        let png = plot::png(&svg).map_err(|e| format!("figure {}: {e}", f.id))?;
         let v = FigureView {
             id: f.id.clone(),
             title: f.title.clone(),
             caption: f.caption.clone(),
-            svg: Value::from_safe_string(crate::page::inline(&svg, &f.title)),
+            svg: crate::page::draw(f, &palette, &mut files)?,
         };
-        files.push((format!("figures/{}.svg", f.id), svg.into_bytes()));
-        files.push((format!("figures/{}.png", f.id), png));
         match groups.last_mut() {
             Some(g) if g.heading == f.kind.heading() => g.figures.push(v),
             _ => groups.push(Group {
@@ -261,18 +257,8 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
         (Some(p), true) => findings::evaluate(p, &input.records),
         _ => Vec::new(),
     };
-    let tally = |v: Verdict| outcomes.iter().filter(|o| o.verdict == v).count();
     let paper_view = match (&input.paper, input.judge) {
-        (Some(p), true) => Some(context! {
-            title => p.paper,
-            hardware => p.hardware,
-            substitutions => p.substitutions,
-            outcomes => outcomes,
-            agrees => tally(Verdict::Agrees),
-            differs => tally(Verdict::Differs),
-            inconclusive => tally(Verdict::Inconclusive),
-            not_measured => tally(Verdict::NotMeasured),
-        }),
+        (Some(p), true) => Some(crate::page::paper_view(p, &outcomes)),
         _ => None,
     };
     let records: Vec<RecordView> = input.records.iter().map(|r| view(r, &palette)).collect();
@@ -287,25 +273,11 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
         figure_groups => groups,
         commands => input.commands,
     };
-    let mut env = Environment::new();
-    for (name, text) in [
-        ("style.html", include_str!("../../templates/style.html.j2")),
-        (
-            "index.html",
-            include_str!("../../templates/analytics.html.j2"),
-        ),
-        ("report.md", include_str!("../../templates/analytics.md.j2")),
-    ] {
-        env.add_template(name, text)
-            .map_err(|e| format!("template {name}: {e}"))?;
-    }
-    for name in ["index.html", "report.md"] {
-        let text = env
-            .get_template(name)
-            .and_then(|t| t.render(&ctx))
-            .map_err(|e| format!("{name}: {e:#}"))?;
-        files.push((name.to_string(), text.into_bytes()));
-    }
+    files.extend(crate::page::pages(
+        include_str!("../../templates/analytics.html.j2"),
+        include_str!("../../templates/analytics.md.j2"),
+        &ctx,
+    )?);
     Ok(Rendered {
         files,
         summary: Summary {

@@ -3,6 +3,7 @@
 //! figures drawn and linked.
 
 use super::*;
+use crate::paper::Verdict;
 use kvbench_model::analytics::*;
 use kvbench_model::{Environment, RunStatus};
 
