@@ -9,7 +9,7 @@
 use kvbench_fuzz::{
     allocated_by, config, encode_resp, memcache_reply, mutated, noise, property_file, resp_value,
 };
-use kvbench_proto::{memcache_text as mc, resp};
+use kvbench_proto::{aerospike_info, memcache_text as mc, resp};
 use kvbench_workload::{bounds, client_rngs, Properties, Workload, WorkloadSpec};
 use proptest::prelude::*;
 
@@ -29,6 +29,28 @@ fn resp_input() -> impl Strategy<Value = Vec<u8>> {
             encode_resp(&v, &mut out);
             out
         })),
+        1 => noise(),
+    ]
+}
+
+/// Names and values as an info reply has them: no tab or newline inside,
+/// and names unique (a reply names each once).
+fn aerospike_info_pairs() -> impl Strategy<Value = Vec<(String, String)>> {
+    proptest::collection::btree_map("[a-z/_-]{1,12}", "[ -~&&[^\t]]{0,40}", 0..8)
+        .prop_map(|m| m.into_iter().collect())
+}
+
+fn aerospike_info_reply(pairs: &[(String, String)]) -> Vec<u8> {
+    let body: String = pairs.iter().map(|(k, v)| format!("{k}\t{v}\n")).collect();
+    let mut buf = vec![2, 1];
+    buf.extend_from_slice(&(body.len() as u64).to_be_bytes()[2..]);
+    buf.extend_from_slice(body.as_bytes());
+    buf
+}
+
+fn aerospike_info_input() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        5 => mutated(aerospike_info_pairs().prop_map(|p| aerospike_info_reply(&p))),
         1 => noise(),
     ]
 }
@@ -98,6 +120,26 @@ proptest! {
         if let Ok(Some((_, n))) = stats {
             prop_assert!(n <= buf.len());
         }
+    }
+
+    #[test]
+    fn aerospike_info_replies_never_panic_or_overrun(buf in aerospike_info_input()) {
+        let (r, bytes) = allocated_by(|| aerospike_info::parse_reply(&buf));
+        prop_assert!(bytes <= owned_bound(buf.len()), "parse_reply allocated {} for {} bytes", bytes, buf.len());
+        if let Ok(Some((map, n))) = r {
+            prop_assert!(n >= aerospike_info::HEADER && n <= buf.len(), "consumed {} of {}", n, buf.len());
+            prop_assert_eq!(aerospike_info::parse_reply(&buf[..n]), Ok(Some((map, n))));
+            for cut in [n - 1, n / 2] {
+                prop_assert_eq!(aerospike_info::parse_reply(&buf[..cut]), Ok(None), "cut at {}", cut);
+            }
+        }
+    }
+
+    #[test]
+    fn aerospike_info_replies_read_back_exactly(pairs in aerospike_info_pairs()) {
+        let buf = aerospike_info_reply(&pairs);
+        let want: std::collections::BTreeMap<String, String> = pairs.into_iter().collect();
+        prop_assert_eq!(aerospike_info::parse_reply(&buf), Ok(Some((want, buf.len()))));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Wire codecs for kvbench's hot path: RESP (Redis, Valkey, KeyDB, Dragonfly) and
-//! the classic memcache text protocol.
+//! the classic memcache text protocol; and Aerospike's info protocol, for
+//! its probes only.
 //!
 //! Encoders append to a caller-owned `Vec<u8>` so the engine can reuse one send
 //! buffer per connection; parsers read a borrowed `&[u8]` and report "not enough
@@ -12,6 +13,7 @@
 //! `parse_values` exist for cold paths (probes, verification) only.
 #![deny(missing_docs)]
 
+pub mod aerospike_info;
 mod dec;
 pub mod memcache_text;
 pub mod resp;

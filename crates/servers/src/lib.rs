@@ -14,6 +14,7 @@
 //! number it could not read (such fields stay `None`).
 #![deny(missing_docs)]
 
+pub mod aerospike;
 mod cluster;
 mod deployment;
 mod env;
@@ -130,6 +131,15 @@ pub enum ServerError {
         /// What went wrong.
         reason: String,
         /// The last lines of the server's stdout/stderr.
+        log_tail: String,
+    },
+    /// A private Aerospike node did not start, answer or stop; `log_tail`
+    /// holds the last lines of its log.
+    #[error("aerospike: {reason}\n--- last lines of the server log ---\n{log_tail}")]
+    Aerospike {
+        /// What went wrong, naming the node.
+        reason: String,
+        /// The last lines of its log.
         log_tail: String,
     },
     /// The server process is no longer running.

@@ -77,6 +77,10 @@ pub struct LuaOutcome {
     pub outcome: Outcome,
     /// The longest script call.
     pub longest_call: Duration,
+    /// Where it was: `iteration I map|reduce, nodes A..B`.
+    pub longest_at: String,
+    /// The 99th percentile of the calls' times.
+    pub p99_call: Duration,
     /// Script calls over the iterations.
     pub calls: u64,
 }
@@ -108,20 +112,30 @@ pub fn run(
     let reduce_sha = load_script(kv, REDUCE)?;
     let before = kv.requests;
     let (mut longest, mut calls) = (Duration::ZERO, 0u64);
+    let mut longest_at = String::new();
+    let mut times: Vec<Duration> = Vec::new();
     let mut steps = Vec::with_capacity(iterations as usize);
-    // Nodes per call, adapted call by call to take about TARGET.
-    let (mut map_chunk, mut reduce_chunk) = (64u32, 256u32);
+    // Each call's range is sized by its work (a map touches a node and
+    // each of its edges; a reduce, each node once), adapted call by call
+    // to take about TARGET: sizing by node count alone let a range of
+    // high-degree nodes follow a cheap one and take 70 ms.
+    let mut map_chunks = Chunker::new((0..n).map(|v| 1 + g.neighbours(v).len() as u64), 256.0);
+    let mut reduce_chunks = Chunker::new((0..n).map(|_| 1), 256.0);
     let (nf, df) = (n.to_string(), damping.to_string());
     for i in 0..iterations {
         step(&format!("iteration {} map", i + 1));
         let t = Instant::now();
         let mut first = 0u32;
         while first < n {
-            let last = first.saturating_add(map_chunk).min(n);
+            let last = map_chunks.next_end(first);
             let took = call(kv, &map_sha, &[&first.to_string(), &last.to_string()])?;
-            longest = longest.max(took);
+            times.push(took);
+            if took > longest {
+                longest = took;
+                longest_at = format!("iteration {} map, nodes {first}..{last}", i + 1);
+            }
             calls += 1;
-            map_chunk = adapt(map_chunk, last - first, took);
+            map_chunks.adapt(first, last, took);
             first = last;
         }
         let map_s = t.elapsed().as_secs_f64();
@@ -129,15 +143,19 @@ pub fn run(
         let t = Instant::now();
         let mut first = 0u32;
         while first < n {
-            let last = first.saturating_add(reduce_chunk).min(n);
+            let last = reduce_chunks.next_end(first);
             let took = call(
                 kv,
                 &reduce_sha,
                 &[&first.to_string(), &last.to_string(), &nf, &df],
             )?;
-            longest = longest.max(took);
+            times.push(took);
+            if took > longest {
+                longest = took;
+                longest_at = format!("iteration {} reduce, nodes {first}..{last}", i + 1);
+            }
             calls += 1;
-            reduce_chunk = adapt(reduce_chunk, last - first, took);
+            reduce_chunks.adapt(first, last, took);
             first = last;
         }
         kv.command(&[b"DEL", b"pr:ad"])?;
@@ -160,6 +178,14 @@ pub fn run(
             requests,
         },
         longest_call: longest,
+        longest_at,
+        p99_call: {
+            times.sort_unstable();
+            times
+                .get((times.len() * 99).div_ceil(100).saturating_sub(1))
+                .copied()
+                .unwrap_or_default()
+        },
         calls,
     })
 }
@@ -184,11 +210,80 @@ fn call(kv: &mut Kv, sha: &[u8], args: &[&str]) -> Result<Duration> {
     Ok(took)
 }
 
-/// The next chunk size: scaled towards [`TARGET`] from this call's time,
-/// at most doubling and at least halving per call.
-fn adapt(chunk: u32, done: u32, took: Duration) -> u32 {
-    let per_node = took.as_secs_f64() / f64::from(done.max(1));
-    let want = (TARGET.as_secs_f64() / per_node.max(1e-9)).round();
-    let next = want.clamp(f64::from(chunk / 2), f64::from(chunk.saturating_mul(2)));
-    (next as u32).clamp(1, 1 << 20)
+/// Cuts the nodes into script calls of about [`TARGET`] each, by work:
+/// `prefix[v]` is the work of nodes `0..v`.
+struct Chunker {
+    prefix: Vec<u64>,
+    /// Work per call, adapted from each call's time.
+    budget: f64,
+}
+
+impl Chunker {
+    fn new(work: impl Iterator<Item = u64>, budget: f64) -> Chunker {
+        let mut prefix = vec![0u64];
+        let mut sum = 0;
+        for w in work {
+            sum += w;
+            prefix.push(sum);
+        }
+        Chunker { prefix, budget }
+    }
+
+    /// The end of the call starting at `first`: the smallest range with at
+    /// least the budget's work, and at least one node.
+    fn next_end(&self, first: u32) -> u32 {
+        let n = self.prefix.len() - 1;
+        let f = first as usize;
+        let goal = self.prefix[f] + (self.budget.max(1.0) as u64);
+        let end = self.prefix[f + 1..].partition_point(|&p| p < goal) + f + 1;
+        end.min(n) as u32
+    }
+
+    /// Scales the budget towards [`TARGET`] from the call `first..last`
+    /// that took `took`, at most doubling and at least halving per call.
+    fn adapt(&mut self, first: u32, last: u32, took: Duration) {
+        let work = (self.prefix[last as usize] - self.prefix[first as usize]).max(1) as f64;
+        let rate = work / took.as_secs_f64().max(1e-9);
+        let want = TARGET.as_secs_f64() * rate;
+        self.budget = want.clamp(self.budget / 2.0, self.budget * 2.0).max(1.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_are_cut_by_work_and_cover_every_node_once() {
+        // Node 3 has a thousand edges, the others one.
+        let work = [2u64, 2, 2, 1001, 2, 2, 2, 2];
+        let c = Chunker::new(work.iter().copied(), 4.0);
+        let mut ends = Vec::new();
+        let mut first = 0;
+        while first < 8 {
+            let end = c.next_end(first);
+            assert!(end > first);
+            ends.push(end);
+            first = end;
+        }
+        assert_eq!(
+            ends,
+            [2, 4, 6, 8],
+            "the heavy node has a call nearly to itself"
+        );
+    }
+
+    #[test]
+    fn the_budget_follows_the_measured_rate_within_a_factor_of_two() {
+        let mut c = Chunker::new(std::iter::repeat_n(1, 100_000), 1000.0);
+        // 1000 units in 1 ms: the rate says 5000 for 5 ms, capped at 2000.
+        c.adapt(0, 1000, Duration::from_millis(1));
+        assert_eq!(c.budget, 2000.0);
+        // 2000 units in 5 ms: exactly the target.
+        c.adapt(0, 2000, Duration::from_millis(5));
+        assert_eq!(c.budget, 2000.0);
+        // 2000 units in 100 ms: halved, not cut to 100.
+        c.adapt(0, 2000, Duration::from_millis(100));
+        assert_eq!(c.budget, 1000.0);
+    }
 }

@@ -348,7 +348,7 @@ fn on_kv(
     let mut scripted = None;
     let outcome = if scripts {
         lua::run(g, job.addr, drivers, a.iterations, a.damping, &mut step).map(|o| {
-            scripted = Some((o.longest_call, o.calls));
+            scripted = Some((o.longest_call, o.longest_at.clone(), o.p99_call, o.calls));
             o.outcome
         })
     } else {
@@ -377,9 +377,10 @@ fn on_kv(
         requests: Some(outcome.requests),
         max_relative_error: err,
         detail: match scripted {
-            Some((longest, calls)) => format!(
-                "{version}, Lua: {calls} script calls of about {} ms, the longest {:.1} ms",
+            Some((longest, at, p99, calls)) => format!(
+                "{version}, Lua: {calls} script calls of about {} ms (p99 {:.1} ms), the longest {:.1} ms ({at})",
                 lua::TARGET.as_millis(),
+                p99.as_secs_f64() * 1e3,
                 longest.as_secs_f64() * 1e3
             ),
             None => format!("{version}, {drivers} drivers"),

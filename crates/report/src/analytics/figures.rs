@@ -75,8 +75,8 @@ fn iterations(r: &AnalyticsRecord) -> Figure {
         title: format!("PageRank: time of each iteration, {}", r.graph.description),
         caption: format!(
             "Map and reduce of each iteration, per implementation (dashed: Lua inside the server), log scale; {} nodes, {} edges, damping {}.",
-            r.graph.nodes,
-            r.graph.edges,
+            crate::format::count(u64::from(r.graph.nodes)),
+            crate::format::count(r.graph.edges),
             r.settings.damping.unwrap_or(0.85)
         ),
         x: axis("Iteration", false, Ticks::Count),
