@@ -25,6 +25,12 @@ pub enum Selection {
 pub fn report(a: ReportArgs) -> Result<Verdict> {
     let store = open_for_reading(&a.db)?;
     if let Some(text) = &a.analytics {
+        if a.file.is_some() {
+            return Err(UsageError(
+                "--file is an experiment file, shown with runs; analytics runs have none (drop --file or --analytics)".into(),
+            )
+            .into());
+        }
         return analytics_report(&store, &a, text);
     }
     let selection = match (&a.experiment, &a.runs) {

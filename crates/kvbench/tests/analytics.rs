@@ -176,6 +176,31 @@ fn a_failed_implementation_keeps_what_finished_before_it() {
         })
         .unwrap_or_default();
     assert_eq!(names, ["reference", "redis"]);
+
+    // A failed run is drawn with what it has, and says it failed.
+    sb.kvbench()
+        .args(["report", "--analytics", "1", "--out", "rep"])
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(sb.path().join("rep/index.html")).expect("index.html");
+    assert!(html.contains("failed: "), "the failure is shown");
+    for (args, says) in [
+        (&["--analytics", "7"][..], "no analytics run with id 7"),
+        (&["--analytics", "x"], "--analytics 'x'"),
+        (&["--analytics", "1", "--file", "f.toml"], "--file"),
+    ] {
+        let out = sb
+            .kvbench()
+            .arg("report")
+            .args(args)
+            .args(["--out", "rep2"])
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
 }
 
 fn which(name: &str) -> std::path::PathBuf {
