@@ -132,6 +132,9 @@ fn every_implementation_matches_the_reference_on_10000_nodes() {
 /// A system that fails stores the run failed, with what finished before it.
 #[test]
 fn a_failed_implementation_keeps_what_finished_before_it() {
+    // PageRank and the report's drawing load the machine: not beside a
+    // timing-sensitive test.
+    let _serial = crate::util::timing_sensitive();
     let sb = Sandbox::new();
     // A PATH with redis-server and no memcached.
     let bin = sb.path().join("bin");
