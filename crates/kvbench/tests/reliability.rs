@@ -185,16 +185,10 @@ fn runs_filters_that_cannot_match_are_refused() {
     assert_usage_error(&sb, &["runs", "--limit", "0"], "--limit must be at least 1");
 }
 
-/// An open loop far behind its schedule went on sending the slots it
-/// missed: `--rate 1e12 --duration 1s` never ended, `--rate 1e6` took 16 s.
-/// It now stops at the deadline and says it was overloaded.
-#[test]
-fn an_overloaded_open_loop_ends_at_its_deadline_and_says_so() {
-    let _serial = crate::util::timing_sensitive();
-    let sb = Sandbox::new();
-    let started = Instant::now();
-    let out = sb
-        .kvbench()
+/// A one-second open-loop read-heavy run on a private Redis at `rate`
+/// operations per second after `warmup`, as JSON.
+fn open_loop(sb: &Sandbox, rate: &str, warmup: &str) -> std::process::Output {
+    sb.kvbench()
         .args([
             "run",
             "--system",
@@ -206,16 +200,27 @@ fn an_overloaded_open_loop_ends_at_its_deadline_and_says_so() {
             "--field-count",
             "1",
             "--rate",
-            "50000000",
+            rate,
             "--duration",
             "1s",
             "--warmup",
-            "0s",
+            warmup,
             "--json",
             "--quiet",
         ])
         .output()
-        .expect("runs");
+        .expect("runs")
+}
+
+/// An open loop far behind its schedule went on sending the slots it
+/// missed: `--rate 1e12 --duration 1s` never ended, `--rate 1e6` took 16 s.
+/// It now stops at the deadline and says it was overloaded.
+#[test]
+fn an_overloaded_open_loop_ends_at_its_deadline_and_says_so() {
+    let _serial = crate::util::timing_sensitive();
+    let sb = Sandbox::new();
+    let started = Instant::now();
+    let out = open_loop(&sb, "50000000", "0s");
     let took = started.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
     // 50 million slots at the 100-200 thousand a second this machine sends
@@ -238,29 +243,7 @@ fn an_overloaded_open_loop_ends_at_its_deadline_and_says_so() {
 fn an_open_loop_far_behind_counts_what_it_sends_in_the_window() {
     let _serial = crate::util::timing_sensitive();
     let sb = Sandbox::new();
-    let out = sb
-        .kvbench()
-        .args([
-            "run",
-            "--system",
-            "redis",
-            "--workload",
-            "read-heavy",
-            "--records",
-            "1000",
-            "--field-count",
-            "1",
-            "--rate",
-            "1000000",
-            "--duration",
-            "1s",
-            "--warmup",
-            "1s",
-            "--json",
-            "--quiet",
-        ])
-        .output()
-        .expect("runs");
+    let out = open_loop(&sb, "1000000", "1s");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "invalid (overloaded): {stderr}");
     let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");

@@ -35,13 +35,14 @@ pub struct Input {
 }
 
 /// A rendered report: its files by path relative to the output
-/// directory, and what it holds.
+/// directory, and what it holds (the runs' [`Summary`], or the analytics
+/// page's).
 #[derive(Debug, Clone)]
-pub struct Rendered {
+pub struct Rendered<S = Summary> {
     /// `index.html`, `report.md`, `figures/ID.svg`, `figures/ID.png`.
     pub files: Vec<(String, Vec<u8>)>,
     /// What a program can read about the report (`--json`).
-    pub summary: Summary,
+    pub summary: S,
 }
 
 /// The report in numbers.
@@ -62,7 +63,7 @@ pub struct Summary {
 }
 
 #[derive(Serialize)]
-struct FigureView {
+pub(crate) struct FigureView {
     id: String,
     title: String,
     caption: String,
@@ -70,8 +71,9 @@ struct FigureView {
     flags: Vec<String>,
 }
 
+/// A page's figures of one kind, under its heading.
 #[derive(Serialize)]
-struct Group {
+pub(crate) struct Group {
     anchor: String,
     heading: &'static str,
     figures: Vec<FigureView>,
@@ -154,24 +156,7 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
     let figures = crate::figures::build(&cells, &input.sources);
     let palette = Palette::for_figures(&figures);
     let mut files = Vec::new();
-    let mut groups: Vec<Group> = Vec::new();
-    for f in &figures {
-        let view = FigureView {
-            id: f.id.clone(),
-            title: f.title.clone(),
-            caption: f.caption.clone(),
-            svg: draw(f, &palette, &mut files)?,
-            flags: f.flag_notes(),
-        };
-        match groups.last_mut() {
-            Some(g) if g.heading == f.kind.heading() => g.figures.push(view),
-            _ => groups.push(Group {
-                anchor: anchor(f.kind),
-                heading: f.kind.heading(),
-                figures: vec![view],
-            }),
-        }
-    }
+    let groups = figure_groups(&figures, &palette, &mut files)?;
     let verdicts = takeaways::matrix(&cells);
     let sentences = takeaways::summary(&verdicts);
     let (bands, matrix) = matrix_rows(&verdicts, &palette);
@@ -235,9 +220,37 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
     })
 }
 
+/// Draws every figure into `files` and groups them, in page order, under
+/// their kind's heading.
+pub(crate) fn figure_groups(
+    figures: &[Figure],
+    palette: &Palette,
+    files: &mut Vec<(String, Vec<u8>)>,
+) -> Result<Vec<Group>, String> {
+    let mut groups: Vec<Group> = Vec::new();
+    for f in figures {
+        let view = FigureView {
+            id: f.id.clone(),
+            title: f.title.clone(),
+            caption: f.caption.clone(),
+            svg: draw(f, palette, files)?,
+            flags: f.flag_notes(),
+        };
+        match groups.last_mut() {
+            Some(g) if g.heading == f.kind.heading() => g.figures.push(view),
+            _ => groups.push(Group {
+                anchor: anchor(f.kind),
+                heading: f.kind.heading(),
+                figures: vec![view],
+            }),
+        }
+    }
+    Ok(groups)
+}
+
 /// Draws `f` as SVG and PNG into `files` (`figures/ID.svg|png`) and
 /// returns the SVG for inlining in the page.
-pub(crate) fn draw(
+fn draw(
     f: &Figure,
     palette: &Palette,
     files: &mut Vec<(String, Vec<u8>)>,

@@ -47,23 +47,29 @@ pub(crate) fn get(conn: &Connection, id: i64) -> Result<AnalyticsRecord, Fault> 
             |row| row.get(0),
         )
         .optional()?;
-    let json = json.ok_or(Fault::AnalyticsNotFound(id))?;
-    let mut record: AnalyticsRecord =
-        serde_json::from_str(&json).map_err(|source| Fault::Json {
-            field: "record",
-            run: Some(id),
-            source,
-        })?;
+    decode(id, &json.ok_or(Fault::AnalyticsNotFound(id))?)
+}
+
+/// The record stored as `id`, with its id set.
+fn decode(id: i64, json: &str) -> Result<AnalyticsRecord, Fault> {
+    let mut record: AnalyticsRecord = serde_json::from_str(json).map_err(|source| Fault::Json {
+        field: "record",
+        run: Some(id),
+        source,
+    })?;
     record.id = Some(id);
     Ok(record)
 }
 
-/// Ids, newest first, at most `limit`.
-pub(crate) fn list(conn: &Connection, limit: Option<u32>) -> Result<Vec<i64>, Fault> {
-    let mut stmt = conn.prepare("SELECT id FROM analytics_runs ORDER BY id DESC LIMIT ?1")?;
+/// The records, newest first, at most `limit`, in one query.
+pub(crate) fn list(conn: &Connection, limit: Option<u32>) -> Result<Vec<AnalyticsRecord>, Fault> {
+    let mut stmt =
+        conn.prepare("SELECT id, record_json FROM analytics_runs ORDER BY id DESC LIMIT ?1")?;
     let limit = limit.map_or(-1, i64::from);
-    let ids = stmt
-        .query_map([limit], |row| row.get(0))?
-        .collect::<Result<Vec<i64>, _>>()?;
-    Ok(ids)
+    let rows = stmt
+        .query_map([limit], |row| {
+            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    rows.iter().map(|(id, json)| decode(*id, json)).collect()
 }

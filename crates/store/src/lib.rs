@@ -411,8 +411,7 @@ impl Store {
     /// # Errors
     /// SQL errors, or a stored record that no longer decodes.
     pub fn list_analytics(&self, limit: Option<u32>) -> Result<Vec<AnalyticsRecord>, StoreError> {
-        let ids = analytics::list(&self.conn, limit).map_err(|f| f.at(&self.path))?;
-        ids.into_iter().map(|id| self.get_analytics(id)).collect()
+        analytics::list(&self.conn, limit).map_err(|f| f.at(&self.path))
     }
 
     /// Reads run `id` back with its id set, exactly as it was saved.

@@ -76,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
+    def graph_flags(p):
+        p.add_argument("--edges", required=True, metavar="FILE", help="edge list (SNAP text; .gz too)")
+        p.add_argument("--nodes", required=True, type=int, metavar="N", help="number of nodes; ids 0..N-1")
+
     def spark_flags(p):
         p.add_argument(
             "--master",
@@ -107,8 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=PAGERANK_EXAMPLE,
         formatter_class=fmt,
     )
-    pr.add_argument("--edges", required=True, metavar="FILE", help="edge list (SNAP text; .gz too)")
-    pr.add_argument("--nodes", required=True, type=int, metavar="N", help="number of nodes; ids 0..N-1")
+    graph_flags(pr)
     pr.add_argument("--iterations", type=int, default=10, help="iterations (default 10; 1 to 1000)")
     pr.add_argument("--damping", type=float, default=0.85, help="damping factor d (default 0.85; 0 to 1)")
     spark_flags(pr)
@@ -122,8 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=LOOKUP_EXAMPLE,
         formatter_class=fmt,
     )
-    lk.add_argument("--edges", required=True, metavar="FILE", help="edge list (SNAP text; .gz too)")
-    lk.add_argument("--nodes", required=True, type=int, metavar="N", help="number of nodes; ids 0..N-1")
+    graph_flags(lk)
     lk.add_argument("--count", type=int, default=100, help="lookups to time (default 100; 1 to 1000000)")
     lk.add_argument("--seed", type=int, default=0, help="seed of the random node ids (default 0)")
     spark_flags(lk)

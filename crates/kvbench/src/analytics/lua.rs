@@ -111,9 +111,7 @@ pub fn run(
     let map_sha = load_script(kv, MAP)?;
     let reduce_sha = load_script(kv, REDUCE)?;
     let before = kv.requests;
-    let (mut longest, mut calls) = (Duration::ZERO, 0u64);
-    let mut longest_at = String::new();
-    let mut times: Vec<Duration> = Vec::new();
+    let mut record = Calls::default();
     let mut steps = Vec::with_capacity(iterations as usize);
     // Each call's range is sized by its work (a map touches a node and
     // each of its edges; a reduce, each node once), adapted call by call
@@ -123,41 +121,15 @@ pub fn run(
     let mut reduce_chunks = Chunker::new((0..n).map(|_| 1), 256.0);
     let (nf, df) = (n.to_string(), damping.to_string());
     for i in 0..iterations {
-        step(&format!("iteration {} map", i + 1));
+        let map = format!("iteration {} map", i + 1);
+        step(&map);
         let t = Instant::now();
-        let mut first = 0u32;
-        while first < n {
-            let last = map_chunks.next_end(first);
-            let took = call(kv, &map_sha, &[&first.to_string(), &last.to_string()])?;
-            times.push(took);
-            if took > longest {
-                longest = took;
-                longest_at = format!("iteration {} map, nodes {first}..{last}", i + 1);
-            }
-            calls += 1;
-            map_chunks.adapt(first, last, took);
-            first = last;
-        }
+        record.pass(kv, &map_sha, &mut map_chunks, &[], &map)?;
         let map_s = t.elapsed().as_secs_f64();
-        step(&format!("iteration {} reduce", i + 1));
+        let reduce = format!("iteration {} reduce", i + 1);
+        step(&reduce);
         let t = Instant::now();
-        let mut first = 0u32;
-        while first < n {
-            let last = reduce_chunks.next_end(first);
-            let took = call(
-                kv,
-                &reduce_sha,
-                &[&first.to_string(), &last.to_string(), &nf, &df],
-            )?;
-            times.push(took);
-            if took > longest {
-                longest = took;
-                longest_at = format!("iteration {} reduce, nodes {first}..{last}", i + 1);
-            }
-            calls += 1;
-            reduce_chunks.adapt(first, last, took);
-            first = last;
-        }
+        record.pass(kv, &reduce_sha, &mut reduce_chunks, &[&nf, &df], &reduce)?;
         kv.command(&[b"DEL", b"pr:ad"])?;
         steps.push((map_s, t.elapsed().as_secs_f64()));
     }
@@ -177,17 +149,59 @@ pub fn run(
             ranks,
             requests,
         },
-        longest_call: longest,
-        longest_at,
-        p99_call: {
-            times.sort_unstable();
-            times
-                .get((times.len() * 99).div_ceil(100).saturating_sub(1))
-                .copied()
-                .unwrap_or_default()
-        },
-        calls,
+        calls: record.times.len() as u64,
+        p99_call: record.p99(),
+        longest_call: record.longest,
+        longest_at: record.longest_at,
     })
+}
+
+/// Every script call's time, and where the longest was.
+#[derive(Default)]
+struct Calls {
+    times: Vec<Duration>,
+    longest: Duration,
+    longest_at: String,
+}
+
+impl Calls {
+    /// One step over every node: calls of the script `sha` on the ranges
+    /// `chunks` cuts (their first and end node, then `extra`), each timed.
+    fn pass(
+        &mut self,
+        kv: &mut Kv,
+        sha: &[u8],
+        chunks: &mut Chunker,
+        extra: &[&str],
+        what: &str,
+    ) -> Result<()> {
+        let n = chunks.nodes();
+        let mut first = 0u32;
+        while first < n {
+            let last = chunks.next_end(first);
+            let (f, l) = (first.to_string(), last.to_string());
+            let mut args = vec![f.as_str(), l.as_str()];
+            args.extend_from_slice(extra);
+            let took = call(kv, sha, &args)?;
+            self.times.push(took);
+            if took > self.longest {
+                self.longest = took;
+                self.longest_at = format!("{what}, nodes {first}..{last}");
+            }
+            chunks.adapt(first, last, took);
+            first = last;
+        }
+        Ok(())
+    }
+
+    /// The 99th percentile of the calls' times.
+    fn p99(&mut self) -> Duration {
+        self.times.sort_unstable();
+        self.times
+            .get((self.times.len() * 99).div_ceil(100).saturating_sub(1))
+            .copied()
+            .unwrap_or_default()
+    }
 }
 
 fn load_script(kv: &mut Kv, body: &str) -> Result<Vec<u8>> {
@@ -227,6 +241,11 @@ impl Chunker {
             prefix.push(sum);
         }
         Chunker { prefix, budget }
+    }
+
+    /// The nodes it cuts.
+    fn nodes(&self) -> u32 {
+        (self.prefix.len() - 1) as u32
     }
 
     /// The end of the call starting at `first`: the smallest range with at

@@ -47,6 +47,17 @@ fn lookups<'a>(
         .map(|(_, x, y)| (x, y))
 }
 
+/// Why a finding differs: its own `why_differs`, else the paper's reason
+/// for its kind; nothing when it agrees.
+fn reason(f: &Finding, verdict: Verdict, kind_reason: &str) -> String {
+    if verdict == Verdict::Agrees {
+        return String::new();
+    }
+    f.why_differs
+        .clone()
+        .unwrap_or_else(|| kind_reason.to_string())
+}
+
 fn within(f: &Finding, x: f64) -> Verdict {
     let (lo, hi) = f.bounds();
     if x >= lo && x <= hi {
@@ -93,10 +104,7 @@ fn server_bound(f: &Finding, paper: &Paper, records: &[AnalyticsRecord]) -> Outc
         _ if c >= s => {
             "kvbench's drivers used as much CPU as the server: the client side was the limit on this machine".into()
         }
-        _ => f
-            .why_differs
-            .clone()
-            .unwrap_or_else(|| paper.reasons.throughput.clone()),
+        _ => reason(f, verdict, &paper.reasons.throughput),
     };
     outcome(f, measured, verdict, reason)
 }
@@ -141,14 +149,12 @@ fn graph_memory(f: &Finding, paper: &Paper, records: &[AnalyticsRecord]) -> Outc
         bytes as f64 / (1024.0 * 1024.0),
         ratio_range(f.bounds())
     );
-    let reason = if verdict == Verdict::Agrees {
-        String::new()
-    } else {
-        f.why_differs
-            .clone()
-            .unwrap_or_else(|| paper.reasons.memory.clone())
-    };
-    outcome(f, measured, verdict, reason)
+    outcome(
+        f,
+        measured,
+        verdict,
+        reason(f, verdict, &paper.reasons.memory),
+    )
 }
 
 fn slower_lookup(f: &Finding, paper: &Paper, records: &[AnalyticsRecord]) -> Outcome {
@@ -171,12 +177,10 @@ fn slower_lookup(f: &Finding, paper: &Paper, records: &[AnalyticsRecord]) -> Out
         a.count.min(b.count),
         f.low.unwrap_or(0.0)
     );
-    let reason = if verdict == Verdict::Agrees {
-        String::new()
-    } else {
-        f.why_differs
-            .clone()
-            .unwrap_or_else(|| paper.reasons.throughput.clone())
-    };
-    outcome(f, measured, verdict, reason)
+    outcome(
+        f,
+        measured,
+        verdict,
+        reason(f, verdict, &paper.reasons.throughput),
+    )
 }

@@ -8,10 +8,11 @@ pub mod figures;
 pub mod findings;
 
 use crate::format;
+use crate::page::Rendered;
 use crate::paper::{Outcome, Paper};
 use crate::plot::Palette;
 use kvbench_model::analytics::{AnalyticsKind, AnalyticsRecord};
-use minijinja::{context, Value};
+use minijinja::context;
 use serde::Serialize;
 
 /// What an analytics report is made from.
@@ -31,15 +32,6 @@ pub struct Input {
     pub judge: bool,
 }
 
-/// A rendered analytics report.
-#[derive(Debug, Clone)]
-pub struct Rendered {
-    /// `index.html`, `report.md`, `figures/ID.svg`, `figures/ID.png`.
-    pub files: Vec<(String, Vec<u8>)>,
-    /// What a program can read about it.
-    pub summary: Summary,
-}
-
 /// The report in numbers (`--json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
@@ -49,20 +41,6 @@ pub struct Summary {
     pub figures: Vec<String>,
     /// The paper's findings beside the measurements, when judged.
     pub paper: Vec<Outcome>,
-}
-
-#[derive(Serialize)]
-struct FigureView {
-    id: String,
-    title: String,
-    caption: String,
-    svg: Value,
-}
-
-#[derive(Serialize)]
-struct Group {
-    heading: &'static str,
-    figures: Vec<FigureView>,
 }
 
 #[derive(Serialize)]
@@ -238,26 +216,11 @@ fn view(r: &AnalyticsRecord, palette: &Palette) -> RecordView {
 ///
 /// # Errors
 /// A message when a figure cannot be drawn or a template fails.
-pub fn render(input: &Input) -> Result<Rendered, String> {
+pub fn render(input: &Input) -> Result<Rendered<Summary>, String> {
     let figures = figures::build(&input.records, input.paper.as_ref());
     let palette = Palette::for_figures(&figures);
     let mut files = Vec::new();
-    let mut groups: Vec<Group> = Vec::new();
-    for f in &figures {
-        let v = FigureView {
-            id: f.id.clone(),
-            title: f.title.clone(),
-            caption: f.caption.clone(),
-            svg: crate::page::draw(f, &palette, &mut files)?,
-        };
-        match groups.last_mut() {
-            Some(g) if g.heading == f.kind.heading() => g.figures.push(v),
-            _ => groups.push(Group {
-                heading: f.kind.heading(),
-                figures: vec![v],
-            }),
-        }
-    }
+    let groups = crate::page::figure_groups(&figures, &palette, &mut files)?;
     let outcomes = match (&input.paper, input.judge) {
         (Some(p), true) => findings::evaluate(p, &input.records),
         _ => Vec::new(),
