@@ -256,10 +256,11 @@ fn parse_args(args: Vec<String>) -> Result<Option<Opts>> {
             "--systems" => {
                 systems = value()?
                     .split(',')
-                    .map(|s| {
-                        s.trim().parse::<SystemKind>().map_err(|_| {
-                            anyhow!("--systems: unknown system `{s}` (redis, memcached)")
-                        })
+                    .map(|s| match s.trim().parse::<SystemKind>() {
+                        Ok(k @ (SystemKind::Redis | SystemKind::Memcached)) => Ok(k),
+                        _ => Err(anyhow!(
+                            "--systems: unknown system `{s}` (redis, memcached)"
+                        )),
                     })
                     .collect::<Result<_>>()?;
             }
@@ -523,8 +524,13 @@ fn count(
                 evictions: d("evictions"),
             }
         }
+        Protocol::Aerospike => unreachable!("{ONLY_TWO}"),
     }
 }
+
+/// `--systems` admits only these two: the references this benchmark runs
+/// beside kvbench are redis-benchmark and memaslap.
+const ONLY_TWO: &str = "the efficiency benchmark runs Redis and Memcached only";
 
 // ---------------------------------------------------------------------------
 // One measurement: a tool run bracketed by two server snapshots
@@ -782,6 +788,7 @@ impl Ctx<'_> {
         let proto = match self.system().protocol() {
             Protocol::Resp => "redis",
             Protocol::Memcache => "memcached",
+            Protocol::Aerospike => unreachable!("{ONLY_TWO}"),
         };
         let args: Vec<String> = [
             "bare",
@@ -1160,6 +1167,7 @@ fn run(opts: &Opts) -> Result<()> {
                     Protocol::Memcache => {
                         ctx.memaslap(case, memaslap.as_deref().unwrap_or(Path::new("memcaslap")))
                     }
+                    Protocol::Aerospike => unreachable!("{ONLY_TWO}"),
                 };
                 // Odd pairs run kvbench first, even pairs the other tool
                 // first, so a drift of the machine or an after-effect of the

@@ -27,6 +27,7 @@ fn counted(server: &Server) -> u64 {
     match server.system().protocol() {
         Protocol::Resp => n("cmdstat_get") + n("cmdstat_set"),
         Protocol::Memcache => n("cmd_get") + n("cmd_set"),
+        Protocol::Aerospike => unreachable!("the bare client speaks RESP and memcache only"),
     }
 }
 

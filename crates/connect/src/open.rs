@@ -29,6 +29,9 @@ pub struct Access {
     pub db: u32,
     /// `rediss://`.
     pub tls: Option<Tls>,
+    /// Aerospike: the namespace the records go to (the URL's path, or the
+    /// private server's); `None` for every other system.
+    pub namespace: Option<String>,
 }
 
 /// Why a connection could not be made ready. The message leaves the address
@@ -91,6 +94,7 @@ pub const PLAIN: Access = Access {
     password: None,
     db: 0,
     tls: None,
+    namespace: None,
 };
 
 impl Access {

@@ -85,7 +85,7 @@ pub(crate) enum Source {
 }
 
 impl Source {
-    fn next_op(&mut self) -> Option<Op> {
+    pub(crate) fn next_op(&mut self) -> Option<Op> {
         match self {
             Source::Load {
                 next, step, end, ..
@@ -101,7 +101,7 @@ impl Source {
         }
     }
 
-    fn rng(&mut self) -> &mut Rng {
+    pub(crate) fn rng(&mut self) -> &mut Rng {
         match self {
             Source::Load { rng, .. } => rng,
             Source::Run { stream } => stream.rng(),
@@ -110,7 +110,7 @@ impl Source {
 
     /// Tells the run's insert counter that `keynum` is done with (YCSB
     /// acknowledges every insert once the store has answered, or failed).
-    fn acknowledge_insert(&mut self, keynum: u64) {
+    pub(crate) fn acknowledge_insert(&mut self, keynum: u64) {
         if let Source::Run { stream } = self {
             // A refused acknowledgement (outside the counter's window) only
             // delays when later reads may pick this key; it is not an error

@@ -18,6 +18,7 @@ mod conn;
 pub mod cpu;
 pub mod driver;
 pub mod events;
+mod library;
 pub mod limits;
 pub mod phase;
 pub mod recorder;

@@ -10,8 +10,10 @@
 use crate::client::{Client, Limit, Source};
 use crate::conn;
 use crate::cpu::{process_cpu_seconds, thread_cpu_seconds};
+use crate::driver::aerospike::Model;
 use crate::driver::Driver;
 use crate::events::{Observer, Progress};
+use crate::library;
 use crate::recorder::LagTrend;
 use crate::recorder::Recorder;
 use crate::route::{Router, Topology};
@@ -20,7 +22,7 @@ use crate::series::{LiveMsg, LiveSeconds, LiveSink, SeriesRecorder};
 use crate::uring;
 use crate::EngineError;
 use kvbench_connect::{Access, AsyncStream};
-use kvbench_model::{PhaseResult, SystemKind};
+use kvbench_model::{PhaseResult, Protocol, SystemKind};
 use kvbench_workload::keys::KeyNamer;
 use kvbench_workload::{client_rngs, purpose_seed, Workload, WorkloadSpec};
 use std::cell::RefCell;
@@ -278,8 +280,17 @@ pub fn run_phase(
     // Each worker sends its finished seconds here (the live view).
     let (live_tx, live_rx) = mpsc::channel();
     let driver = Driver::new(cfg.system, &cfg.spec, cfg.keys.clone());
-    let (nodes, router) =
-        crate::route::connect_plan(&cfg.topology, &driver, &cfg.access, cfg.connect_timeout)?;
+    let library = match cfg.system.protocol() {
+        Protocol::Aerospike => Some(LibraryJob::new(cfg)?),
+        Protocol::Resp | Protocol::Memcache => None,
+    };
+    let (nodes, router) = match &library {
+        // The library finds the cluster's nodes and partitions itself.
+        Some(_) => (Vec::new(), Router::Single),
+        None => {
+            crate::route::connect_plan(&cfg.topology, &driver, &cfg.access, cfg.connect_timeout)?
+        }
+    };
 
     let mut handles = Vec::with_capacity(threads);
     for (w, sources) in per_worker.into_iter().enumerate() {
@@ -297,6 +308,7 @@ pub fn run_phase(
             stall: cfg.stall,
             access: cfg.access.clone(),
             io: cfg.io,
+            library: library.clone(),
             progress: counters[w].clone(),
             live: (w, live_tx.clone()),
             stop: stop.clone(),
@@ -525,6 +537,8 @@ struct WorkerJob {
     stall: Duration,
     access: Arc<Access>,
     io: Io,
+    /// `Some` for a system driven through its client library.
+    library: Option<LibraryJob>,
     progress: Arc<AtomicU64>,
     /// This worker's index and where it sends its finished seconds.
     live: (usize, Sender<LiveMsg>),
@@ -536,13 +550,44 @@ struct WorkerJob {
 struct Ready {
     measure_from: Instant,
     recorder: Recorder,
-    clients: Vec<Client>,
+    plans: Vec<Plan>,
+    /// Shared by this worker's clients.
+    driver: Rc<Driver>,
+    router: Rc<Router>,
+}
+
+/// One client's inputs from the common start on.
+pub(crate) struct Plan {
+    pub source: Source,
+    pub limit: Limit,
+    pub schedule: Option<Schedule>,
+}
+
+impl Ready {
+    /// The wire clients of the tokio and io_uring loops.
+    fn clients(&mut self, pipeline: usize, timeout: Duration) -> Vec<Client> {
+        self.plans
+            .drain(..)
+            .map(|p| {
+                Client::new(
+                    self.driver.clone(),
+                    self.router.clone(),
+                    p.source,
+                    pipeline,
+                    self.measure_from,
+                    p.limit,
+                    p.schedule,
+                    timeout,
+                )
+            })
+            .collect()
+    }
 }
 
 impl WorkerJob {
     fn run(self) -> Result<(Recorder, f64), EngineError> {
         let open_loop = self.sources.iter().any(|c| c.schedule.is_some());
-        if self.io == Io::Uring && !open_loop {
+        if self.io == Io::Uring && !open_loop && self.library.is_none() {
             return self.run_uring();
         }
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -550,7 +595,70 @@ impl WorkerJob {
             .build()
             .map_err(|e| EngineError::Config(format!("cannot start runtime: {e}")))?;
         let local = tokio::task::LocalSet::new();
-        local.block_on(&rt, self.run_tokio())
+        match self.library.clone() {
+            Some(lib) => local.block_on(&rt, self.run_library(lib)),
+            None => local.block_on(&rt, self.run_tokio()),
+        }
+    }
+
+    /// The client-library path: one library client per worker, its pool
+    /// opened before the common start, one task per operation in flight.
+    async fn run_library(self, lib: LibraryJob) -> Result<(Recorder, f64), EngineError> {
+        let in_flight = self.sources.len() * self.pipeline;
+        let connected = library::connect(&lib.seeds, in_flight, self.connect_timeout)
+            .await
+            .map_err(|message| EngineError::Connect {
+                addr: lib.seeds[0],
+                message,
+            });
+        let (client, error) = match connected {
+            Ok(c) => (Some(c), None),
+            Err(e) => (None, Some(e)),
+        };
+        let (timeout, progress, stop) = (self.timeout, self.progress.clone(), self.stop.clone());
+        let pipeline = self.pipeline;
+        let Some(ready) = self.ready(error)? else {
+            if let Some(c) = client {
+                let _ = c.close().await;
+            }
+            return Ok((Recorder::default(), 0.0));
+        };
+        let Some(client) = client else {
+            return Ok((Recorder::default(), 0.0));
+        };
+        let measure_from = ready.measure_from;
+        let shared_lib = Rc::new(library::Library {
+            client: Arc::new(client),
+            model: Rc::new(lib.model(&ready.driver, timeout)),
+            driver: ready.driver.clone(),
+            pipeline,
+            measure_from,
+        });
+        let recorder = Rc::new(RefCell::new(ready.recorder));
+        let cpu_start = spawn_window_helpers(measure_from, &recorder);
+        let mut tasks = Vec::with_capacity(ready.plans.len());
+        for plan in ready.plans {
+            let shared = conn::Shared {
+                timeout,
+                recorder: recorder.clone(),
+                progress: progress.clone(),
+                stop: stop.clone(),
+            };
+            tasks.push(tokio::task::spawn_local(library::run(
+                shared_lib.clone(),
+                plan,
+                shared,
+            )));
+        }
+        for t in tasks {
+            t.await
+                .map_err(|e| EngineError::Config(format!("client task failed: {e}")))?;
+        }
+        // Closing stops the library's tend task and its connections.
+        let _ = shared_lib.client.close().await;
+        recorder.borrow_mut().series.finish();
+        let out = recorder.borrow().clone();
+        Ok((out, busy_share(cpu_start.get())))
     }
 
     /// Waits for every worker to connect (or fail to), then builds this
@@ -594,9 +702,7 @@ impl WorkerJob {
         recorder
             .series
             .set_live(LiveSink::new(self.live.0, self.live.1));
-        let driver = Rc::new(self.driver);
-        let router = Rc::new(self.router);
-        let clients = self
+        let plans = self
             .sources
             .into_iter()
             .map(|seed| {
@@ -609,22 +715,19 @@ impl WorkerJob {
                     let per_conn = r.ops_per_s / self.clients as f64;
                     Schedule::new(start, per_conn, r.arrival, rng, seed.index, self.clients)
                 });
-                Client::new(
-                    driver.clone(),
-                    router.clone(),
-                    seed.source,
-                    self.pipeline,
-                    measure_from,
+                Plan {
+                    source: seed.source,
                     limit,
                     schedule,
-                    self.timeout,
-                )
+                }
             })
             .collect();
         Ok(Some(Ready {
             measure_from,
             recorder,
-            clients,
+            plans,
+            driver: Rc::new(self.driver),
+            router: Rc::new(self.router),
         }))
     }
 
@@ -682,31 +785,16 @@ impl WorkerJob {
     async fn run_tokio(self) -> Result<(Recorder, f64), EngineError> {
         let (socks, error) = self.connect_all_async().await;
         let (timeout, progress, stop) = (self.timeout, self.progress.clone(), self.stop.clone());
-        let Some(ready) = self.ready(error)? else {
+        let pipeline = self.pipeline;
+        let Some(mut ready) = self.ready(error)? else {
             return Ok((Recorder::default(), 0.0));
         };
+        let clients = ready.clients(pipeline, timeout);
         let measure_from = ready.measure_from;
         let recorder = Rc::new(RefCell::new(ready.recorder));
-        // Thread CPU at the window's start, read by a task that wakes then.
-        let cpu_start = Rc::new(std::cell::Cell::new(None));
-        let probe = cpu_start.clone();
-        tokio::task::spawn_local(async move {
-            tokio::time::sleep_until(measure_from.into()).await;
-            probe.set(Some((Instant::now(), thread_cpu_seconds())));
-        });
-        // Rolls the per-second series over at each second's end, so a
-        // worker waiting for replies still finishes its seconds on time.
-        let ticker = recorder.clone();
-        tokio::task::spawn_local(async move {
-            let mut edge = measure_from;
-            loop {
-                edge += Duration::from_secs(1);
-                tokio::time::sleep_until(edge.into()).await;
-                ticker.borrow_mut().series.tick(Instant::now());
-            }
-        });
+        let cpu_start = spawn_window_helpers(measure_from, &recorder);
         let mut tasks = Vec::with_capacity(socks.len());
-        for (sock, client) in socks.into_iter().zip(ready.clients) {
+        for (sock, client) in socks.into_iter().zip(clients) {
             let shared = conn::Shared {
                 timeout,
                 recorder: recorder.clone(),
@@ -728,20 +816,84 @@ impl WorkerJob {
     fn run_uring(self) -> Result<(Recorder, f64), EngineError> {
         let (socks, error) = self.connect_all();
         let (timeout, progress, stop) = (self.timeout, self.progress.clone(), self.stop.clone());
+        let pipeline = self.pipeline;
         let Some(mut ready) = self.ready(error)? else {
             return Ok((Recorder::default(), 0.0));
         };
+        let clients = ready.clients(pipeline, timeout);
         let env = uring::Env {
             timeout,
             progress: &progress,
             stop: &stop,
             measure_from: ready.measure_from,
         };
-        let conns = socks.into_iter().zip(ready.clients).collect();
+        let conns = socks.into_iter().zip(clients).collect();
         let cpu_start =
             uring::run(conns, &env, &mut ready.recorder).map_err(EngineError::Config)?;
         ready.recorder.series.finish();
         Ok((ready.recorder, busy_share(cpu_start)))
+    }
+}
+
+/// The worker's helper tasks: one reads the thread's CPU time when the
+/// window starts (returned), one rolls the per-second series over at each
+/// second's end, so a worker waiting for replies still finishes its
+/// seconds on time.
+fn spawn_window_helpers(
+    measure_from: Instant,
+    recorder: &Rc<RefCell<Recorder>>,
+) -> Rc<std::cell::Cell<Option<(Instant, f64)>>> {
+    let cpu_start = Rc::new(std::cell::Cell::new(None));
+    let probe = cpu_start.clone();
+    tokio::task::spawn_local(async move {
+        tokio::time::sleep_until(measure_from.into()).await;
+        probe.set(Some((Instant::now(), thread_cpu_seconds())));
+    });
+    let ticker = recorder.clone();
+    tokio::task::spawn_local(async move {
+        let mut edge = measure_from;
+        loop {
+            edge += Duration::from_secs(1);
+            tokio::time::sleep_until(edge.into()).await;
+            ticker.borrow_mut().series.tick(Instant::now());
+        }
+    });
+    cpu_start
+}
+
+/// What a worker needs to drive a system through its client library.
+#[derive(Debug, Clone)]
+struct LibraryJob {
+    /// Where the library starts discovering the cluster.
+    seeds: Vec<SocketAddr>,
+    namespace: String,
+    spec: WorkloadSpec,
+}
+
+impl LibraryJob {
+    fn new(cfg: &PhaseConfig) -> Result<LibraryJob, EngineError> {
+        let seeds = match &cfg.topology {
+            Topology::Single(a) => vec![*a],
+            Topology::Cluster(seeds) => seeds.clone(),
+            Topology::Pool(..) => {
+                return Err(EngineError::Config(format!(
+                    "{} is a server-side cluster, not a client-side pool",
+                    cfg.system
+                )))
+            }
+        };
+        let namespace = cfg.access.namespace.clone().ok_or_else(|| {
+            EngineError::Config(format!("{} needs a namespace to write to", cfg.system))
+        })?;
+        Ok(LibraryJob {
+            seeds,
+            namespace,
+            spec: cfg.spec.clone(),
+        })
+    }
+
+    fn model(&self, driver: &Driver, timeout: Duration) -> Model {
+        Model::new(driver, &self.spec, &self.namespace, timeout)
     }
 }
 

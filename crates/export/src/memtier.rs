@@ -427,6 +427,8 @@ fn configuration(r: &RunRecord, threads: u32, per_thread: u32) -> Node {
             leaf(match c.system.protocol() {
                 Protocol::Resp => "redis",
                 Protocol::Memcache => "memcache_text",
+                // memtier has no Aerospike protocol; the name says what ran.
+                Protocol::Aerospike => "aerospike",
             }),
         ),
         ("out_file", null()),

@@ -85,8 +85,11 @@ fn topology(system: SystemKind, b: &BenchArgs) -> Result<(TopologyKind, u32, u32
         .map_err(|e| UsageError(format!("--topology: {e}")))?;
     let refuse = |why: String| Err(UsageError(why));
     match kind {
-        TopologyKind::Cluster if system.protocol() != Protocol::Resp => refuse(format!(
-            "--topology cluster: {system} has no server-side cluster (Redis and Valkey do)"
+        TopologyKind::Cluster if system.protocol() == Protocol::Memcache => refuse(format!(
+            "--topology cluster: {system} has no server-side cluster (Redis, Valkey and Aerospike do)"
+        )),
+        TopologyKind::Twemproxy if system.protocol() == Protocol::Aerospike => refuse(format!(
+            "--topology twemproxy: twemproxy speaks RESP and memcache, not {system}'s protocol"
         )),
         TopologyKind::Pool if system.protocol() != Protocol::Memcache => refuse(format!(
             "--topology pool: a client-hashed pool is for memcached; {system} runs as --topology cluster"
@@ -363,6 +366,11 @@ pub fn settings(
         None => topology(system, b)?,
     };
     let netns = netns(b)?;
+    if netns.is_some() && system == SystemKind::Aerospike {
+        return Err(UsageError(
+            "--netns: kvbench runs Aerospike nodes on loopback ports only (network namespaces are for the Redis and Memcached families so far)".into(),
+        ));
+    }
     let cpus =
         |flag: &str, v: &Option<String>| v.as_deref().map(|t| CpuList::parse(flag, t)).transpose();
     let server_cpus = cpus("--server-cpus", &b.server_cpus)?;
@@ -479,7 +487,11 @@ fn connections(
     topology: TopologyKind,
     nodes: u32,
 ) -> Result<(), UsageError> {
-    let per_client = connections_per_client(topology, nodes);
+    let mut per_client = connections_per_client(topology, nodes);
+    if system.protocol() == Protocol::Aerospike {
+        // The library's pool holds a connection per operation in flight.
+        per_client *= u64::from(b.pipeline.max(b.load_pipeline).max(1));
+    }
     let most = u64::from(clients.max(b.load_clients));
     if !remote && topology != TopologyKind::Twemproxy {
         server_accepts(system, clients, b.load_clients, server_args)?;

@@ -62,10 +62,14 @@ pub fn estimate(s: &RunSettings) -> Estimate {
         let bytes = match s.system.protocol() {
             // kvbench gives memcached a memory limit sized for the data
             // (`-m`), and it allocates up to that.
+            // kvbench gives Aerospike's namespace a data size from the
+            // data set; it fills as records arrive, so count the raw data
+            // twice (as the size does), not the whole size.
             Protocol::Memcache => crate::orchestrate::server_spec(s)
                 .memory_limit_mb
                 .unwrap_or(64)
                 .saturating_mul(1 << 20),
+            Protocol::Aerospike => (items * (record + key)).saturating_mul(2),
             Protocol::Resp => {
                 let factor = match spec.data_model.layout {
                     Layout::SortedSets => ZSET_FACTOR,

@@ -17,6 +17,7 @@ use kvbench_model::{
     Companion, CpuCost, Environment, NetnsConfig, OpKind, OpResult, PhaseResult, Protocol,
     ReusedServer, RunConfig, RunRecord, RunStatus, SystemKind,
 };
+use kvbench_servers::aerospike::{Aerospike, Config as AerospikeConfig, PAPER_PRESET};
 use kvbench_servers::{
     Cluster, Deployment, Hosts, Network, Pool, Proxied, RemoteServer, Server, ServerSpec,
     TopologyKind,
@@ -207,6 +208,10 @@ pub fn server_spec(s: &RunSettings) -> ServerSpec {
                 keys.max_len() as u64,
             ))
         }
+        Protocol::Aerospike => Some(aerospike_data_mb(
+            crate::config::records_at_most(s),
+            s.spec.record_bytes() + keys.max_len() as u64,
+        )),
         Protocol::Resp => None,
     };
     ServerSpec {
@@ -215,6 +220,16 @@ pub fn server_spec(s: &RunSettings) -> ServerSpec {
         memory_limit_mb,
         extra_args: s.server_args.clone(),
     }
+}
+
+/// Aerospike's `data-size` per node for `records` of `bytes` each: twice
+/// the raw data (the records' bins and overhead fit in it with room), at
+/// least 1 GiB (its stripes are allocated as they fill, so an idle node
+/// does not hold it); past `stop-writes-used-pct` the server refuses writes,
+/// so too small a size would fail the load, not slow it.
+pub fn aerospike_data_mb(records: u64, bytes: u64) -> u64 {
+    let raw_mb = records.saturating_mul(bytes) >> 20;
+    raw_mb.saturating_mul(2).max(1024)
 }
 
 /// Runs the cell on a fresh deployment, or on `kept` (started and loaded
@@ -580,6 +595,9 @@ fn new_network(s: &RunSettings) -> Result<Option<Network>> {
 /// Starts what `s` deploys (or reaches its target), on `hosts`.
 fn start(s: &RunSettings, rec: &mut RunRecord, hosts: Hosts<'_>) -> Result<Box<dyn Deployment>> {
     let spec = server_spec(s);
+    if s.system == SystemKind::Aerospike && s.target.is_none() {
+        return Ok(Box::new(start_aerospike(s, &spec)?));
+    }
     Ok(match (&s.target, s.topology) {
         (Some(t), _) => {
             let remote = remote(t, s)?;
@@ -606,6 +624,22 @@ fn start(s: &RunSettings, rec: &mut RunRecord, hosts: Hosts<'_>) -> Result<Box<d
                 .context("cannot start twemproxy and its servers")?,
         ),
     })
+}
+
+/// A private Aerospike node, or a mesh cluster of `--nodes`, from the
+/// user's asd (`--server-bin` or KVBENCH_AEROSPIKE_BIN).
+fn start_aerospike(s: &RunSettings, spec: &ServerSpec) -> Result<Aerospike> {
+    let bin = kvbench_servers::find_binary(s.system, s.server_binary.as_deref())?;
+    let config = AerospikeConfig {
+        data_size_mb: spec.memory_limit_mb.unwrap_or(1024),
+        paper_preset: s.server_args.iter().any(|a| a == PAPER_PRESET),
+        ..AerospikeConfig::default()
+    };
+    let nodes = match s.topology {
+        TopologyKind::Cluster => s.nodes as usize,
+        _ => 1,
+    };
+    Aerospike::start(&bin, config, nodes).context("cannot start aerospike")
 }
 
 /// Probes the server's CPU time exactly at the window's edges.
@@ -761,7 +795,12 @@ fn now_rfc3339() -> String {
 fn access(s: &RunSettings) -> Arc<Access> {
     match &s.target {
         Some(t) => t.access.clone(),
-        None => Arc::new(Access::plain()),
+        // A private Aerospike's records go to the namespace kvbench configured.
+        None => Arc::new(Access {
+            namespace: (s.system == SystemKind::Aerospike)
+                .then(|| AerospikeConfig::default().namespace),
+            ..Access::plain()
+        }),
     }
 }
 

@@ -152,6 +152,7 @@ pub fn resolve(b: &BenchArgs, system: SystemKind) -> Result<Option<Target>, Usag
         password: url.password.clone(),
         db: url.db,
         tls: tls_config,
+        namespace: None,
     };
     Ok(Some(Target {
         url,

@@ -6,6 +6,7 @@
 mod fake_server;
 mod util;
 
+mod aerospike;
 mod analytics;
 mod bad_input;
 mod bad_replies;

@@ -29,6 +29,9 @@ pub enum SystemKind {
     Valkey,
     /// Memcached, text protocol.
     Memcached,
+    /// Aerospike, through its official client library (the server is the
+    /// user's `asd`: it is in no package registry kvbench can reach).
+    Aerospike,
 }
 
 /// The wire protocol a system speaks: what the engine encodes for it.
@@ -39,11 +42,19 @@ pub enum Protocol {
     Resp,
     /// The memcache text protocol.
     Memcache,
+    /// Aerospike's wire protocol, spoken by the official client crate, not
+    /// by kvbench's own codecs.
+    Aerospike,
 }
 
 impl SystemKind {
     /// Every supported system, in the order reports list them.
-    pub const ALL: [SystemKind; 3] = [SystemKind::Redis, SystemKind::Valkey, SystemKind::Memcached];
+    pub const ALL: [SystemKind; 4] = [
+        SystemKind::Redis,
+        SystemKind::Valkey,
+        SystemKind::Memcached,
+        SystemKind::Aerospike,
+    ];
 
     /// The lowercase name used on the command line and in the store.
     pub fn as_str(self) -> &'static str {
@@ -51,6 +62,7 @@ impl SystemKind {
             SystemKind::Redis => "redis",
             SystemKind::Valkey => "valkey",
             SystemKind::Memcached => "memcached",
+            SystemKind::Aerospike => "aerospike",
         }
     }
 
@@ -59,6 +71,7 @@ impl SystemKind {
         match self {
             SystemKind::Redis | SystemKind::Valkey => Protocol::Resp,
             SystemKind::Memcached => Protocol::Memcache,
+            SystemKind::Aerospike => Protocol::Aerospike,
         }
     }
 }

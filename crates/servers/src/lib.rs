@@ -193,10 +193,13 @@ fn binary_not_found(binary: &str, hint: &str) -> String {
 /// get the binary.
 pub fn find_binary(system: SystemKind, explicit: Option<&Path>) -> Result<PathBuf, ServerError> {
     let sys = system::of(system);
-    find_in_path(
-        explicit.unwrap_or(Path::new(sys.binary())),
-        sys.install_hint(),
-    )
+    let from_env = sys
+        .binary_env()
+        .and_then(std::env::var_os)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    let default = from_env.unwrap_or_else(|| PathBuf::from(sys.binary()));
+    find_in_path(explicit.unwrap_or(&default), sys.install_hint())
 }
 
 /// The version a server binary reports without starting (`--version` for
@@ -209,7 +212,7 @@ pub fn binary_version(system: SystemKind, explicit: Option<&Path>) -> Result<Str
     let bin = find_binary(system, explicit)?;
     let flag = match system.protocol() {
         Protocol::Memcache => "-V",
-        Protocol::Resp => "--version",
+        Protocol::Resp | Protocol::Aerospike => "--version",
     };
     let out = std::process::Command::new(&bin)
         .arg(flag)

@@ -52,8 +52,14 @@ use kvbench_workload::values::{fill_deterministic_value, ValuePool};
 use kvbench_workload::{Layout, MemcachedUpdate, Op, Rng, WorkloadSpec, ZsetShape};
 use rand_core::{RngCore, SeedableRng};
 
+pub(crate) mod aerospike;
 mod memcached;
 mod redis;
+
+/// Aerospike's requests go through its official client
+/// ([`aerospike::Model`]), never through this module's wire encoders: the
+/// engine takes its library path for it before any encoder is asked.
+const NO_WIRE: &str = "Aerospike is driven through its client library, not kvbench's wire codecs";
 
 /// What a reply means for the measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,7 +204,7 @@ impl Driver {
     pub fn wire_prefix(&self) -> &[u8] {
         match self.protocol {
             Protocol::Memcache => &self.memcached_prefix,
-            Protocol::Resp => &[],
+            Protocol::Resp | Protocol::Aerospike => &[],
         }
     }
 
@@ -229,7 +235,7 @@ impl Driver {
             }
             return Ok(());
         }
-        if self.layout == Layout::SortedSets && self.protocol == Protocol::Memcache {
+        if self.layout == Layout::SortedSets && self.protocol != Protocol::Resp {
             return Err(format!(
                 "{} has no sorted sets; kvbench.datamodel=sortedsets needs the Redis family",
                 self.system
@@ -242,6 +248,11 @@ impl Driver {
             return Ok(());
         }
         match (self.protocol, self.layout) {
+            (Protocol::Aerospike, _) => Err(
+                "aerospike: scans are not supported (as in YCSB's aerospike binding); \
+                 scanproportion must be 0"
+                    .into(),
+            ),
             (Protocol::Memcache, _) => Err(format!(
                 "{} has no range scan; scanproportion must be 0 for {}",
                 self.system, self.system
@@ -272,6 +283,9 @@ impl Driver {
         }
         // The load's inserts.
         self.supports(OpKind::Insert)?;
+        if self.protocol == Protocol::Aerospike {
+            aerospike::check_names(spec)?;
+        }
         if self.protocol == Protocol::Memcache && self.keys.max_len() > 250 {
             return Err(format!(
                 "memcached keys are at most 250 bytes; zeropadding={} makes keys up to {} bytes",
@@ -424,6 +438,7 @@ impl Driver {
                 buf.extend_from_slice(k);
                 buf.extend_from_slice(b"\r\n");
             }),
+            Protocol::Aerospike => unreachable!("{}", NO_WIRE),
         }
     }
 
@@ -461,6 +476,7 @@ impl Driver {
                     line => Err(String::from_utf8_lossy(line).into_owned()),
                 }
             }
+            Protocol::Aerospike => unreachable!("{}", NO_WIRE),
         }
     }
 
@@ -541,6 +557,7 @@ impl Driver {
         match self.protocol {
             Protocol::Resp => redis::encode_read(self, key, field, all_listed, buf),
             Protocol::Memcache => memcached::encode_read(self, key, buf),
+            Protocol::Aerospike => unreachable!("{}", NO_WIRE),
         }
     }
 
@@ -560,6 +577,7 @@ impl Driver {
         match self.protocol {
             Protocol::Resp => redis::encode_write(self, key, names, rng, buf),
             Protocol::Memcache => memcached::encode_write(self, key, names, rng, buf, update),
+            Protocol::Aerospike => unreachable!("{}", NO_WIRE),
         }
     }
 
@@ -631,6 +649,7 @@ impl Driver {
         match self.protocol {
             Protocol::Resp => redis::classify(shape, buf),
             Protocol::Memcache => memcached::classify(shape, buf),
+            Protocol::Aerospike => unreachable!("{}", NO_WIRE),
         }
     }
 
@@ -650,7 +669,23 @@ impl Driver {
         let cells = match self.protocol {
             Protocol::Resp => redis::returned_fields(self, op, reply, &requested, &key_text)?,
             Protocol::Memcache => memcached::returned_fields(self, reply, &requested, &key_text)?,
+            Protocol::Aerospike => unreachable!("{}", NO_WIRE),
         };
+        self.check_values(&key, cells)
+    }
+
+    /// Checks fields read back from record `key` against YCSB's
+    /// deterministic values: every field returned must be one of the
+    /// workload's and hold the value written for it.
+    ///
+    /// # Errors
+    /// A description of the first difference, naming key and field.
+    pub(crate) fn check_values(
+        &self,
+        key: &[u8],
+        cells: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    ) -> Result<(), String> {
+        let key_text = String::from_utf8_lossy(key);
         if cells.is_empty() {
             return Err(format!("{key_text}: no field returned"));
         }
@@ -662,7 +697,7 @@ impl Driver {
             };
             expected.clear();
             expected.resize(self.lengths.max() as usize, 0);
-            fill_deterministic_value(&key, &name, &mut expected);
+            fill_deterministic_value(key, &name, &mut expected);
             if value != expected || !self.field_names.contains(&name) {
                 return Err(format!(
                     "{key_text}: field {field} holds {:?}, expected {:?}",
@@ -707,7 +742,8 @@ mod tests {
     use kvbench_proto::resp;
     use kvbench_workload::{Properties, WorkloadSpec};
 
-    fn spec(extra: &str) -> WorkloadSpec {
+    /// A small workload: 2 fields of 8 bytes, 100 ordered records.
+    pub(super) fn spec(extra: &str) -> WorkloadSpec {
         let text =
             format!("fieldcount=2\nfieldlength=8\ninsertorder=ordered\nrecordcount=100\n{extra}");
         let props = Properties::parse(&text, "t").unwrap();

@@ -6,6 +6,7 @@
 //! right server: it reports the pid the server claims, and `server.rs`
 //! compares. It must not parse the wire format itself; `kvbench-proto` does.
 
+pub(crate) mod aerospike;
 pub(crate) mod memcached;
 pub(crate) mod redis;
 pub(crate) mod valkey;
@@ -80,6 +81,11 @@ pub(crate) type Counts = Vec<(String, u64)>;
 pub(crate) trait System: Sync {
     /// The executable searched on `PATH` when no binary is given.
     fn binary(&self) -> &'static str;
+    /// The environment variable that names the binary when no
+    /// `--server-bin` is given (before `PATH` is searched).
+    fn binary_env(&self) -> Option<&'static str> {
+        None
+    }
     /// How to get the binary, for the "not found" message.
     fn install_hint(&self) -> &'static str;
     /// The command line for a private server bound to `addr` in `dir`,
@@ -151,6 +157,7 @@ pub(crate) fn of(kind: SystemKind) -> &'static dyn System {
         SystemKind::Redis => &redis::REDIS,
         SystemKind::Valkey => &valkey::VALKEY,
         SystemKind::Memcached => &memcached::MEMCACHED,
+        SystemKind::Aerospike => &aerospike::AEROSPIKE,
     }
 }
 

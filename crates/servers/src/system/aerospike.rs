@@ -1,0 +1,179 @@
+//! Aerospike: where its binary comes from, and what its info commands say.
+//!
+//! asd is not started from a command line (it reads a configuration file
+//! kvbench writes: `crate::aerospike`), so `launch` refuses and every
+//! server argument is refused. Memory, records and evictions are the
+//! namespace's (`namespace/<ns>`: the `as.namespace` the target names);
+//! per-command counts are the namespace's client transaction counters.
+
+use super::{exchange, Counts, Launch, Peer, Snapshot, System};
+use crate::ServerError;
+use kvbench_proto::aerospike_info;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+/// Aerospike Community or Enterprise Edition.
+pub(crate) struct Aerospike;
+
+pub(crate) static AEROSPIKE: Aerospike = Aerospike;
+
+/// The namespace counters reported as per-command counts: what the server
+/// says it served, to compare with what kvbench counted.
+const COUNTERS: [&str; 8] = [
+    "client_read_success",
+    "client_read_not_found",
+    "client_read_error",
+    "client_read_timeout",
+    "client_write_success",
+    "client_write_error",
+    "client_write_timeout",
+    "client_tsvc_error",
+];
+
+/// The namespace's bytes in memory: data, primary index, set index and
+/// secondary indexes (Aerospike 7's unified storage statistics).
+pub(crate) const MEMORY_KEYS: [&str; 4] = [
+    "data_used_bytes",
+    "index_used_bytes",
+    "set_index_used_bytes",
+    "sindex_used_bytes",
+];
+
+impl System for Aerospike {
+    fn binary(&self) -> &'static str {
+        "asd"
+    }
+
+    fn binary_env(&self) -> Option<&'static str> {
+        Some(crate::aerospike::BIN_ENV)
+    }
+
+    fn install_hint(&self) -> &'static str {
+        "Aerospike's server is in no package registry kvbench can reach: build asd from the public \
+         aerospike-server source (docs/aerospike.md) and name it with KVBENCH_AEROSPIKE_BIN"
+    }
+
+    fn launch(
+        &self,
+        _addr: SocketAddr,
+        _dir: &Path,
+        _memory_limit_mb: Option<u64>,
+        _as_root: bool,
+    ) -> Result<Launch, ServerError> {
+        Err(ServerError::Aerospike {
+            reason: "asd starts from the configuration file kvbench writes, not a command line"
+                .into(),
+            log_tail: String::new(),
+        })
+    }
+
+    fn forbidden(&self, arg: &str) -> Option<&'static str> {
+        (arg != crate::aerospike::PAPER_PRESET).then_some(
+            "asd takes its settings from the configuration file kvbench writes (docs/aerospike.md); \
+             the one server argument it takes is --paper-preset (paper A's service-threads 4)",
+        )
+    }
+
+    fn split_option(&self, arg: &str) -> (String, Option<String>) {
+        (arg.to_string(), None)
+    }
+
+    /// Aerospike reports no pid; a private node is identified by the
+    /// `node-id` kvbench gave it (`crate::aerospike`).
+    fn identify(&self, _at: Peer<'_>, _timeout: Duration) -> Result<Option<u32>, String> {
+        Ok(None)
+    }
+
+    fn snapshot(&self, at: Peer<'_>, timeout: Duration) -> Result<Snapshot, String> {
+        let ns = namespace_key(at)?;
+        let m = query(at, &["release", "build", &ns], timeout)?;
+        let pairs = aerospike_info::parse_pairs(m.get(&ns).map_or("", String::as_str));
+        let release = aerospike_info::parse_pairs(m.get("release").map_or("", String::as_str));
+        Ok(Snapshot {
+            memory_bytes: namespace_memory(&pairs),
+            items: number(&pairs, "objects"),
+            evictions: number(&pairs, "evicted_objects"),
+            name: Some("aerospike".into()),
+            version: release.get("version").or_else(|| m.get("build")).cloned(),
+            ..Snapshot::default()
+        })
+    }
+
+    /// `statistics` and the namespace's statistics (under `namespace.`).
+    fn info(&self, at: Peer<'_>, timeout: Duration) -> Result<BTreeMap<String, String>, String> {
+        let ns = namespace_key(at)?;
+        let m = query(at, &["statistics", &ns], timeout)?;
+        let mut out = aerospike_info::parse_pairs(m.get("statistics").map_or("", String::as_str));
+        for (k, v) in aerospike_info::parse_pairs(m.get(&ns).map_or("", String::as_str)) {
+            out.insert(format!("namespace.{k}"), v);
+        }
+        Ok(out)
+    }
+
+    fn pid_key(&self) -> &'static str {
+        ""
+    }
+
+    fn command_stats(
+        &self,
+        at: Peer<'_>,
+        timeout: Duration,
+    ) -> Result<(Option<u32>, Counts), String> {
+        let ns = namespace_key(at)?;
+        let m = query(at, &[&ns], timeout)?;
+        let pairs = aerospike_info::parse_pairs(m.get(&ns).map_or("", String::as_str));
+        let counts = COUNTERS
+            .iter()
+            .filter_map(|k| number(&pairs, k).map(|n| (k.to_string(), n)))
+            .collect();
+        Ok((None, counts))
+    }
+
+    fn flush(&self, _at: Peer<'_>, _timeout: Duration) -> Result<(), String> {
+        Err(
+            "kvbench does not truncate an Aerospike namespace it did not create; give an empty \
+             namespace, or --allow-existing"
+                .into(),
+        )
+    }
+
+    /// `proto-fd-max`, as kvbench's configuration sets it (the server's
+    /// own default is 15,000 too).
+    fn connection_limit(&self) -> super::ConnectionLimit {
+        super::ConnectionLimit {
+            option: "proto-fd-max",
+            default: 15_000,
+            reserved: 0,
+        }
+    }
+}
+
+/// `namespace/<ns>` for the namespace the peer's access names.
+fn namespace_key(at: Peer<'_>) -> Result<String, String> {
+    at.access
+        .namespace
+        .as_deref()
+        .map(|ns| format!("namespace/{ns}"))
+        .ok_or_else(|| format!("{}: no Aerospike namespace given", at.addr))
+}
+
+/// One info request on a fresh connection.
+fn query(at: Peer<'_>, names: &[&str], timeout: Duration) -> Result<aerospike_info::Info, String> {
+    let mut req = Vec::new();
+    aerospike_info::encode_request(&mut req, names);
+    exchange(at, timeout, &req, aerospike_info::parse_reply)
+}
+
+fn number(pairs: &BTreeMap<String, String>, key: &str) -> Option<u64> {
+    pairs.get(key).and_then(|v| v.parse().ok())
+}
+
+/// The namespace's memory: the sum of the figures it reports.
+pub(crate) fn namespace_memory(pairs: &BTreeMap<String, String>) -> Option<u64> {
+    MEMORY_KEYS
+        .iter()
+        .filter_map(|k| number(pairs, k))
+        .reduce(|a, b| a + b)
+}
