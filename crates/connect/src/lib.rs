@@ -17,4 +17,4 @@ pub use open::{
 };
 pub use secret::Secret;
 pub use tls::{Tls, TlsError, TlsOptions};
-pub use url::{Family, HostPort, Shape, TargetUrl, UrlError};
+pub use url::{Family, HostPort, Shape, TargetUrl, UrlError, DEFAULT_NAMESPACE};

@@ -112,6 +112,11 @@ impl Access {
     fn prelude(&self) -> (Vec<u8>, Vec<String>) {
         let mut buf = Vec::new();
         let mut steps = Vec::new();
+        if self.namespace.is_some() {
+            // Aerospike: its client library logs in itself; kvbench's own
+            // connections to it (info probes) send no RESP commands.
+            return (buf, steps);
+        }
         if let Some(password) = &self.password {
             match &self.user {
                 Some(user) => {

@@ -1,7 +1,9 @@
 //! Target URLs: `redis://[user:password@]host:port[/db]`, `rediss://` (TLS),
 //! `redis-cluster://host:port,host:port` (seed nodes), `rediss-cluster://`,
 //! `memcached://host:port[,host:port...]` (a pool when several), `valkey://`
-//! and `valkeys://` as aliases, or a bare `HOST:PORT`.
+//! and `valkeys://` as aliases, `aerospike://[user:password@]host:port[,host:port...][/namespace]`
+//! (seed nodes of a cluster; the namespace defaults to `ycsb`, YCSB's), or a
+//! bare `HOST:PORT`.
 //!
 //! Parsed by hand because the common URL crates treat a comma-separated
 //! host list as an invalid host. The password is taken out into a
@@ -11,6 +13,10 @@
 use crate::Secret;
 use std::fmt;
 
+/// The namespace of an `aerospike://` URL without one: YCSB's
+/// `as.namespace` default.
+pub const DEFAULT_NAMESPACE: &str = "ycsb";
+
 /// Which protocol a scheme implies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
@@ -18,6 +24,8 @@ pub enum Family {
     Resp,
     /// memcached.
     Memcache,
+    /// aerospike (its own protocol, through its client library).
+    Aerospike,
 }
 
 /// How the target is deployed, as the URL says.
@@ -69,6 +77,8 @@ pub struct TargetUrl {
     pub password: Option<Secret>,
     /// Redis logical database (`/N`), 0 when absent.
     pub db: u32,
+    /// `aerospike://`: the namespace (the path), `ycsb` when absent.
+    pub namespace: Option<String>,
 }
 
 /// Why a target URL cannot be used; the message never holds the password.
@@ -99,6 +109,7 @@ impl TargetUrl {
                 user: None,
                 password: None,
                 db: 0,
+                namespace: None,
             });
         };
         let (family, shape, tls, default_port) = match scheme {
@@ -107,9 +118,10 @@ impl TargetUrl {
             "redis-cluster" | "valkey-cluster" => (Family::Resp, Shape::Cluster, false, 6379),
             "rediss-cluster" | "valkeys-cluster" => (Family::Resp, Shape::Cluster, true, 6379),
             "memcached" => (Family::Memcache, Shape::Single, false, 11211),
+            "aerospike" => (Family::Aerospike, Shape::Single, false, 3000),
             other => {
                 return err(format!(
-                    "unknown scheme '{other}://' (use redis://, rediss://, redis-cluster://, rediss-cluster://, valkey://, memcached:// or HOST:PORT)"
+                    "unknown scheme '{other}://' (use redis://, rediss://, redis-cluster://, rediss-cluster://, valkey://, memcached://, aerospike:// or HOST:PORT)"
                 ))
             }
         };
@@ -129,6 +141,8 @@ impl TargetUrl {
         let hosts = host_list(hosts_text, Some(default_port))?;
         let shape = match (shape, family, hosts.len()) {
             (Shape::Single, Family::Memcache, n) if n > 1 => Shape::Pool,
+            // Seeds of one cluster: the client library finds the rest.
+            (Shape::Single, Family::Aerospike, n) if n > 1 => Shape::Cluster,
             (Shape::Single, Family::Resp, n) if n > 1 => {
                 return err(format!(
                     "{scheme}:// names {n} hosts; for a cluster use {scheme}-cluster://"
@@ -136,6 +150,23 @@ impl TargetUrl {
             }
             (s, ..) => s,
         };
+        let namespace = match (family, path) {
+            (Family::Aerospike, None | Some("")) => Some(DEFAULT_NAMESPACE.to_string()),
+            (Family::Aerospike, Some(p)) => {
+                if p.len() > 31
+                    || !p
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                {
+                    return err(format!(
+                        "aerospike:// namespace '{p}' is not a namespace name (up to 31 letters, digits, '_' or '-')"
+                    ));
+                }
+                Some(p.to_string())
+            }
+            _ => None,
+        };
+        let path = path.filter(|_| family != Family::Aerospike);
         let db = match path {
             None | Some("") => 0,
             Some(p) => {
@@ -179,6 +210,7 @@ impl TargetUrl {
             user,
             password,
             db,
+            namespace,
         })
     }
 
@@ -199,6 +231,9 @@ impl TargetUrl {
         s.push_str(&hosts.join(","));
         if self.db != 0 {
             s.push_str(&format!("/{}", self.db));
+        }
+        if let Some(ns) = &self.namespace {
+            s.push_str(&format!("/{ns}"));
         }
         s
     }
@@ -295,6 +330,35 @@ mod tests {
         assert_eq!(t.db, 2);
         assert_eq!(t.redacted(), "rediss://app:***@cache.example.com:6380/2");
         assert!(!format!("{t:?}").contains("p@ss"));
+    }
+
+    #[test]
+    fn aerospike_urls_name_seeds_and_a_namespace() {
+        let t =
+            TargetUrl::parse("aerospike://ops:s3cret@10.0.0.1,10.0.0.2:3100/bench").expect("ok");
+        assert_eq!(
+            (t.family, t.shape),
+            (Some(Family::Aerospike), Shape::Cluster)
+        );
+        assert_eq!(t.hosts, [hp("10.0.0.1", 3000), hp("10.0.0.2", 3100)]);
+        assert_eq!(t.namespace.as_deref(), Some("bench"));
+        assert_eq!(t.db, 0);
+        assert_eq!(t.password.as_ref().map(Secret::expose), Some("s3cret"));
+        assert_eq!(
+            t.redacted(),
+            "aerospike://ops:***@10.0.0.1:3000,10.0.0.2:3100/bench"
+        );
+        assert!(!format!("{t:?}").contains("s3cret"));
+        let t = TargetUrl::parse("aerospike://127.0.0.1:3000").expect("ok");
+        assert_eq!(
+            (t.shape, t.namespace.as_deref()),
+            (Shape::Single, Some("ycsb"))
+        );
+        assert_eq!(t.redacted(), "aerospike://127.0.0.1:3000/ycsb");
+        let e = TargetUrl::parse("aerospike://h/a b")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("namespace 'a b'"), "{e}");
     }
 
     #[test]

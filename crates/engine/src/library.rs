@@ -211,10 +211,19 @@ fn record(rec: &mut crate::recorder::Recorder, f: &Finished, scheduled: bool) ->
 /// A message naming the seeds when the cluster cannot be reached.
 pub(crate) async fn connect(
     seeds: &[std::net::SocketAddr],
+    access: &kvbench_connect::Access,
     in_flight: usize,
     timeout: Duration,
 ) -> Result<aerospike::Client, String> {
     let mut policy = aerospike::ClientPolicy::default();
+    if let (Some(user), Some(password)) = (&access.user, &access.password) {
+        // The library logs in on every connection it opens; the password
+        // stays in the policy, never in a message.
+        policy.set_auth_mode(aerospike::AuthMode::Internal(
+            user.clone(),
+            password.expose().to_string(),
+        ));
+    }
     let conns = in_flight.max(1);
     policy.max_conns_per_node = conns;
     policy.min_conns_per_node = conns;

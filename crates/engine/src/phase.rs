@@ -605,7 +605,7 @@ impl WorkerJob {
     /// opened before the common start, one task per operation in flight.
     async fn run_library(self, lib: LibraryJob) -> Result<(Recorder, f64), EngineError> {
         let in_flight = self.sources.len() * self.pipeline;
-        let connected = library::connect(&lib.seeds, in_flight, self.connect_timeout)
+        let connected = library::connect(&lib.seeds, &self.access, in_flight, self.connect_timeout)
             .await
             .map_err(|message| EngineError::Connect {
                 addr: lib.seeds[0],

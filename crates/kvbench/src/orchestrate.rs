@@ -808,6 +808,9 @@ fn access(s: &RunSettings) -> Arc<Access> {
 /// slot map (what the engine routes to is what gets probed).
 fn remote(t: &Target, s: &RunSettings) -> Result<RemoteServer> {
     let nodes = match t.topology() {
+        // An Aerospike cluster is probed at the seeds the URL names (the
+        // client library finds the other nodes for the load itself).
+        TopologyKind::Cluster if s.system == SystemKind::Aerospike => t.addrs.clone(),
         TopologyKind::Cluster => {
             kvbench_engine::route::slots::discover(&t.addrs, &t.access, CONNECT_TIMEOUT)
                 .map_err(anyhow::Error::msg)?

@@ -82,14 +82,25 @@ pub fn resolve(b: &BenchArgs, system: SystemKind) -> Result<Option<Target>, Usag
     let shown = url.redacted();
     let bad = |m: String| UsageError(format!("--target {shown}: {m}"));
     let protocol = system.protocol();
-    match (url.family, protocol) {
-        (Some(Family::Resp), Protocol::Memcache) | (Some(Family::Memcache), Protocol::Resp) => {
-            return Err(bad(format!(
-                "a {}:// URL cannot be benchmarked as --system {system}",
-                url.scheme
-            )))
+    let family_protocol = url.family.map(|f| match f {
+        Family::Resp => Protocol::Resp,
+        Family::Memcache => Protocol::Memcache,
+        Family::Aerospike => Protocol::Aerospike,
+    });
+    if family_protocol.is_some_and(|p| p != protocol) {
+        return Err(bad(format!(
+            "a {}:// URL cannot be benchmarked as --system {system}",
+            url.scheme
+        )));
+    }
+    if protocol == Protocol::Aerospike {
+        if b.cleanup || b.flush {
+            return Err(bad(
+                "--cleanup and --flush are for the Redis and Memcached families: kvbench deletes nothing on an Aerospike it did not start (give an empty namespace)".into(),
+            ));
         }
-        _ => {}
+        url.namespace
+            .get_or_insert_with(|| kvbench_connect::DEFAULT_NAMESPACE.to_string());
     }
     let typed: TopologyKind = b
         .topology
@@ -118,6 +129,11 @@ pub fn resolve(b: &BenchArgs, system: SystemKind) -> Result<Option<Target>, Usag
     if protocol == Protocol::Memcache && url.password.is_some() {
         return Err(bad(
             "memcached's text protocol has no authentication; drop the password".into(),
+        ));
+    }
+    if protocol == Protocol::Aerospike && url.password.is_some() && url.user.is_none() {
+        return Err(bad(
+            "Aerospike logs in as a user: give user:password in the URL (or the user with --password-env/--password-file)".into(),
         ));
     }
     if url.user.is_some() && url.password.is_none() {
@@ -152,7 +168,7 @@ pub fn resolve(b: &BenchArgs, system: SystemKind) -> Result<Option<Target>, Usag
         password: url.password.clone(),
         db: url.db,
         tls: tls_config,
-        namespace: None,
+        namespace: url.namespace.clone(),
     };
     Ok(Some(Target {
         url,

@@ -291,3 +291,91 @@ fn a_node_killed_mid_run_is_named_and_the_run_kept() {
     }
     assert!(children_of(pid).is_empty());
 }
+
+/// A server kvbench did not start, as `--target aerospike://HOST:PORT[/ns]`:
+/// run, stored with its URL; a second load into the same namespace refused
+/// (exit 2) unless allowed; a password never printed or stored.
+#[test]
+fn a_remote_aerospike_is_run_refused_when_full_and_its_password_kept_out() {
+    let Some(bin) = binary("a_remote_aerospike_is_run_refused_when_full_and_its_password_kept_out")
+    else {
+        return;
+    };
+    let _t = timing_sensitive();
+    let server = Aerospike::start(&bin, Config::default(), 1).expect("asd starts");
+    let addr = server.addrs()[0];
+    let sb = Sandbox::new();
+    let db = sb.db();
+    let db = db.to_str().expect("UTF-8 path");
+    let target = format!("aerospike://{addr}");
+    let args = |target: &str| -> Vec<String> {
+        [
+            "run",
+            "--system",
+            "aerospike",
+            "--target",
+            target,
+            "--workload",
+            "balanced",
+            "--records",
+            "1000",
+            "--field-count",
+            "4",
+            "--duration",
+            "1s",
+            "--warmup",
+            "100ms",
+            "--clients",
+            "2",
+            "--json",
+            "--quiet",
+            "--db",
+            db,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let a = args(&target);
+    let rec = sb.json(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(rec["status"], "ok", "{rec}");
+    assert_eq!(rec["config"]["target"], format!("aerospike://{addr}/ycsb"));
+    assert_eq!(rec["load"]["completed"], 1000);
+    assert_eq!(
+        rec["probes"][1]["items"], 1000,
+        "the target's namespace probed"
+    );
+
+    // The namespace now holds the records: refused before anything runs.
+    let out = sb.kvbench().args(&a).output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("already holds 1000 keys"), "{err}");
+
+    // A namespace the server does not have: one line naming it.
+    let out = sb
+        .kvbench()
+        .args(args(&format!("aerospike://{addr}/nosuch")))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no namespace 'nosuch'"), "{err}");
+
+    // Community Edition has no users: the login fails; the password is
+    // nowhere in what kvbench printed or stored.
+    let secret = "hunter2-not-printed";
+    let mut a = args(&format!("aerospike://bench:{secret}@{addr}/ycsb"));
+    a.push("--allow-existing".into());
+    let out = sb.kvbench().args(&a).output().expect("runs");
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!printed.contains(secret), "{printed}");
+    assert!(printed.contains("bench:***@"), "{printed}");
+    let stored = std::fs::read(sb.db()).expect("database");
+    assert!(!stored.windows(secret.len()).any(|w| w == secret.as_bytes()));
+    server.stop().expect("clean stop");
+}

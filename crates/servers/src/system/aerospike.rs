@@ -89,7 +89,15 @@ impl System for Aerospike {
     fn snapshot(&self, at: Peer<'_>, timeout: Duration) -> Result<Snapshot, String> {
         let ns = namespace_key(at)?;
         let m = query(at, &["release", "build", &ns], timeout)?;
-        let pairs = aerospike_info::parse_pairs(m.get(&ns).map_or("", String::as_str));
+        let raw = m.get(&ns).map_or("", String::as_str);
+        let pairs = aerospike_info::parse_pairs(raw);
+        if !pairs.contains_key("objects") {
+            return Err(format!(
+                "no namespace '{}' there (it answered {:?})",
+                &ns["namespace/".len()..],
+                raw.chars().take(80).collect::<String>()
+            ));
+        }
         let release = aerospike_info::parse_pairs(m.get("release").map_or("", String::as_str));
         Ok(Snapshot {
             memory_bytes: namespace_memory(&pairs),
