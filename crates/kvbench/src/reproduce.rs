@@ -100,6 +100,8 @@ pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     let path = out.join("experiment.toml");
     crate::atomic::write_atomic(&path, file.as_bytes())?;
     let exp = crate::experiment::expand(&path)?;
+    // An optional system left out (no asd here) is said in the report.
+    paper.substitutions.extend(exp.absent.iter().cloned());
     if !a.quiet && !a.json {
         // Each workload's own count: a paper may give its workloads
         // different data sets (paper C: keys for SET:GET, sorted sets).

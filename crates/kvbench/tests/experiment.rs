@@ -110,6 +110,38 @@ fn plan_lists_the_cells_of_a_2x2_sweep_in_order() {
     assert!(!sb.db().exists());
 }
 
+/// `{ name, optional = true }`: cells where the system's binary is found,
+/// left out and named where it is not (paper A's Aerospike).
+#[test]
+fn an_optional_system_runs_where_its_binary_is_and_is_named_where_not() {
+    let sb = Sandbox::new();
+    let text = SWEEP.replace(
+        r#"systems = ["redis"]"#,
+        r#"systems = ["redis", { name = "aerospike", optional = true, server_bin = "no-such-asd" }, { name = "memcached", optional = true }]"#,
+    );
+    let f = write(&sb, "optional.toml", &text);
+    let p = plan(&sb, &f);
+    let mut systems: Vec<&str> = p["cells"]
+        .as_array()
+        .expect("cells")
+        .iter()
+        .filter_map(|c| c["system"].as_str())
+        .collect();
+    systems.dedup();
+    assert_eq!(systems, ["redis", "memcached"]);
+    let absent = p["absent"].to_string();
+    assert!(absent.contains("aerospike: not run (optional)"), "{absent}");
+    assert!(absent.contains("no-such-asd"), "{absent}");
+    let out = sb
+        .kvbench()
+        .args(["experiment", "plan", &f])
+        .output()
+        .expect("plan");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("aerospike: not run (optional)"), "{text}");
+}
+
 #[test]
 fn a_second_run_skips_finished_cells_and_restart_adds_a_new_set() {
     let sb = Sandbox::new();

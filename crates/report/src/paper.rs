@@ -376,6 +376,13 @@ fn check(f: &Finding, cells: &[Cell], paper: &Paper) -> Outcome {
                 .copied()
                 .filter(|c| c.clients == clients)
                 .filter(|c| paper_systems.is_none_or(|s| s.contains(&c.system)))
+                // With `other`, a claim about two systems ("Redis beats
+                // Memcached"): a third one ahead of both does not refute it.
+                .filter(|c| {
+                    f.other
+                        .as_deref()
+                        .is_none_or(|o| c.system == f.system || c.system == o)
+                })
                 .collect();
             at_place.sort_by(|x, y| y.throughput.mean.total_cmp(&x.throughput.mean));
             if at_place.len() < 2 {

@@ -725,6 +725,48 @@ fn a_winner_ranks_only_the_systems_the_paper_compared() {
     assert_eq!(p.substitutions, ["s", "single node only"]);
 }
 
+/// "Redis beats Memcached" (`other`) is a claim about two systems: a third
+/// one ahead of both, run beside them, does not refute it; without `other`
+/// the claim is that Redis leads everything measured.
+#[test]
+fn a_winner_with_other_compares_those_two_only() {
+    let mut src = sources();
+    let mut n = src.len() as i64 + 100;
+    src.extend(cell(
+        &mut n,
+        "aerospike",
+        "single-runs",
+        8,
+        &[300_000.0],
+        "b",
+    ));
+    let cells = crate::cells::group(&src).expect("cells");
+    let paper = |other: serde_json::Value| -> crate::paper::Paper {
+        serde_json::from_value(serde_json::json!({
+            "paper": "constructed", "experiment": "x", "hardware": "h", "substitutions": [],
+            "reasons": {"throughput": "t", "multi_node": "m", "memory": "v"},
+            "finding": [
+                {"id": "W", "source": "Fig. 2", "claim": "redis beats memcached", "kind": "winner",
+                 "workload": "single-runs", "topology": "single", "clients": "many",
+                 "system": "redis", "other": other}
+            ]
+        }))
+        .expect("a paper")
+    };
+    let pair = crate::paper::evaluate(&paper(serde_json::json!("memcached")), &cells);
+    assert_eq!(pair[0].verdict, crate::paper::Verdict::Agrees, "{pair:#?}");
+    assert!(
+        pair[0].measured.starts_with("redis ahead of memcached"),
+        "{pair:#?}"
+    );
+    let all = crate::paper::evaluate(&paper(serde_json::Value::Null), &cells);
+    assert_eq!(all[0].verdict, crate::paper::Verdict::Differs, "{all:#?}");
+    assert!(
+        all[0].measured.starts_with("aerospike ahead of redis"),
+        "{all:#?}"
+    );
+}
+
 /// With nothing completed there is no cost per operation: "-", not 0.00,
 /// which would read as free.
 #[test]

@@ -41,6 +41,9 @@ pub struct Experiment {
     /// When servers are started and loaded again.
     pub reload: Reload,
     pub cells: Vec<Cell>,
+    /// Optional systems left out, each with why (`aerospike: asd not
+    /// found ...`), for the plan, the run and the report to name.
+    pub absent: Vec<String>,
 }
 
 /// A `run` flag and the place in the file it came from, so that an error
@@ -557,7 +560,28 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
     if f.name.get_ref().trim().is_empty() {
         return Err(src.error(f.name.span(), "name", "must not be empty"));
     }
-    let systems = f.systems(&src)?;
+    let mut systems = f.systems(&src)?;
+    let mut absent = Vec::new();
+    systems.retain(|s| {
+        let targeted = f
+            .targets
+            .iter()
+            .any(|t| t.system.get_ref() == s.name.get_ref());
+        if !s.optional || targeted {
+            return true;
+        }
+        let Ok(system) = config::system(s.name.get_ref()) else {
+            return true; // refused below, naming the entry
+        };
+        let bin = s.server_bin.as_ref().map(|b| src.dir().join(b.get_ref()));
+        match kvbench_servers::find_binary(system, bin.as_deref()) {
+            Ok(_) => true,
+            Err(e) => {
+                absent.push(format!("{}: not run (optional): {e}", s.name.get_ref()));
+                false
+            }
+        }
+    });
     let topologies = f.topologies(&src)?;
     let workloads = f.workloads(&src)?;
     for s in &systems {
@@ -686,6 +710,7 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
         iterations,
         reload,
         cells,
+        absent,
     })
 }
 

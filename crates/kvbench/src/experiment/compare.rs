@@ -120,6 +120,7 @@ pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageE
         iterations: a.iterations,
         reload,
         cells,
+        absent: Vec::new(),
     })
 }
 

@@ -47,6 +47,9 @@ pub struct SystemEntry {
     pub server_args: Option<Spanned<Vec<String>>>,
     /// The version its server binary must report (a prefix at dots: "7.0").
     pub version: Option<Spanned<String>>,
+    /// Run only where its server binary is found (Aerospike's asd, which
+    /// no package provides); left out, and named, elsewhere.
+    pub optional: bool,
 }
 
 /// A deployment kvbench starts; every part spans the entry, because
@@ -138,6 +141,7 @@ struct RawSystem {
     server_bin: Option<String>,
     server_args: Option<Vec<String>>,
     version: Option<String>,
+    optional: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -221,7 +225,7 @@ fn at<T>(span: &Range<usize>, value: T) -> Spanned<T> {
 }
 
 impl ExperimentFile {
-    /// The systems, each a name or a `{ name, server_bin, server_args, version }` table.
+    /// The systems, each a name or a `{ name, server_bin, server_args, version, optional }` table.
     pub fn systems(&self, src: &Source) -> Result<Vec<SystemEntry>, UsageError> {
         let list = self.systems.get_ref().iter();
         list.map(|v| {
@@ -230,12 +234,14 @@ impl ExperimentFile {
                 server_bin: None,
                 server_args: None,
                 version: None,
+                optional: false,
             };
             let table = |r: RawSystem, span: Range<usize>| SystemEntry {
                 name: at(&span, r.name),
                 server_bin: r.server_bin.map(|b| at(&span, b)),
                 server_args: r.server_args.map(|a| at(&span, a)),
                 version: r.version.map(|v| at(&span, v)),
+                optional: r.optional.unwrap_or(false),
             };
             entry(v, "systems", src, name, table)
         })

@@ -182,7 +182,11 @@ pub fn text(exp: &Experiment, rows: &[Planned<'_>]) -> String {
         duration_text(remaining),
         left.len(),
         duration_text(total),
-    )
+    ) + &exp
+        .absent
+        .iter()
+        .map(|why| format!("\n{why}"))
+        .collect::<String>()
 }
 
 /// The plan as JSON: each cell with its key, estimate and the `kvbench run`
@@ -216,5 +220,6 @@ pub fn json(exp: &Experiment, rows: &[Planned<'_>]) -> serde_json::Value {
         "iterations": exp.iterations,
         "estimate_s": rows.iter().map(|p| p.estimate_s).sum::<f64>(),
         "cells": cells,
+        "absent": exp.absent,
     })
 }

@@ -102,6 +102,11 @@ pub fn execute_quietly(
     let todo: Vec<&Planned<'_>> = rows.iter().filter(|p| p.finished.is_none()).collect();
     let metrics = Live::listen(a.metrics_listen)?;
     preflight(&todo, a.skip_memory_check)?;
+    if !a.quiet {
+        for why in &exp.absent {
+            eprintln!("experiment {}: {why}", exp.name);
+        }
+    }
     let done = rows.len() - todo.len();
     if done > 0 {
         eprintln!(
