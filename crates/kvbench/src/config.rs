@@ -366,11 +366,6 @@ pub fn settings(
         None => topology(system, b)?,
     };
     let netns = netns(b)?;
-    if netns.is_some() && system == SystemKind::Aerospike {
-        return Err(UsageError(
-            "--netns: kvbench runs Aerospike nodes on loopback ports only (network namespaces are for the Redis and Memcached families so far)".into(),
-        ));
-    }
     let cpus =
         |flag: &str, v: &Option<String>| v.as_deref().map(|t| CpuList::parse(flag, t)).transpose();
     let server_cpus = cpus("--server-cpus", &b.server_cpus)?;

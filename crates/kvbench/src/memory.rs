@@ -20,6 +20,9 @@ const RESP_FACTOR: f64 = 1.6;
 const ZSET_FACTOR: f64 = 8.0;
 /// An empty server process (binary, allocator arenas, buffers).
 const SERVER_BASE: u64 = 16 << 20;
+/// An idle asd: 263 MiB resident on 8.1 (its index and thread stacks are
+/// allocated at start), measured by `crates/servers/tests/aerospike.rs`.
+const AEROSPIKE_BASE: u64 = 280 << 20;
 /// kvbench itself before any connection: runtime, histograms, store.
 const CLIENT_BASE: u64 = 64 << 20;
 /// Per connection before its pipeline: a read buffer, a write buffer and
@@ -69,7 +72,9 @@ pub fn estimate(s: &RunSettings) -> Estimate {
                 .memory_limit_mb
                 .unwrap_or(64)
                 .saturating_mul(1 << 20),
-            Protocol::Aerospike => (items * (record + key)).saturating_mul(2),
+            Protocol::Aerospike => (items * (record + key))
+                .saturating_mul(2)
+                .saturating_add((AEROSPIKE_BASE - SERVER_BASE) * nodes),
             Protocol::Resp => {
                 let factor = match spec.data_model.layout {
                     Layout::SortedSets => ZSET_FACTOR,

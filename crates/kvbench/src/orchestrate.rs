@@ -596,7 +596,7 @@ fn new_network(s: &RunSettings) -> Result<Option<Network>> {
 fn start(s: &RunSettings, rec: &mut RunRecord, hosts: Hosts<'_>) -> Result<Box<dyn Deployment>> {
     let spec = server_spec(s);
     if s.system == SystemKind::Aerospike && s.target.is_none() {
-        return Ok(Box::new(start_aerospike(s, &spec)?));
+        return Ok(Box::new(start_aerospike(s, &spec, hosts)?));
     }
     Ok(match (&s.target, s.topology) {
         (Some(t), _) => {
@@ -628,7 +628,7 @@ fn start(s: &RunSettings, rec: &mut RunRecord, hosts: Hosts<'_>) -> Result<Box<d
 
 /// A private Aerospike node, or a mesh cluster of `--nodes`, from the
 /// user's asd (`--server-bin` or KVBENCH_AEROSPIKE_BIN).
-fn start_aerospike(s: &RunSettings, spec: &ServerSpec) -> Result<Aerospike> {
+fn start_aerospike(s: &RunSettings, spec: &ServerSpec, hosts: Hosts<'_>) -> Result<Aerospike> {
     let bin = kvbench_servers::find_binary(s.system, s.server_binary.as_deref())?;
     let config = AerospikeConfig {
         data_size_mb: spec.memory_limit_mb.unwrap_or(1024),
@@ -639,7 +639,7 @@ fn start_aerospike(s: &RunSettings, spec: &ServerSpec) -> Result<Aerospike> {
         TopologyKind::Cluster => s.nodes as usize,
         _ => 1,
     };
-    Aerospike::start(&bin, config, nodes).context("cannot start aerospike")
+    Aerospike::start_on(&bin, config, nodes, hosts).context("cannot start aerospike")
 }
 
 /// Probes the server's CPU time exactly at the window's edges.

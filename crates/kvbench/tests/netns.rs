@@ -160,6 +160,34 @@ fn run_in_namespaces(
     rec
 }
 
+/// Aerospike's mesh across namespaces: each node binds its namespace's
+/// address and seeds the others' there (needs an asd as well as root).
+#[test]
+fn an_aerospike_cluster_in_namespaces_runs_clean_and_leaves_nothing() {
+    let test = "an_aerospike_cluster_in_namespaces_runs_clean_and_leaves_nothing";
+    if std::env::var_os("KVBENCH_AEROSPIKE_BIN").is_none_or(|v| v.is_empty()) {
+        println!("SKIP {test}: KVBENCH_AEROSPIKE_BIN is not set (docs/aerospike.md)");
+        return;
+    }
+    let Some((sb, mut cleanup)) = prepare(test) else {
+        return;
+    };
+    let links = link_args(test);
+    let rec = run_in_namespaces(&sb, &mut cleanup, ["aerospike", "cluster", "3"], &links);
+    assert_eq!(rec["load"]["completed"], 2000);
+    assert_eq!(rec["run"]["completed"], 4000);
+    let nodes = rec["probes"][1]["nodes"]
+        .as_array()
+        .expect("per-node probes");
+    let mut addrs: Vec<&str> = nodes.iter().filter_map(|n| n["addr"].as_str()).collect();
+    addrs.sort_unstable();
+    addrs.dedup();
+    assert_eq!(addrs.len(), 3, "{nodes:?}");
+    assert!(addrs.iter().all(|a| !a.starts_with("127.")), "{addrs:?}");
+    let items: u64 = nodes.iter().filter_map(|n| n["items"].as_u64()).sum();
+    assert_eq!(items, 2000, "every record on one node: {nodes:?}");
+}
+
 #[test]
 fn a_cluster_in_namespaces_over_shaped_links_runs_clean_and_leaves_nothing() {
     let test = "a_cluster_in_namespaces_over_shaped_links_runs_clean_and_leaves_nothing";

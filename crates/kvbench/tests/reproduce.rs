@@ -84,7 +84,10 @@ fn paper_a_at_a_tiny_scale_gives_every_finding_a_verdict() {
     assert!(file.contains("name = \"anthony2016-"), "{file}");
     let html = std::fs::read_to_string(sb.path().join("rep/index.html")).expect("index.html");
     assert!(html.contains("Paper vs kvbench"));
-    assert!(html.contains("from an asd built from source"), "substitutions named");
+    assert!(
+        html.contains("from an asd built from source"),
+        "substitutions named"
+    );
     assert_eq!(
         html.contains("aerospike: not run (optional)"),
         !aerospike,

@@ -13,7 +13,7 @@
 //! nodes kvbench started, never the sample configuration's private address.
 
 use crate::process::{Ending, ProcessGuard};
-use crate::{ServerError, ServerVersion};
+use crate::{Host, Hosts, ServerError, ServerVersion};
 use kvbench_model::{NodeProbe, Probe, Setting, TopologyKind};
 use kvbench_proto::aerospike_info;
 use std::collections::BTreeMap;
@@ -36,9 +36,12 @@ const READY_TIMEOUT: Duration = Duration::from_secs(60);
 const READY_POLL: Duration = Duration::from_millis(100);
 const QUERY_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// The ports one node listens on, each on its own address.
+/// Where one node listens: its address (127.0.0.1, or its network
+/// namespace's with `--netns`) and a port per service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NodePorts {
+    /// The address every service of the node binds, and its seeds name.
+    pub ip: IpAddr,
     /// Clients (and info queries).
     pub service: u16,
     /// Node to node data (replication, migrations).
@@ -52,8 +55,6 @@ pub struct NodePorts {
 /// What the configuration holds beyond the ports.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// The address every service binds and every seed names.
-    pub ip: IpAddr,
     /// The namespace the workload's records go to: `ycsb`, the default of
     /// YCSB's `as.namespace`, so YCSB's binding finds a data set kvbench
     /// loaded (and the other way round).
@@ -70,7 +71,6 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Config {
         Config {
-            ip: IpAddr::from([127, 0, 0, 1]),
             namespace: "ycsb".into(),
             data_size_mb: 1024,
             proto_fd_max: 15_000,
@@ -90,7 +90,7 @@ pub fn config_text(
     me: &NodePorts,
     mesh: &[NodePorts],
 ) -> (String, Vec<Setting>) {
-    let ip = c.ip;
+    let ip = me.ip;
     let d = dir.display();
     let mut t = String::new();
     let _ = writeln!(
@@ -125,7 +125,11 @@ pub fn config_text(
         me.heartbeat
     );
     for seed in mesh {
-        let _ = writeln!(t, "\t\tmesh-seed-address-port {ip} {}", seed.heartbeat);
+        let _ = writeln!(
+            t,
+            "\t\tmesh-seed-address-port {} {}",
+            seed.ip, seed.heartbeat
+        );
     }
     let _ = writeln!(t, "\t\tinterval 150\n\t\ttimeout 10\n\t}}");
     listener(&mut t, "fabric", me.fabric);
@@ -232,8 +236,8 @@ struct Node {
 }
 
 impl Node {
-    fn addr(&self, ip: IpAddr) -> SocketAddr {
-        SocketAddr::from((ip, self.ports.service))
+    fn addr(&self) -> SocketAddr {
+        SocketAddr::from((self.ports.ip, self.ports.service))
     }
 }
 
@@ -248,7 +252,9 @@ fn node_id() -> String {
     )
 }
 
-fn free_ports() -> Result<NodePorts, ServerError> {
+/// Free ports for a node at `ip` (free on loopback, so also in a fresh
+/// network namespace, where nothing listens yet).
+fn free_ports(ip: IpAddr) -> Result<NodePorts, ServerError> {
     let port = || {
         crate::ports::free_loopback_port().map_err(|source| ServerError::Io {
             what: "pick a free loopback port".into(),
@@ -256,6 +262,7 @@ fn free_ports() -> Result<NodePorts, ServerError> {
         })
     };
     Ok(NodePorts {
+        ip,
         service: port()?,
         fabric: port()?,
         heartbeat: port()?,
@@ -280,15 +287,35 @@ impl Aerospike {
     /// # Errors
     /// A node that exits or does not answer in time (with its log's tail).
     pub fn start(binary: &Path, config: Config, nodes: usize) -> Result<Aerospike, ServerError> {
+        Aerospike::start_on(binary, config, nodes, Hosts::Loopback)
+    }
+
+    /// [`Aerospike::start`], node `i` on `hosts`' host `i` (its own network
+    /// namespace and address with `--netns`; the mesh is seeded with every
+    /// node's address there).
+    ///
+    /// # Errors
+    /// As [`Aerospike::start`], and a network with fewer hosts than nodes.
+    pub fn start_on(
+        binary: &Path,
+        config: Config,
+        nodes: usize,
+        hosts: Hosts<'_>,
+    ) -> Result<Aerospike, ServerError> {
         let n = nodes.max(1);
-        let ports: Vec<NodePorts> = (0..n).map(|_| free_ports()).collect::<Result<_, _>>()?;
+        let places: Vec<Host> = (0..n).map(|i| hosts.host(i)).collect::<Result<_, _>>()?;
+        let ports: Vec<NodePorts> = places
+            .iter()
+            .map(|h| free_ports(IpAddr::V4(h.ip())))
+            .collect::<Result<_, _>>()?;
         let mut me = Aerospike {
             config,
             binary: binary.to_path_buf(),
             nodes: Vec::new(),
             settings: Vec::new(),
         };
-        for p in &ports {
+        for (p, host) in ports.iter().zip(&places) {
+            let netns = host.open_netns()?;
             let dir = crate::workdir::create("aerospike").map_err(|source| ServerError::Io {
                 what: "create a temporary directory".into(),
                 source,
@@ -311,7 +338,7 @@ impl Aerospike {
                 "--foreground".to_string(),
             ];
             let log = dir.path().join("console.log");
-            let process = ProcessGuard::spawn(binary, &args, dir.path(), &log, None)
+            let process = ProcessGuard::spawn(binary, &args, dir.path(), &log, netns.as_ref())
                 .map_err(io(&format!("start {}", binary.display())))?;
             me.settings = settings;
             me.nodes.push(Node {
@@ -333,7 +360,7 @@ impl Aerospike {
             node.dir.path().join("console.log")
         };
         ServerError::Aerospike {
-            reason: format!("the node at {}: {reason}", node.addr(self.config.ip)),
+            reason: format!("the node at {}: {reason}", node.addr()),
             log_tail: crate::process::log_tail(&log, 20),
         }
     }
@@ -342,7 +369,7 @@ impl Aerospike {
         let deadline = Instant::now() + READY_TIMEOUT;
         let n = self.nodes.len() as u64;
         for node in &self.nodes {
-            let addr = node.addr(self.config.ip);
+            let addr = node.addr();
             loop {
                 if let Some(status) = node.process.exit_status() {
                     return Err(self.failed(node, format!("it exited during start-up ({status})")));
@@ -400,7 +427,7 @@ impl Aerospike {
                 if let Some(status) = node.process.exit_status() {
                     return Err(self.failed(node, format!("it exited during start-up ({status})")));
                 }
-                match info(node.addr(self.config.ip), &[&command], QUERY_TIMEOUT) {
+                match info(node.addr(), &[&command], QUERY_TIMEOUT) {
                     Ok(m) => match m.get(&command) {
                         Some(key) if !key.is_empty() && !key.starts_with("ERROR") => {
                             keys.push(key.clone())
@@ -431,7 +458,7 @@ impl Aerospike {
 
     /// Each node's client address.
     pub fn addrs(&self) -> Vec<SocketAddr> {
-        self.nodes.iter().map(|n| n.addr(self.config.ip)).collect()
+        self.nodes.iter().map(|n| n.addr()).collect()
     }
 
     /// The namespace records go to.
@@ -488,7 +515,7 @@ impl Aerospike {
             .iter()
             .filter(|n| n.process.exit_status().is_none())
         {
-            let addr = node.addr(self.config.ip);
+            let addr = node.addr();
             let m = info(addr, &[&ns], QUERY_TIMEOUT)?;
             let pairs = aerospike_info::parse_pairs(m.get(&ns).map_or("", String::as_str));
             let used = [
@@ -536,7 +563,7 @@ impl Aerospike {
             .filter_map(|n| {
                 n.process
                     .exit_status()
-                    .map(|st| format!("{} ({st})", n.addr(self.config.ip)))
+                    .map(|st| format!("{} ({st})", n.addr()))
             })
             .collect()
     }
@@ -718,6 +745,7 @@ mod tests {
 
     fn ports(base: u16) -> NodePorts {
         NodePorts {
+            ip: IpAddr::from([127, 0, 0, 1]),
             service: base,
             fabric: base + 1,
             heartbeat: base + 2,
