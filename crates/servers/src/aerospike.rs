@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 /// The environment variable naming the `asd` binary to start.
 pub const BIN_ENV: &str = "KVBENCH_AEROSPIKE_BIN";
 
-/// The server argument (`--server-args --paper-preset`) that asks for
+/// The server argument (`--server-args=--paper-preset`) that asks for
 /// paper A's settings ([`Config::paper_preset`]).
 pub const PAPER_PRESET: &str = "--paper-preset";
 
