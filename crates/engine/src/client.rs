@@ -129,6 +129,67 @@ pub(crate) enum Limit {
     Until(Instant),
 }
 
+impl Limit {
+    /// The window's end, for a timed window.
+    pub(crate) fn deadline(self) -> Option<Instant> {
+        match self {
+            Limit::Until(t) => Some(t),
+            Limit::Operations(_) => None,
+        }
+    }
+
+    /// Whether an operation answered at `arrived` counts: measured, and
+    /// answered before the window's end.
+    pub(crate) fn records(self, measured: bool, arrived: Instant) -> bool {
+        measured && self.deadline().is_none_or(|d| arrived <= d)
+    }
+}
+
+/// What a client with room in its window does next ([`admit`]).
+pub(crate) enum Admit {
+    /// Its next slot (open loop) is not due yet.
+    Wait,
+    /// It is done sending: the window or its operation count has ended.
+    Stop,
+    /// Send one operation, due at `intended`, in the window or not.
+    Send { intended: Instant, measured: bool },
+}
+
+/// The rules every client (wire or library) sends by: an open loop sends
+/// when its slot is due, and the operation is timed from that slot; the
+/// window ends at its deadline on the wall clock too, so an open loop far
+/// behind its schedule does not go on sending the slots it missed (at
+/// --rate 1e12 that was never), and the overload check reports what was not
+/// achieved. An operation is in the window if it was due in it or sent in
+/// it: an open loop far behind its schedule sends, inside the window,
+/// requests that were due before it; they are the window's load (their
+/// latency still runs from when they were due), and leaving them out
+/// reported 0 ops/s for a loop more than a warm-up behind.
+#[inline]
+pub(crate) fn admit(
+    schedule: Option<&Schedule>,
+    limit: Limit,
+    measure_from: Instant,
+    measured_sent: u64,
+    now: Instant,
+) -> Admit {
+    let intended = match schedule {
+        Some(s) if s.next() > now => return Admit::Wait,
+        Some(s) => s.next(),
+        None => now,
+    };
+    if limit.deadline().is_some_and(|d| intended >= d || now >= d) {
+        return Admit::Stop;
+    }
+    let measured = intended >= measure_from || now >= measure_from;
+    if let Limit::Operations(n) = limit {
+        if measured && measured_sent >= n {
+            return Admit::Stop;
+        }
+    }
+    Admit::Send { intended, measured }
+}
+
 /// Which request of an operation a pending entry is (what to encode again
 /// when it is redirected, and which [`Step`] its reply answers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -412,10 +473,7 @@ impl Client {
     }
 
     fn deadline(&self) -> Option<Instant> {
-        match self.limit {
-            Limit::Until(t) => Some(t),
-            Limit::Operations(_) => None,
-        }
+        self.limit.deadline()
     }
 
     /// How many connections (lanes) this client has.
@@ -460,31 +518,21 @@ impl Client {
             }
         }
         while self.sending && self.ops - self.held < self.pipeline && self.held < self.pipeline {
-            let intended = match &self.schedule {
-                Some(s) if s.next() > now => break,
-                Some(s) => s.next(),
-                None => now,
-            };
-            // The window ends at its deadline on the wall clock too: an open
-            // loop far behind its schedule does not go on sending the slots
-            // it missed (at --rate 1e12 that was never), and the overload
-            // check reports what was not achieved.
-            if self.deadline().is_some_and(|d| intended >= d || now >= d) {
-                self.sending = false;
-                break;
-            }
-            // In the window if it was due in it, or sent in it: an open loop
-            // far behind its schedule sends, inside the window, requests that
-            // were due before it; they are the window's load (their latency
-            // still runs from when they were due), and leaving them out
-            // reported 0 ops/s for a loop more than a warm-up behind.
-            let measured = intended >= self.measure_from || now >= self.measure_from;
-            if let Limit::Operations(n) = self.limit {
-                if measured && self.measured_sent >= n {
+            let gate = admit(
+                self.schedule.as_ref(),
+                self.limit,
+                self.measure_from,
+                self.measured_sent,
+                now,
+            );
+            let (intended, measured) = match gate {
+                Admit::Wait => break,
+                Admit::Stop => {
                     self.sending = false;
                     break;
                 }
-            }
+                Admit::Send { intended, measured } => (intended, measured),
+            };
             let Some(op) = self.source.next_op() else {
                 self.sending = false;
                 break;
@@ -1075,7 +1123,7 @@ impl Client {
             self.source.acknowledge_insert(p.op.keynum);
         }
         let integrity = self.integrity_failure.take();
-        if !(p.measured && self.deadline().is_none_or(|d| arrived <= d)) {
+        if !self.limit.records(p.measured, arrived) {
             return 0;
         }
         if let Some(why) = integrity {

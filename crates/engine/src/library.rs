@@ -16,6 +16,7 @@
 //! loop waits for the next completion, its next slot, or a tick that looks
 //! at the stop flag.
 
+use crate::client::{admit, Admit};
 use crate::conn::Shared;
 use crate::driver::aerospike::{Done, Model};
 use crate::driver::{Driver, Outcome};
@@ -63,32 +64,27 @@ pub(crate) async fn run(lib: Rc<Library>, mut plan: Plan, shared: Shared) {
     let mut key = Vec::with_capacity(32);
     // Since when the client has waited with something in flight.
     let mut waiting_since: Option<Instant> = None;
-    let deadline = match plan.limit {
-        crate::client::Limit::Until(t) => Some(t),
-        crate::client::Limit::Operations(_) => None,
-    };
     loop {
         if shared.stop.load(Ordering::Relaxed) {
             sending = false;
         }
         while sending && inflight.len() < lib.pipeline {
             let now = Instant::now();
-            let intended = match &plan.schedule {
-                Some(s) if s.next() > now => break,
-                Some(s) => s.next(),
-                None => now,
-            };
-            if deadline.is_some_and(|d| intended >= d || now >= d) {
-                sending = false;
-                break;
-            }
-            let measured = intended >= lib.measure_from || now >= lib.measure_from;
-            if let crate::client::Limit::Operations(n) = plan.limit {
-                if measured && measured_sent >= n {
+            let gate = admit(
+                plan.schedule.as_ref(),
+                plan.limit,
+                lib.measure_from,
+                measured_sent,
+                now,
+            );
+            let (intended, measured) = match gate {
+                Admit::Wait => break,
+                Admit::Stop => {
                     sending = false;
                     break;
                 }
-            }
+                Admit::Send { intended, measured } => (intended, measured),
+            };
             let Some(op) = plan.source.next_op() else {
                 sending = false;
                 break;
@@ -160,7 +156,7 @@ pub(crate) async fn run(lib: Rc<Library>, mut plan: Plan, shared: Shared) {
         if f.kind == OpKind::Insert {
             plan.source.acknowledge_insert(f.keynum);
         }
-        if !(f.measured && deadline.is_none_or(|d| f.arrived <= d)) {
+        if !plan.limit.records(f.measured, f.arrived) {
             continue;
         }
         let ok = record(

@@ -281,7 +281,7 @@ pub fn run_phase(
     let (live_tx, live_rx) = mpsc::channel();
     let driver = Driver::new(cfg.system, &cfg.spec, cfg.keys.clone());
     let library = match cfg.system.protocol() {
-        Protocol::Aerospike => Some(LibraryJob::new(cfg)?),
+        Protocol::Aerospike => Some(LibraryJob::new(cfg, &driver)?),
         Protocol::Resp | Protocol::Memcache => None,
     };
     let (nodes, router) = match &library {
@@ -629,7 +629,7 @@ impl WorkerJob {
         let measure_from = ready.measure_from;
         let shared_lib = Rc::new(library::Library {
             client: Arc::new(client),
-            model: Rc::new(lib.model(&ready.driver, timeout)),
+            model: Rc::new(lib.model),
             driver: ready.driver.clone(),
             pipeline,
             measure_from,
@@ -866,12 +866,12 @@ fn spawn_window_helpers(
 struct LibraryJob {
     /// Where the library starts discovering the cluster.
     seeds: Vec<SocketAddr>,
-    namespace: String,
-    spec: WorkloadSpec,
+    /// The phase's data model, made once and shared by the workers.
+    model: Model,
 }
 
 impl LibraryJob {
-    fn new(cfg: &PhaseConfig) -> Result<LibraryJob, EngineError> {
+    fn new(cfg: &PhaseConfig, driver: &Driver) -> Result<LibraryJob, EngineError> {
         let seeds = match &cfg.topology {
             Topology::Single(a) => vec![*a],
             Topology::Cluster(seeds) => seeds.clone(),
@@ -887,13 +887,8 @@ impl LibraryJob {
         })?;
         Ok(LibraryJob {
             seeds,
-            namespace,
-            spec: cfg.spec.clone(),
+            model: Model::new(driver, &cfg.spec, &namespace, cfg.timeout),
         })
-    }
-
-    fn model(&self, driver: &Driver, timeout: Duration) -> Model {
-        Model::new(driver, &self.spec, &self.namespace, timeout)
     }
 }
 

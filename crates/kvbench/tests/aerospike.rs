@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The asd to run, or `None` after saying why the test is skipped.
-fn binary(test: &str) -> Option<PathBuf> {
+pub(crate) fn binary(test: &str) -> Option<PathBuf> {
     match std::env::var_os(asd::BIN_ENV).filter(|v| !v.is_empty()) {
         Some(p) => Some(PathBuf::from(p)),
         None => {

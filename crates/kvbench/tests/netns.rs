@@ -165,8 +165,7 @@ fn run_in_namespaces(
 #[test]
 fn an_aerospike_cluster_in_namespaces_runs_clean_and_leaves_nothing() {
     let test = "an_aerospike_cluster_in_namespaces_runs_clean_and_leaves_nothing";
-    if std::env::var_os("KVBENCH_AEROSPIKE_BIN").is_none_or(|v| v.is_empty()) {
-        println!("SKIP {test}: KVBENCH_AEROSPIKE_BIN is not set (docs/aerospike.md)");
+    if crate::aerospike::binary(test).is_none() {
         return;
     }
     let Some((sb, mut cleanup)) = prepare(test) else {

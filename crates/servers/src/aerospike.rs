@@ -13,13 +13,15 @@
 //! nodes kvbench started, never the sample configuration's private address.
 
 use crate::process::{Ending, ProcessGuard};
+use crate::system::aerospike::AEROSPIKE;
+use crate::system::{parse_u64, Peer, System};
 use crate::{Host, Hosts, ServerError, ServerVersion};
+use kvbench_connect::Access;
 use kvbench_model::{NodeProbe, Probe, Setting, TopologyKind};
 use kvbench_proto::aerospike_info;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::{Read, Write};
-use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -195,36 +197,8 @@ pub fn info(
     names: &[&str],
     timeout: Duration,
 ) -> Result<BTreeMap<String, String>, String> {
-    let fail = |what: &str, e: &dyn std::fmt::Display| format!("{addr}: {what}: {e}");
-    let mut s = TcpStream::connect_timeout(&addr, timeout).map_err(|e| fail("connect", &e))?;
-    s.set_read_timeout(Some(timeout))
-        .and_then(|()| s.set_write_timeout(Some(timeout)))
-        .map_err(|e| fail("set timeouts", &e))?;
-    let mut req = Vec::new();
-    aerospike_info::encode_request(&mut req, names);
-    s.write_all(&req).map_err(|e| fail("send", &e))?;
-    let mut buf = Vec::with_capacity(4096);
-    let mut chunk = [0u8; 4096];
-    loop {
-        match aerospike_info::parse_reply(&buf).map_err(|e| fail("reply", &e))? {
-            Some((map, _)) => return Ok(map),
-            None => {
-                let n = match s.read(&mut chunk) {
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    other => other.map_err(|e| fail("read", &e))?,
-                };
-                if n == 0 {
-                    return Err(format!("{addr}: closed before a whole info reply"));
-                }
-                buf.extend_from_slice(&chunk[..n]);
-            }
-        }
-    }
-}
-
-/// A number from a `k=v;...` info value.
-fn number(pairs: &BTreeMap<String, String>, key: &str) -> Option<u64> {
-    pairs.get(key).and_then(|v| v.parse().ok())
+    crate::system::aerospike::query(Peer::plain(addr), names, timeout)
+        .map_err(|e| format!("{addr}: {e}"))
 }
 
 /// One node kvbench started.
@@ -274,6 +248,9 @@ fn free_ports(ip: IpAddr) -> Result<NodePorts, ServerError> {
 /// [`Aerospike::start`], stopped by [`Aerospike::stop`] or on drop.
 pub struct Aerospike {
     config: Config,
+    /// How kvbench's own info queries reach the nodes: plain, with the
+    /// namespace whose figures they read.
+    access: Access,
     binary: PathBuf,
     nodes: Vec<Node>,
     settings: Vec<Setting>,
@@ -309,6 +286,10 @@ impl Aerospike {
             .map(|h| free_ports(IpAddr::V4(h.ip())))
             .collect::<Result<_, _>>()?;
         let mut me = Aerospike {
+            access: Access {
+                namespace: Some(config.namespace.clone()),
+                ..Access::plain()
+            },
             config,
             binary: binary.to_path_buf(),
             nodes: Vec::new(),
@@ -382,8 +363,8 @@ impl Aerospike {
                         let stats = aerospike_info::parse_pairs(
                             m.get("statistics").map_or("", String::as_str),
                         );
-                        let size = number(&stats, "cluster_size");
-                        let migrating = number(&stats, "migrate_partitions_remaining");
+                        let size = parse_u64(stats.get("cluster_size"));
+                        let migrating = parse_u64(stats.get("migrate_partitions_remaining"));
                         if size == Some(n) && migrating == Some(0) {
                             break;
                         }
@@ -488,17 +469,9 @@ impl Aerospike {
     /// # Errors
     /// When it does not answer.
     pub fn version(&self) -> Result<(String, String), String> {
-        let addr = self.addrs()[0];
-        let m = info(addr, &["release", "build"], QUERY_TIMEOUT)?;
-        let release = aerospike_info::parse_pairs(m.get("release").map_or("", String::as_str));
-        Ok((
-            release.get("edition").cloned().unwrap_or_default(),
-            release
-                .get("version")
-                .or_else(|| m.get("build"))
-                .cloned()
-                .unwrap_or_default(),
-        ))
+        let m = info(self.addrs()[0], &["release", "build"], QUERY_TIMEOUT)?;
+        let (edition, version) = crate::system::aerospike::release(&m);
+        Ok((edition.unwrap_or_default(), version.unwrap_or_default()))
     }
 
     /// Memory per node and summed: the namespace's data and index bytes
@@ -507,7 +480,6 @@ impl Aerospike {
     /// # Errors
     /// When a node does not answer.
     pub fn probe(&self, stage: &str) -> Result<Probe, String> {
-        let ns = format!("namespace/{}", self.config.namespace);
         let mut nodes = Vec::new();
         // A node that died is reported by `lost_nodes`, not probed.
         for node in self
@@ -516,44 +488,25 @@ impl Aerospike {
             .filter(|n| n.process.exit_status().is_none())
         {
             let addr = node.addr();
-            let m = info(addr, &[&ns], QUERY_TIMEOUT)?;
-            let pairs = aerospike_info::parse_pairs(m.get(&ns).map_or("", String::as_str));
-            let used = [
-                "data_used_bytes",
-                "index_used_bytes",
-                "set_index_used_bytes",
-                "sindex_used_bytes",
-            ]
-            .iter()
-            .filter_map(|k| number(&pairs, k))
-            .reduce(|a, b| a + b);
+            let peer = Peer {
+                addr,
+                access: &self.access,
+            };
             let pid = node.process.pid();
-            nodes.push(NodeProbe {
-                addr: addr.to_string(),
-                role: "node".into(),
-                rss_bytes: crate::probe::rss_bytes(pid).ok(),
-                server_memory_bytes: used,
-                cpu_seconds: crate::probe::cpu_seconds(pid).ok(),
-                items: number(&pairs, "objects"),
-                evictions: number(&pairs, "evicted_objects"),
-            });
+            let p = AEROSPIKE
+                .snapshot(peer, QUERY_TIMEOUT)
+                .map_err(|e| format!("{addr}: {e}"))?
+                .probe(
+                    stage,
+                    crate::probe::rss_bytes(pid).ok(),
+                    crate::probe::cpu_seconds(pid).ok(),
+                );
+            if self.nodes.len() == 1 {
+                return Ok(p);
+            }
+            nodes.push(NodeProbe::of(addr.to_string(), "node".into(), &p));
         }
-        let sum = |f: fn(&NodeProbe) -> Option<u64>| -> Option<u64> {
-            nodes.iter().map(f).sum::<Option<u64>>()
-        };
-        Ok(Probe {
-            stage: stage.to_string(),
-            rss_bytes: sum(|n| n.rss_bytes),
-            server_memory_bytes: sum(|n| n.server_memory_bytes),
-            cpu_seconds: nodes.iter().map(|n| n.cpu_seconds).sum::<Option<f64>>(),
-            items: sum(|n| n.items),
-            evictions: sum(|n| n.evictions),
-            nodes: if self.nodes.len() > 1 {
-                nodes
-            } else {
-                Vec::new()
-            },
-        })
+        Ok(Probe::summed(stage, nodes))
     }
 
     /// Nodes whose process has exited (`addr (how)`).

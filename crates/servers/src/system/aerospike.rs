@@ -6,7 +6,7 @@
 //! namespace's (`namespace/<ns>`: the `as.namespace` the target names);
 //! per-command counts are the namespace's client transaction counters.
 
-use super::{exchange, Counts, Launch, Peer, Snapshot, System};
+use super::{exchange, parse_u64, Counts, Launch, Peer, Snapshot, System};
 use crate::ServerError;
 use kvbench_proto::aerospike_info;
 use std::collections::BTreeMap;
@@ -34,7 +34,7 @@ const COUNTERS: [&str; 8] = [
 
 /// The namespace's bytes in memory: data, primary index, set index and
 /// secondary indexes (Aerospike 7's unified storage statistics).
-pub(crate) const MEMORY_KEYS: [&str; 4] = [
+const MEMORY_KEYS: [&str; 4] = [
     "data_used_bytes",
     "index_used_bytes",
     "set_index_used_bytes",
@@ -89,6 +89,7 @@ impl System for Aerospike {
     fn snapshot(&self, at: Peer<'_>, timeout: Duration) -> Result<Snapshot, String> {
         let ns = namespace_key(at)?;
         let m = query(at, &["release", "build", &ns], timeout)?;
+        let (_, version) = release(&m);
         let raw = m.get(&ns).map_or("", String::as_str);
         let pairs = aerospike_info::parse_pairs(raw);
         if !pairs.contains_key("objects") {
@@ -98,13 +99,12 @@ impl System for Aerospike {
                 raw.chars().take(80).collect::<String>()
             ));
         }
-        let release = aerospike_info::parse_pairs(m.get("release").map_or("", String::as_str));
         Ok(Snapshot {
             memory_bytes: namespace_memory(&pairs),
-            items: number(&pairs, "objects"),
-            evictions: number(&pairs, "evicted_objects"),
+            items: parse_u64(pairs.get("objects")),
+            evictions: parse_u64(pairs.get("evicted_objects")),
             name: Some("aerospike".into()),
-            version: release.get("version").or_else(|| m.get("build")).cloned(),
+            version,
             ..Snapshot::default()
         })
     }
@@ -134,7 +134,7 @@ impl System for Aerospike {
         let pairs = aerospike_info::parse_pairs(m.get(&ns).map_or("", String::as_str));
         let counts = COUNTERS
             .iter()
-            .filter_map(|k| number(&pairs, k).map(|n| (k.to_string(), n)))
+            .filter_map(|k| parse_u64(pairs.get(*k)).map(|n| (k.to_string(), n)))
             .collect();
         Ok((None, counts))
     }
@@ -167,21 +167,31 @@ fn namespace_key(at: Peer<'_>) -> Result<String, String> {
         .ok_or_else(|| format!("{}: no Aerospike namespace given", at.addr))
 }
 
+/// The edition and version a `release` reply holds (8.1 deprecates the
+/// `edition` and `version` commands), with `build` for older servers.
+pub(crate) fn release(m: &aerospike_info::Info) -> (Option<String>, Option<String>) {
+    let release = aerospike_info::parse_pairs(m.get("release").map_or("", String::as_str));
+    (
+        release.get("edition").cloned(),
+        release.get("version").or_else(|| m.get("build")).cloned(),
+    )
+}
+
 /// One info request on a fresh connection.
-fn query(at: Peer<'_>, names: &[&str], timeout: Duration) -> Result<aerospike_info::Info, String> {
+pub(crate) fn query(
+    at: Peer<'_>,
+    names: &[&str],
+    timeout: Duration,
+) -> Result<aerospike_info::Info, String> {
     let mut req = Vec::new();
     aerospike_info::encode_request(&mut req, names);
     exchange(at, timeout, &req, aerospike_info::parse_reply)
 }
 
-fn number(pairs: &BTreeMap<String, String>, key: &str) -> Option<u64> {
-    pairs.get(key).and_then(|v| v.parse().ok())
-}
-
 /// The namespace's memory: the sum of the figures it reports.
-pub(crate) fn namespace_memory(pairs: &BTreeMap<String, String>) -> Option<u64> {
+fn namespace_memory(pairs: &BTreeMap<String, String>) -> Option<u64> {
     MEMORY_KEYS
         .iter()
-        .filter_map(|k| number(pairs, k))
+        .filter_map(|k| parse_u64(pairs.get(*k)))
         .reduce(|a, b| a + b)
 }

@@ -277,7 +277,7 @@ pub(crate) fn exchange<T>(
     kvbench_connect::exchange(at.addr, at.access, timeout, request, MAX_REPLY, parse)
 }
 
-fn parse_u64(value: Option<&String>) -> Option<u64> {
+pub(crate) fn parse_u64(value: Option<&String>) -> Option<u64> {
     value?.trim().parse().ok()
 }
 
