@@ -25,14 +25,18 @@ pub mod recorder;
 pub mod route;
 pub mod schedule;
 pub mod series;
+pub mod share;
 pub mod timer;
 pub mod union_check;
 pub mod uring;
 
 pub use events::{Observer, OpSecond, Progress, SecondStats, Silent};
-pub use phase::{run_phase, CutShort, Io, PhaseConfig, PhaseKind, PhaseOutput, Rate, Window};
+pub use phase::{
+    run_phase, run_share, CutShort, Io, PhaseConfig, PhaseKind, PhaseOutput, Rate, Window,
+};
 pub use route::Topology;
 pub use schedule::Arrival;
+pub use share::{Share, Slice, StartAt};
 
 use std::net::SocketAddr;
 

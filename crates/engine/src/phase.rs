@@ -19,6 +19,7 @@ use crate::recorder::Recorder;
 use crate::route::{Router, Topology};
 use crate::schedule::{Arrival, Schedule};
 use crate::series::{LiveMsg, LiveSeconds, LiveSink, SeriesRecorder};
+use crate::share::Share;
 use crate::uring;
 use crate::EngineError;
 use kvbench_connect::{Access, AsyncStream};
@@ -32,7 +33,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Barrier, OnceLock};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Seed purposes: the load phase's values and the run phase's operations
 /// come from unrelated streams of the same master seed.
@@ -161,6 +162,9 @@ pub struct PhaseOutput {
     /// Why the window ended before its end, when it did: what was measured
     /// until then is here, over the time the window really lasted.
     pub cut_short: Option<CutShort>,
+    /// The wall-clock time at the common start (warm-up included), read when
+    /// the clients were released: what scale-out compares across processes.
+    pub started_wall: SystemTime,
 }
 
 /// Why a run phase's window ended early.
@@ -176,6 +180,9 @@ pub enum CutShort {
 struct Shared {
     barrier: Barrier,
     start: OnceLock<Instant>,
+    /// The wall clock at the start, and why there was none (the start
+    /// signal failed).
+    start_wall: OnceLock<Result<SystemTime, String>>,
     connect_failed: AtomicBool,
 }
 
@@ -190,6 +197,26 @@ pub fn run_phase(
     observer: &dyn Observer,
     stop: &Arc<AtomicBool>,
 ) -> Result<PhaseOutput, EngineError> {
+    run_share(cfg, &Share::default(), observer, stop)
+}
+
+/// [`run_phase`] for this process's `share` of the clients, started when the
+/// share says: the clients outside the slice are left to other processes,
+/// and the ones inside keep the seeds, key slices, quotas and schedules they
+/// have when one process runs them all.
+///
+/// # Errors
+/// As [`run_phase`]; also [`EngineError::Config`] for a slice without
+/// clients, a run phase with inserts split across processes (their keys
+/// come from one counter that processes cannot share), or a failed start
+/// signal.
+pub fn run_share(
+    cfg: &PhaseConfig,
+    share: &Share,
+    observer: &dyn Observer,
+    stop: &Arc<AtomicBool>,
+) -> Result<PhaseOutput, EngineError> {
+    let slice = share.slice;
     if cfg.clients == 0 {
         return Err(EngineError::Config("clients must be at least 1".into()));
     }
@@ -197,7 +224,13 @@ pub fn run_phase(
         return Err(EngineError::Config("pipeline must be at least 1".into()));
     }
     let clients = cfg.clients as usize;
-    let threads = (cfg.threads.max(1) as usize).min(clients);
+    let mine = slice.clients_of(cfg.clients) as usize;
+    if mine == 0 {
+        return Err(EngineError::Config(format!(
+            "worker {slice} has none of the {clients} clients: use at most as many workers as clients"
+        )));
+    }
+    let threads = (cfg.threads.max(1) as usize).min(mine);
     let (warmup, window, rate) = match cfg.kind {
         PhaseKind::Load => (Duration::ZERO, None, None),
         PhaseKind::Run {
@@ -215,27 +248,49 @@ pub fn run_phase(
     }
     crate::limits::ensure_open_files(cfg.clients as u64).map_err(EngineError::Config)?;
 
+    if slice.count > 1
+        && matches!(cfg.kind, PhaseKind::Run { .. })
+        && cfg.spec.insert_proportion > 0.0
+    {
+        return Err(EngineError::Config(format!(
+            "the workload inserts (insertproportion={}): new keys come from one counter that \
+             separate processes cannot share, so it cannot be split across workers",
+            cfg.spec.insert_proportion
+        )));
+    }
+
     // The run's insert counter, to report which keys it handed out.
     let mut insert_counter = None;
+    // What this share is expected to do: the progress bar's total and the
+    // yardstick of a window cut short.
+    let mut expected = 0u64;
     // Sources, dealt round-robin to workers so each worker gets an even share.
     let mut per_worker: Vec<Vec<ConnSeed>> = (0..threads).map(|_| Vec::new()).collect();
+    // The index among this share's clients, for dealing them to threads.
+    let mut dealt = 0usize;
     match cfg.kind {
         PhaseKind::Load => {
             let rngs = client_rngs(purpose_seed(cfg.seed, SEED_LOAD), clients);
             let range = cfg.spec.load_range();
             for (i, rng) in rngs.into_iter().enumerate() {
+                if !slice.holds(i) {
+                    continue;
+                }
+                let first = range.start + i as u64;
+                expected += range.end.saturating_sub(first).div_ceil(clients as u64);
                 let source = Source::Load {
                     next: range.start + i as u64,
                     step: clients as u64,
                     end: range.end,
                     rng,
                 };
-                per_worker[i % threads].push(ConnSeed {
+                per_worker[dealt % threads].push(ConnSeed {
                     source,
                     quota: None,
                     schedule: None,
                     index: i,
                 });
+                dealt += 1;
             }
         }
         PhaseKind::Run { .. } => {
@@ -248,6 +303,12 @@ pub fn run_phase(
             let mut schedule_rngs =
                 client_rngs(purpose_seed(cfg.seed, SEED_SCHEDULE), clients).into_iter();
             for (i, rng) in rngs.into_iter().enumerate() {
+                // Every client's schedule generator is drawn, so client i
+                // keeps its own whoever runs it.
+                let schedule_rng = schedule_rngs.next();
+                if !slice.holds(i) {
+                    continue;
+                }
                 let quota = match window {
                     Some(Window::Operations(n)) => {
                         Some(n / clients as u64 + u64::from((i as u64) < n % clients as u64))
@@ -260,13 +321,15 @@ pub fn run_phase(
                 let source = Source::Run {
                     stream: Box::new(stream),
                 };
-                let schedule = rate.zip(schedule_rngs.next());
-                per_worker[i % threads].push(ConnSeed {
+                expected += quota.unwrap_or(0);
+                let schedule = rate.zip(schedule_rng);
+                per_worker[dealt % threads].push(ConnSeed {
                     source,
                     quota,
                     schedule,
                     index: i,
                 });
+                dealt += 1;
             }
         }
     }
@@ -274,6 +337,7 @@ pub fn run_phase(
     let shared = Arc::new(Shared {
         barrier: Barrier::new(threads),
         start: OnceLock::new(),
+        start_wall: OnceLock::new(),
         connect_failed: AtomicBool::new(false),
     });
     let counters: Vec<Arc<AtomicU64>> = (0..threads).map(|_| Arc::new(AtomicU64::new(0))).collect();
@@ -308,6 +372,7 @@ pub fn run_phase(
             stall: cfg.stall,
             access: cfg.access.clone(),
             io: cfg.io,
+            start_at: share.start.clone(),
             library: library.clone(),
             progress: counters[w].clone(),
             live: (w, live_tx.clone()),
@@ -345,8 +410,7 @@ pub fn run_phase(
         let measure_from = start + warmup;
         let deadline = time_bound.map(|d| measure_from + d);
         let total = match window {
-            Some(Window::Operations(n)) => Some(n),
-            None => Some(cfg.spec.load_range().end - cfg.spec.load_range().start),
+            Some(Window::Operations(_)) | None => Some(expected),
             _ => None,
         };
         let mut in_window = false;
@@ -421,9 +485,9 @@ pub fn run_phase(
         (Some(Window::Duration(d)), Some(s)) => {
             (ended_at + TICK < s + warmup + d).then_some(CutShort::ConnectionsLost)
         }
-        (Some(Window::Operations(n)), Some(_)) => {
+        (Some(Window::Operations(_)), Some(_)) => {
             let ended: u64 = merged.completed() + merged.errors_total();
-            (ended < n).then_some(CutShort::ConnectionsLost)
+            (ended < expected).then_some(CutShort::ConnectionsLost)
         }
     };
     // A window cut short ends at its last reply (or when the workers were
@@ -454,13 +518,21 @@ pub fn run_phase(
     let Some(start) = start else {
         return Err(EngineError::Config("no worker started".into()));
     };
+    let started_wall = match shared.start_wall.get() {
+        Some(Ok(t)) => *t,
+        Some(Err(why)) => return Err(EngineError::Config(why.clone())),
+        None => SystemTime::now(),
+    };
     if interrupted && cut_short.is_none() {
         return Err(EngineError::Interrupted);
     }
     let window_len = window_len(start);
     let mut result = merged.to_phase_result(window_len.as_secs_f64());
     result.series = SeriesRecorder::merge(&mut series);
-    result.offered_rate = rate.map(|r| r.ops_per_s);
+    // A share offers its clients' part of the rate (each client's schedule
+    // is the whole phase's rate over every client).
+    let offered = rate.map(|r| r.ops_per_s * mine as f64 / clients as f64);
+    result.offered_rate = offered;
     if cfg.pipeline > 1 && rate.is_none() && matches!(cfg.kind, PhaseKind::Run { .. }) {
         for op in &mut result.ops {
             op.per_pipeline = Some(op.latency.divided_by(cfg.pipeline));
@@ -480,7 +552,7 @@ pub fn run_phase(
             })
             .collect();
     }
-    let overloaded = rate.and_then(|r| overload(r.ops_per_s, &result, &merged));
+    let overloaded = offered.and_then(|r| overload(r, &result, &merged));
     Ok(PhaseOutput {
         result,
         recorder: merged,
@@ -488,6 +560,7 @@ pub fn run_phase(
         worker_busy,
         overloaded,
         cut_short,
+        started_wall,
     })
 }
 
@@ -537,6 +610,7 @@ struct WorkerJob {
     stall: Duration,
     access: Arc<Access>,
     io: Io,
+    start_at: crate::share::StartAt,
     /// `Some` for a system driven through its client library.
     library: Option<LibraryJob>,
     progress: Arc<AtomicU64>,
@@ -676,7 +750,24 @@ impl WorkerJob {
         if self.shared.connect_failed.load(Ordering::Relaxed) {
             return Ok(None);
         }
-        let start = *self.shared.start.get_or_init(Instant::now);
+        // The first worker past the barrier waits for the start; the others
+        // block here until it has one.
+        let start = *self
+            .shared
+            .start
+            .get_or_init(|| match self.start_at.wait() {
+                Ok((at, wall)) => {
+                    let _ = self.shared.start_wall.set(Ok(wall));
+                    at
+                }
+                Err(why) => {
+                    let _ = self.shared.start_wall.set(Err(why));
+                    Instant::now()
+                }
+            });
+        if let Some(Err(why)) = self.shared.start_wall.get() {
+            return Err(EngineError::Config(format!("no common start: {why}")));
+        }
         let measure_from = start + self.warmup;
         let open_loop = self
             .sources

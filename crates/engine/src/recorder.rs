@@ -395,6 +395,56 @@ impl Recorder {
         }
     }
 
+    /// Adds what another process measured, from its stored form: the
+    /// histograms decoded and added (exact: the same bounds and precision),
+    /// the counts summed. Scale-out merges its workers with this, so one
+    /// process's numbers and several processes' come from the same
+    /// [`to_phase_result`](Self::to_phase_result).
+    ///
+    /// # Errors
+    /// A message naming the operation whose histogram cannot be decoded.
+    pub fn absorb(&mut self, part: &PhaseResult) -> Result<(), String> {
+        let add = |into: &mut Histogram<u64>, text: &str, what: &str| -> Result<(), String> {
+            if text.is_empty() {
+                return Ok(());
+            }
+            let h = decode_histogram(text).map_err(|e| format!("{what}: {e}"))?;
+            into.add(&h)
+                .map_err(|e| format!("{what}: cannot add histograms: {e:?}"))
+        };
+        for op in &part.ops {
+            let i = op.op.index();
+            let name = op.op.as_str();
+            add(&mut self.hist[i], &op.histogram, name)?;
+            if let (Some(service), Some(lag)) = (&op.service_histogram, &op.lag_histogram) {
+                let open = self.open.get_or_insert_with(|| {
+                    let hists = || (0..OpKind::COUNT).map(|_| new_histogram()).collect();
+                    OpenLoopHistograms {
+                        service: hists(),
+                        lag: hists(),
+                    }
+                });
+                add(&mut open.service[i], service, name)?;
+                add(&mut open.lag[i], lag, name)?;
+            }
+            self.completed[i] += op.completed;
+            self.misses[i] += op.misses;
+            self.errors[i] += op.errors;
+        }
+        for (name, n) in &part.errors_by_kind {
+            if let Some(k) = ErrorKind::ALL.iter().find(|k| k.as_str() == name) {
+                self.error_kinds[*k as usize] += n;
+            }
+        }
+        self.moved += part.redirects_moved;
+        self.asked += part.redirects_ask;
+        self.retried += part.retries;
+        for m in &part.error_samples {
+            self.note_error(m);
+        }
+        Ok(())
+    }
+
     /// A connection with a measured request outstanding waited `ns` for
     /// its next reply: a stall when that is above the threshold.
     #[inline]
@@ -483,6 +533,7 @@ impl Recorder {
             redirects_ask: self.asked,
             retries: self.retried,
             nodes: Vec::new(),
+            scale_out: None,
         }
     }
 }
@@ -522,6 +573,37 @@ mod tests {
         assert_eq!(h.len(), 200);
         assert_eq!(a.completed(), 200);
         assert!(h.max() >= 2_000_000);
+    }
+
+    #[test]
+    fn absorbing_stored_parts_gives_what_merging_the_recorders_gives() {
+        let t = Instant::now();
+        let mut a = Recorder::default();
+        let mut b = Recorder::default();
+        for i in 0..500u64 {
+            a.record(OpKind::Read, Outcome::Ok, 1_000 + i * 37, t);
+            b.record(OpKind::Read, Outcome::Ok, 900_000 + i * 1013, t);
+            b.record(OpKind::Update, Outcome::Ok, 5_000 + i, t);
+        }
+        a.record(OpKind::Read, Outcome::Miss, 3_000, t);
+        b.record(OpKind::Update, Outcome::Error, 3_000, t);
+        b.note_error("ERR boom");
+        let mut absorbed = Recorder::default();
+        for part in [&a, &b] {
+            absorbed.absorb(&part.to_phase_result(2.0)).expect("absorb");
+        }
+        let mut merged = a.clone();
+        merged.merge(&b);
+        assert_eq!(absorbed.to_phase_result(2.0), merged.to_phase_result(2.0));
+        assert!(Recorder::default()
+            .absorb(&PhaseResult {
+                ops: vec![OpResult {
+                    histogram: "not a histogram".into(),
+                    ..merged.to_phase_result(1.0).ops[0].clone()
+                }],
+                ..merged.to_phase_result(1.0)
+            })
+            .is_err());
     }
 
     #[test]

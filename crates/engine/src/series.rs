@@ -259,6 +259,49 @@ impl SeriesRecorder {
                 }
             }
         }
+        points(&by_second, active)
+    }
+
+    /// Merges the stored series of several processes that ran one phase
+    /// together (scale-out): their seconds count from one common start, so
+    /// second `k` of each is the same wall-clock second; counts are added
+    /// and histograms merged exactly, as [`merge`](Self::merge) does for
+    /// threads.
+    ///
+    /// # Errors
+    /// A message when a stored second's histogram cannot be decoded.
+    pub fn merge_points(parts: &[&[SeriesPoint]]) -> Result<Vec<SeriesPoint>, String> {
+        let mut by_second: BTreeMap<u32, MergedSecond> = BTreeMap::new();
+        let mut active = [false; OpKind::COUNT];
+        for p in parts.iter().flat_map(|part| part.iter()) {
+            let i = p.op.index();
+            active[i] = true;
+            let m = by_second.entry(p.second).or_default();
+            m.completed[i] += p.completed;
+            m.errors[i] += p.errors;
+            if !p.histogram.is_empty() {
+                let h = crate::recorder::decode_histogram(&p.histogram)
+                    .map_err(|e| format!("second {} of {}: {e}", p.second, p.op.as_str()))?;
+                m.hist[i].add(&h).map_err(|e| {
+                    format!(
+                        "second {} of {}: cannot add: {e:?}",
+                        p.second,
+                        p.op.as_str()
+                    )
+                })?;
+            }
+        }
+        Ok(points(&by_second, active))
+    }
+}
+
+/// The merged seconds as series points, every second from 0 to the last
+/// for every kind that was active.
+fn points(
+    by_second: &BTreeMap<u32, MergedSecond>,
+    active: [bool; OpKind::COUNT],
+) -> Vec<SeriesPoint> {
+    {
         let Some(&last) = by_second.keys().next_back() else {
             return Vec::new();
         };
@@ -455,6 +498,33 @@ mod tests {
         assert!(pts[1].histogram.is_empty());
         let h2 = crate::recorder::decode_histogram(&pts[2].histogram).expect("second 2");
         assert_eq!((h2.len(), h2.sigfig()), (1, SIGFIG));
+    }
+
+    #[test]
+    fn stored_series_of_processes_merge_as_the_threads_would() {
+        let t0 = Instant::now();
+        let make = |offset: u64| {
+            let mut r = SeriesRecorder::default();
+            r.set_origin(t0);
+            for i in 0..50 {
+                r.completed(
+                    OpKind::Read,
+                    1_000 * (i + offset),
+                    t0 + Duration::from_millis(10),
+                );
+                r.completed(OpKind::Update, 700 + i, t0 + Duration::from_millis(1_500));
+            }
+            r.error(OpKind::Update, 2, t0 + Duration::from_millis(2_500));
+            r
+        };
+        let (a, b) = (make(1), make(400));
+        let threads = SeriesRecorder::merge(&mut [a.clone(), b.clone()]);
+        let parts = [
+            SeriesRecorder::merge(&mut [a]),
+            SeriesRecorder::merge(&mut [b]),
+        ];
+        let refs: Vec<&[SeriesPoint]> = parts.iter().map(Vec::as_slice).collect();
+        assert_eq!(SeriesRecorder::merge_points(&refs).expect("merge"), threads);
     }
 
     #[test]

@@ -233,6 +233,7 @@ pub(crate) mod tests {
                 netns: None,
                 server_cpus: None,
                 client_cpus: None,
+                scale_out: None,
                 reload: None,
                 server_args: Vec::new(),
                 threads_reason: None,
@@ -257,6 +258,7 @@ pub(crate) mod tests {
                 redirects_ask: 0,
                 retries: 0,
                 nodes: vec![],
+                scale_out: None,
             }),
             run: Some(PhaseResult {
                 duration_s: 2.5,
@@ -282,6 +284,7 @@ pub(crate) mod tests {
                 redirects_ask: 0,
                 retries: 0,
                 nodes: vec![],
+                scale_out: None,
             }),
             probes: vec![],
             cpu: None,

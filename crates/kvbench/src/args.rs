@@ -3,6 +3,7 @@
 //! `config.rs`, which turns these into the settings a run records.
 
 use clap::{ArgGroup, Args, Parser, Subcommand};
+use kvbench_store::Location;
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
@@ -140,6 +141,9 @@ pub enum Command {
         "  kvbench run --system redis --workload read-heavy --rate 20000 --arrival poisson --duration 30s\n",
         "  kvbench run --system redis --workload balanced --label baseline --label host=bench-07\n",
         "  kvbench run --system redis --workload read-heavy --duration 10m --metrics-listen 127.0.0.1:9464\n",
+        "  kvbench run --system redis --workload read-heavy --clients 16 --workers 4 --duration 30s\n",
+        "  kvbench run --system redis --workload read-heavy --target 10.0.0.5:6379 --workers 8 \\\n",
+        "      --spark-master spark://10.0.0.2:7077 --spark-conf spark.driver.host=10.0.0.3\n",
         "\nExit codes: 0 ok, 1 run failed, 2 bad input, 3 run invalid, 130 interrupted."
     ))]
     Run(RunArgs),
@@ -292,6 +296,19 @@ pub enum Command {
         "run, no run to report, an --out that cannot be written)."
     ))]
     Report(ReportArgs),
+    /// Run one worker's share of a scaled-out phase (started by `run --workers`, docs/scale-out.md).
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  kvbench worker --task task.json --slice 0/4 --start-at stdin\n",
+        "  kvbench worker --task task.json --slice 3/4 --start-at 1795000000000000000\n",
+        "\n`run --workers N` starts these through Spark; run one by hand only to debug.\n",
+        "It runs clients i with i % N == I of the task's phase, with the seeds they\n",
+        "have in one process. With --start-at stdin it prints `ready` once every\n",
+        "connection is open, then reads the start instant (ns since the Unix epoch)\n",
+        "from stdin. Its result is one JSON line on stdout.\n",
+        "Exit codes: 0 ok, 1 the phase failed, 2 bad input, 130 interrupted."
+    ))]
+    Worker(WorkerArgs),
     /// Run a paper's matrix scaled to this machine; report with a paper-vs-kvbench table.
     #[command(after_help = concat!(
         "Examples:\n",
@@ -362,9 +379,9 @@ pub struct ReproduceArgs {
     /// Print the findings and the report's summary as JSON.
     #[arg(long)]
     pub json: bool,
-    /// SQLite database that keeps every run.
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
     #[arg(long, default_value = "kvbench.db")]
-    pub db: PathBuf,
+    pub db: Location,
 }
 
 #[derive(Debug, Args)]
@@ -396,9 +413,9 @@ pub struct ReportArgs {
     /// Print what was written as JSON (paths, figures, takeaways).
     #[arg(long)]
     pub json: bool,
-    /// SQLite database that keeps every run.
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
     #[arg(long, default_value = "kvbench.db")]
-    pub db: PathBuf,
+    pub db: Location,
 }
 
 #[derive(Debug, Args)]
@@ -457,7 +474,7 @@ pub struct ExperimentPlanArgs {
     pub file: PathBuf,
     /// SQLite database to look for finished cells and earlier timings (not created).
     #[arg(long, default_value = "kvbench.db")]
-    pub db: PathBuf,
+    pub db: Location,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -474,9 +491,9 @@ pub struct ExperimentRunArgs {
     /// machine has available (docs/reliability.md, "Memory").
     #[arg(long)]
     pub skip_memory_check: bool,
-    /// SQLite database that keeps every run.
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
     #[arg(long, default_value = "kvbench.db")]
-    pub db: PathBuf,
+    pub db: Location,
     /// No progress bars, no per-second lines.
     #[arg(long, short)]
     pub quiet: bool,
@@ -722,9 +739,9 @@ pub struct BenchArgs {
     /// (docs/reliability.md, "Memory").
     #[arg(long)]
     pub skip_memory_check: bool,
-    /// SQLite database that keeps every run.
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
     #[arg(long, default_value = "kvbench.db")]
-    pub db: PathBuf,
+    pub db: Location,
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -796,6 +813,16 @@ pub struct RunArgs {
     /// --with: set one of its workload properties (repeatable).
     #[arg(long = "with-property", value_name = "NAME=VALUE", requires = "with")]
     pub with_properties: Vec<String>,
+    /// Spread the run phase's clients over N kvbench processes started as
+    /// Spark barrier tasks, merged into one run (docs/scale-out.md).
+    #[arg(long, value_name = "N")]
+    pub workers: Option<u32>,
+    /// --workers: the Spark master [default: local[N]].
+    #[arg(long, value_name = "URL", requires = "workers")]
+    pub spark_master: Option<String>,
+    /// --workers: a Spark setting KEY=VALUE (repeatable), e.g. spark.driver.host=10.0.0.2.
+    #[arg(long, value_name = "KEY=VALUE", requires = "workers")]
+    pub spark_conf: Vec<String>,
     #[command(flatten)]
     pub bench: BenchArgs,
 }
@@ -850,9 +877,9 @@ pub struct RunsArgs {
     /// (repeatable: runs with every one).
     #[arg(long = "label", value_name = "KEY[=VALUE]")]
     pub labels: Vec<String>,
-    /// SQLite database that keeps every run.
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
     #[arg(long, default_value = "kvbench.db")]
-    pub db: PathBuf,
+    pub db: Location,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -908,9 +935,9 @@ pub struct AnalyticsListArgs {
     /// Print the stored records as JSON.
     #[arg(long)]
     pub json: bool,
-    /// SQLite database that keeps every run.
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
     #[arg(long, default_value = "kvbench.db")]
-    pub db: PathBuf,
+    pub db: Location,
 }
 
 /// What both analytics commands take: the graph, where Spark runs, output.
@@ -940,7 +967,7 @@ pub struct AnalyticsCommon {
     /// SQLite database that keeps every run; analytics runs are numbered
     /// apart (`kvbench analytics list`).
     #[arg(long, default_value = "kvbench.db")]
-    pub db: PathBuf,
+    pub db: Location,
 }
 
 #[derive(Debug, Args)]
@@ -990,16 +1017,16 @@ pub struct ImportArgs {
     pub files: Vec<PathBuf>,
     /// SQLite database to store them in.
     #[arg(long, default_value = "kvbench.db")]
-    pub db: PathBuf,
+    pub db: Location,
 }
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// Run id (see `kvbench runs`).
     pub id: i64,
-    /// SQLite database that keeps every run.
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
     #[arg(long, default_value = "kvbench.db")]
-    pub db: PathBuf,
+    pub db: Location,
     /// Print the full stored record as JSON.
     #[arg(long)]
     pub json: bool,
@@ -1024,9 +1051,9 @@ pub struct LabelArgs {
     /// Remove the label with this key (repeatable).
     #[arg(long, value_name = "KEY")]
     pub remove: Vec<String>,
-    /// SQLite database that keeps every run.
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
     #[arg(long, default_value = "kvbench.db")]
-    pub db: PathBuf,
+    pub db: Location,
     /// Print the runs' labels as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -1047,9 +1074,9 @@ pub struct DeleteArgs {
     /// Delete without asking (needed when stdin is not a terminal).
     #[arg(long, short)]
     pub yes: bool,
-    /// SQLite database that keeps every run.
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
     #[arg(long, default_value = "kvbench.db")]
-    pub db: PathBuf,
+    pub db: Location,
     /// Print the runs (and whether they were deleted) as JSON.
     #[arg(long)]
     pub json: bool,
@@ -1061,9 +1088,9 @@ pub struct DiffArgs {
     pub a: i64,
     /// The second run (B); changes are B relative to A.
     pub b: i64,
-    /// SQLite database that keeps every run.
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
     #[arg(long, default_value = "kvbench.db")]
-    pub db: PathBuf,
+    pub db: Location,
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -1087,9 +1114,9 @@ pub struct ExportArgs {
     /// Directory for the files of hlog and hgrm (created when missing).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// SQLite database that keeps every run.
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
     #[arg(long, default_value = "kvbench.db")]
-    pub db: PathBuf,
+    pub db: Location,
 }
 
 /// Output format for `export --format`.
@@ -1201,4 +1228,18 @@ mod tests {
     fn the_command_line_is_consistent() {
         Cli::command().debug_assert();
     }
+}
+
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// The phase, as JSON (what `run --workers` writes); `-` reads it from stdin.
+    #[arg(long, value_name = "FILE")]
+    pub task: PathBuf,
+    /// This worker's clients: I/N runs clients i with i % N == I.
+    #[arg(long, value_name = "I/N")]
+    pub slice: kvbench_engine::Slice,
+    /// When the clients start: `now`, `stdin` (print `ready`, read the
+    /// instant), or an instant in ns since the Unix epoch.
+    #[arg(long, value_name = "WHEN", default_value = "now")]
+    pub start_at: String,
 }

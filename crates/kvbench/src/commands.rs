@@ -8,6 +8,7 @@ use crate::live::Live;
 use crate::orchestrate::run_cell;
 use anyhow::Result;
 use kvbench_model::{RunRecord, RunStatus};
+use kvbench_store::Location;
 use kvbench_store::{RunFilter, Store};
 use std::io::Write;
 use std::path::Path;
@@ -42,6 +43,7 @@ pub fn dispatch(command: Command, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         Command::Findmax(a) => crate::findmax::findmax(a, stop),
         Command::Report(a) => crate::report::report(a),
         Command::Reproduce(a) => crate::reproduce::reproduce(a, stop),
+        Command::Worker(a) => crate::scaleout::worker::run(a, stop),
     }
 }
 
@@ -68,30 +70,36 @@ pub(crate) fn print(text: &str) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn open_store(path: &Path) -> Result<Store> {
-    Store::open(path).map_err(|e| UsageError(format!("--db: {e}")).into())
+pub(crate) fn open_store(db: &Location) -> Result<Store> {
+    Store::open_location(db).map_err(|e| UsageError(format!("--db: {e}")).into())
 }
 
-pub(crate) fn open_existing_store(path: &Path) -> Result<Store> {
-    if !path.exists() {
-        return Err(UsageError(format!(
-            "--db {}: no such database (runs are stored there by `kvbench run`)",
-            path.display()
-        ))
-        .into());
+/// A database that must hold runs already: an SQLite file is not created
+/// (a mistyped path would otherwise start an empty store); a PostgreSQL
+/// database exists or the connection says so.
+pub(crate) fn open_existing_store(db: &Location) -> Result<Store> {
+    if let Some(path) = db.sqlite_path() {
+        if !path.exists() {
+            return Err(UsageError(format!(
+                "--db {db}: no such database (runs are stored there by `kvbench run`)"
+            ))
+            .into());
+        }
     }
-    open_store(path)
+    open_store(db)
 }
 
 /// An existing database for a command that only reads it: opened as usual
 /// (which brings an older schema up to date), or, where it cannot be
-/// written (a read-only file system, a file of another user), read only.
-pub(crate) fn open_for_reading(path: &Path) -> Result<Store> {
-    let writable = open_existing_store(path);
+/// written (a read-only file system, a file of another user, a PostgreSQL
+/// role that may only read), read only.
+pub(crate) fn open_for_reading(db: &Location) -> Result<Store> {
+    let writable = open_existing_store(db);
+    let exists = db.sqlite_path().is_none_or(Path::exists);
     match writable {
         Ok(store) => Ok(store),
-        Err(e) if path.exists() => {
-            Store::open_read_only(path).map_err(|ro| match ro {
+        Err(e) if exists => {
+            Store::open_read_only_location(db).map_err(|ro| match ro {
                 // Not readable either: the first reason is the one to act on.
                 kvbench_store::StoreError::Open { .. } => e,
                 other => UsageError(format!("--db: {other}")).into(),
@@ -138,11 +146,7 @@ pub(crate) fn verdict_of(rec: &RunRecord, stop: &AtomicBool) -> Verdict {
 fn import(a: crate::args::ImportArgs) -> Result<Verdict> {
     let mut store = open_store(&a.db)?;
     for (file, id) in crate::unsaved::import(&a.files, &mut store)? {
-        println!(
-            "stored {} as run {id} in {}",
-            file.display(),
-            a.db.display()
-        );
+        println!("stored {} as run {id} in {}", file.display(), a.db);
     }
     Ok(Verdict::Ok)
 }
@@ -284,10 +288,10 @@ fn show(a: ShowArgs) -> Result<Verdict> {
 }
 
 /// An unknown run id is bad input (exit 2); any other store error is not.
-pub(crate) fn not_found(e: kvbench_store::StoreError, db: &Path) -> anyhow::Error {
+pub(crate) fn not_found(e: kvbench_store::StoreError, db: &Location) -> anyhow::Error {
     match e {
         kvbench_store::StoreError::NotFound(id) => {
-            UsageError(format!("no run with id {id} in {}", db.display())).into()
+            UsageError(format!("no run with id {id} in {}", db)).into()
         }
         other => other.into(),
     }

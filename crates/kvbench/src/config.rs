@@ -71,6 +71,8 @@ pub struct RunSettings {
     /// `--label`: stored with the run, never part of its configuration (an
     /// experiment's cell key does not see them).
     pub labels: Labels,
+    /// `--workers`: the run phase spread over several processes.
+    pub scale_out: Option<crate::scaleout::ScaleOut>,
 }
 
 /// The largest cluster kvbench starts on one machine: every client opens a
@@ -410,6 +412,7 @@ pub fn settings(
         server_cpus,
         client_cpus,
         labels: crate::labels::parse_all("--label", &b.labels)?,
+        scale_out: None,
         topology,
         nodes,
         replicas,
@@ -561,6 +564,11 @@ pub fn run_settings(a: &RunArgs) -> Result<RunSettings, UsageError> {
     s.warnings = resolved.warnings;
     if let Some(name) = &a.with {
         s.companion = Some(companion(name, a, &s)?);
+    }
+    if let Some(n) = a.workers {
+        let so = crate::scaleout::ScaleOut::new(n, a.spark_master.as_deref(), &a.spark_conf)?;
+        so.check(&s)?;
+        s.scale_out = Some(so);
     }
     Ok(s)
 }

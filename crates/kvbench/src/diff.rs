@@ -8,8 +8,8 @@ use crate::exit::Verdict;
 use anyhow::Result;
 use kvbench_model::RunRecord;
 use kvbench_report::diff::{diff as compare, Side};
+use kvbench_store::Location;
 use kvbench_store::{CellRuns, Store};
-use std::path::Path;
 
 /// One side as loaded: the run, its cell, and the runs standing for it.
 struct Loaded {
@@ -55,7 +55,7 @@ impl Loaded {
 
 /// Run `id`, with the other iterations of its cell when it has some and is
 /// one of them (a failed run stands alone: it is not among the results).
-fn load(store: &Store, id: i64, db: &Path) -> Result<Loaded> {
+fn load(store: &Store, id: i64, db: &Location) -> Result<Loaded> {
     let run = store.get_run(id).map_err(|e| not_found(e, db))?;
     let cell = store.cell_runs(id)?;
     let iterations = match &cell {

@@ -11,10 +11,11 @@ use crate::commands::{not_found, open_for_reading};
 use crate::exit::{UsageError, Verdict};
 use anyhow::Result;
 use kvbench_export::{ExportError, ExportFile, RunRecord};
+use kvbench_store::Location;
 use kvbench_store::{RunSelection, Store};
 use std::io::Write;
 use std::ops::RangeInclusive;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use tempfile::NamedTempFile;
 
 /// Where the bytes go, decided (and checked) before any run is read.
@@ -74,7 +75,7 @@ pub fn export(a: ExportArgs) -> Result<Verdict> {
 
 /// `--experiment NAME`: the runs of its newest pass that did not fail, one
 /// per cell and iteration, in plan order (what `experiment summary` uses).
-fn experiment_runs(store: &Store, name: &str, db: &Path) -> Result<Vec<i64>> {
+fn experiment_runs(store: &Store, name: &str, db: &Location) -> Result<Vec<i64>> {
     Ok(experiment_pass(store, name, db)?
         .into_iter()
         .map(|c| c.run_id)
@@ -87,12 +88,12 @@ fn experiment_runs(store: &Store, name: &str, db: &Path) -> Result<Vec<i64>> {
 pub(crate) fn experiment_pass(
     store: &Store,
     name: &str,
-    db: &Path,
+    db: &Location,
 ) -> Result<Vec<kvbench_store::FinishedCell>> {
     let Some(generation) = store.experiment_generation(name)? else {
         return Err(UsageError(format!(
             "--experiment '{name}': no run of such an experiment in {}",
-            db.display()
+            db
         ))
         .into());
     };

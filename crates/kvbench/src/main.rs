@@ -30,6 +30,7 @@ mod progress;
 mod report;
 mod reproduce;
 mod reuse;
+mod scaleout;
 mod signals;
 mod target;
 mod unsaved;

@@ -8,9 +8,9 @@ use crate::commands::{not_found, open_existing_store, print};
 use crate::exit::{UsageError, Verdict};
 use crate::labels;
 use anyhow::Result;
+use kvbench_store::Location;
 use kvbench_store::{RunFilter, RunSelection, RunSummary, Store};
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::Path;
 
 /// The runs the user named, in exactly one of three ways (clap makes sure).
 fn selection(
@@ -36,7 +36,7 @@ fn selection(
 
 /// The ids of `selection`; an id that is not stored, or a selection that
 /// matches no run, is bad input.
-fn resolve(store: &Store, selection: &RunSelection, db: &Path) -> Result<Vec<i64>> {
+fn resolve(store: &Store, selection: &RunSelection, db: &Location) -> Result<Vec<i64>> {
     let ids = store.select_runs(selection).map_err(|e| not_found(e, db))?;
     if ids.is_empty() {
         let what = match selection {
@@ -45,7 +45,7 @@ fn resolve(store: &Store, selection: &RunSelection, db: &Path) -> Result<Vec<i64
             RunSelection::Label(key, None) => format!("no run labelled {key}"),
             RunSelection::All | RunSelection::Ids(_) => "no runs".to_string(),
         };
-        return Err(UsageError(format!("{what} in {}", db.display())).into());
+        return Err(UsageError(format!("{what} in {}", db)).into());
     }
     Ok(ids)
 }
@@ -96,7 +96,7 @@ pub fn delete(a: DeleteArgs) -> Result<Verdict> {
             } else {
                 "would be deleted"
             },
-            a.db.display(),
+            a.db,
             kvbench_report::text::runs_list(&rows)
         ))?;
     }
@@ -122,7 +122,7 @@ pub fn delete(a: DeleteArgs) -> Result<Verdict> {
             &serde_json::json!({ "deleted": true, "runs": rows }),
         )?)?;
     } else {
-        print(&format!("deleted {deleted} run(s) from {}", a.db.display()))?;
+        print(&format!("deleted {deleted} run(s) from {}", a.db))?;
     }
     Ok(Verdict::Ok)
 }

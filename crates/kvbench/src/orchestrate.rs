@@ -36,6 +36,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// A worker thread busy this share of the window means kvbench itself may
 /// have limited throughput.
 const CLIENT_BOUND_SHARE: f64 = 0.9;
+/// Scale-out: workers whose starts (or clocks) differ by more than this
+/// did not measure the same window.
+const START_BOUND_MS: f64 = 5.0;
 
 /// Runs one cell and saves it, with its experiment cell (`cell`) in the
 /// same transaction when it has one. Returns the saved record (with its id).
@@ -172,6 +175,7 @@ fn new_record(s: &RunSettings) -> RunRecord {
             }),
             server_cpus: s.server_cpus.as_ref().map(CpuList::to_string),
             client_cpus: s.client_cpus.as_ref().map(CpuList::to_string),
+            scale_out: s.scale_out.as_ref().map(|w| w.config()),
             reload: None,
             server_args: s.server_args.clone(),
             threads_reason: s.threads_reason.clone(),
@@ -379,7 +383,12 @@ fn execute(
         let with = companion_cfg
             .as_ref()
             .map(|cfg| scope.spawn(move || run_phase(cfg, &Silent, stop)));
-        let run = run_phase(&run_cfg, &edges, stop);
+        let run = match &s.scale_out {
+            Some(so) => {
+                crate::scaleout::spark::run_phase(&run_cfg, &s.properties, so, &edges, stop)
+            }
+            None => run_phase(&run_cfg, &edges, stop).map_err(anyhow::Error::from),
+        };
         let with = with.map(|h| {
             h.join()
                 .unwrap_or_else(|_| Err(EngineError::Config("the --with group panicked".into())))
@@ -388,6 +397,7 @@ fn execute(
     });
     view.finish();
     let mut run: PhaseOutput = run?;
+
     if let Some(with) = with {
         let with = with.context("the --with group's run")?;
         merge_group(&mut run.result, with.result);
@@ -473,6 +483,9 @@ fn execute(
         .iter()
         .any(|o| o.op == OpKind::Union && o.completed > 0);
     rec.run = Some(run.result);
+    if let Some(so) = rec.run.as_ref().and_then(|r| r.scale_out.clone()) {
+        scale_out_marks(&so, rec);
+    }
     if unions && run.cut_short.is_none() {
         let cfg = match &companion_cfg {
             Some(c) if c.spec.data_model.layout == kvbench_workload::Layout::SortedSets => c,
@@ -497,6 +510,35 @@ fn execute(
         n.remove().context("cannot remove the network namespaces")?;
     }
     Ok(None)
+}
+
+/// Marks a scaled-out run whose workers were not in step: their start
+/// instants spread, or their clocks known too loosely to tell.
+fn scale_out_marks(so: &kvbench_model::ScaleOutResult, rec: &mut RunRecord) {
+    if so.clock_uncertainty_ms > START_BOUND_MS {
+        rec.marks.push(format!(
+            "clock: a worker's clock is known to within {:.1} ms only (half its best round trip to the driver), above the {START_BOUND_MS} ms bound; its start and seconds may be misaligned",
+            so.clock_uncertainty_ms
+        ));
+    }
+    // Spread is measured, never hidden: above the bound it is a warning;
+    // above a hundredth of the window the workers' windows differ enough to
+    // change the throughput, and the run is marked.
+    let window_ms = rec.run.as_ref().map_or(0.0, |r| r.duration_s * 1000.0);
+    let text = format!(
+        "the workers started {:.1} ms apart (bound {START_BOUND_MS} ms)",
+        so.start_spread_ms
+    );
+    if so.start_spread_ms > START_BOUND_MS.max(window_ms / 100.0) {
+        rec.marks.push(format!(
+            "start-spread: {text}, over 1% of the {:.0} ms window, so their windows cover different stretches of time",
+            window_ms
+        ));
+    } else if so.start_spread_ms > START_BOUND_MS {
+        rec.warnings.push(format!(
+            "start-spread: {text}; a busy client machine wakes them late (docs/scale-out.md)"
+        ));
+    }
 }
 
 /// The failure text and the `partial` mark of a window that ended early.

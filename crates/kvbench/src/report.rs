@@ -10,6 +10,7 @@ use crate::exit::{UsageError, Verdict};
 use anyhow::{Context, Result};
 use kvbench_report::cells::Source;
 use kvbench_report::page::{self, Input, Summary};
+use kvbench_store::Location;
 use kvbench_store::{RunFilter, Store};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -79,7 +80,7 @@ pub fn report(a: ReportArgs) -> Result<Verdict> {
 }
 
 /// `--last`: the newest run's experiment pass, or that run alone.
-fn last(store: &Store, db: &Path) -> Result<Selection> {
+fn last(store: &Store, db: &Location) -> Result<Selection> {
     let newest = store
         .list_runs(&RunFilter {
             limit: Some(1),
@@ -87,7 +88,7 @@ fn last(store: &Store, db: &Path) -> Result<Selection> {
         })?
         .into_iter()
         .next()
-        .ok_or_else(|| UsageError(format!("no runs stored in {} to report", db.display())))?;
+        .ok_or_else(|| UsageError(format!("no runs stored in {} to report", db)))?;
     Ok(match store.cell_runs(newest.id)? {
         Some(c) => Selection::Experiment(c.experiment),
         None => Selection::Ids(vec![newest.id]),
@@ -119,7 +120,7 @@ pub struct Written {
 /// for unreadable stored data or a file that cannot be written.
 pub fn write(
     store: &Store,
-    db: &Path,
+    db: &Location,
     selection: &Selection,
     out: &Path,
     title: Option<String>,
@@ -131,7 +132,7 @@ pub fn write(
             let sources = experiment_sources(store, db, name)?;
             let mut commands = vec![format!(
                 "kvbench report --experiment {name} --db {} --out {}",
-                db.display(),
+                db,
                 out.display()
             )];
             if experiment_file.is_some() {
@@ -139,7 +140,7 @@ pub fn write(
                     0,
                     format!(
                         "kvbench experiment run FILE --db {} --restart   # FILE holds the experiment file below",
-                        db.display()
+                        db
                     ),
                 );
             }
@@ -168,7 +169,7 @@ pub fn write(
                 title.unwrap_or_else(|| "kvbench report".to_string()),
                 vec![
                     "kvbench show ID   # each run's full configuration, to repeat it with kvbench run".to_string(),
-                    format!("kvbench report --runs {list} --db {} --out {}", db.display(), out.display()),
+                    format!("kvbench report --runs {list} --db {} --out {}", db, out.display()),
                 ],
             )
         }
@@ -197,7 +198,7 @@ pub fn write(
 
 /// The runs of the newest pass of `name` that did not fail, with their
 /// cells (numbered in plan order), one per cell and iteration.
-fn experiment_sources(store: &Store, db: &Path, name: &str) -> Result<Vec<Source>> {
+fn experiment_sources(store: &Store, db: &Location, name: &str) -> Result<Vec<Source>> {
     let mut index: HashMap<String, u32> = HashMap::new();
     let mut out = Vec::new();
     for c in crate::export::experiment_pass(store, name, db)? {
@@ -262,7 +263,7 @@ pub struct AnalyticsWritten {
 /// cannot be written.
 pub fn write_analytics(
     store: &Store,
-    db: &Path,
+    db: &Location,
     ids: &[i64],
     out: &Path,
     title: Option<String>,
@@ -272,12 +273,9 @@ pub fn write_analytics(
     let mut records = Vec::new();
     for &id in ids {
         records.push(store.get_analytics(id).map_err(|e| match e {
-            kvbench_store::StoreError::AnalyticsNotFound(_) => {
-                anyhow::Error::from(UsageError(format!(
-                    "--analytics: {e} in {} (see kvbench analytics list)",
-                    db.display()
-                )))
-            }
+            kvbench_store::StoreError::AnalyticsNotFound(_) => anyhow::Error::from(UsageError(
+                format!("--analytics: {e} in {} (see kvbench analytics list)", db),
+            )),
             other => other.into(),
         })?);
     }
@@ -294,7 +292,7 @@ pub fn write_analytics(
         records,
         commands: vec![format!(
             "kvbench report --analytics {list} --db {} --out {}",
-            db.display(),
+            db,
             out.display()
         )],
         generated_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),

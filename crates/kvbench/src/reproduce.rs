@@ -341,7 +341,7 @@ mod tests {
             skip_memory_check: false,
             quiet: true,
             json: false,
-            db: "unused.db".into(),
+            db: kvbench_store::Location::from(std::path::PathBuf::from("unused.db")),
         }
     }
 

@@ -7,6 +7,7 @@
 use crate::exit::UsageError;
 use anyhow::{Context, Result};
 use kvbench_model::RunRecord;
+use kvbench_store::Location;
 use kvbench_store::{CellTag, Store};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -53,7 +54,7 @@ pub fn save(store: &mut Store, rec: &RunRecord, cell: Option<&CellTag>) -> Resul
                 if !said {
                     eprintln!(
                         "kvbench: {} is locked by another process; waiting up to {} s to save the run",
-                        store.path().display(),
+                        store.location(),
                         wait.as_secs()
                     );
                     said = true;
@@ -63,13 +64,13 @@ pub fn save(store: &mut Store, rec: &RunRecord, cell: Option<&CellTag>) -> Resul
         }
     };
     eprint!("{}", kvbench_report::text::run_summary(rec));
-    let file = write(store.path(), rec, cell, &error.to_string())?;
+    let file = write(store.location(), rec, cell, &error.to_string())?;
     anyhow::bail!(
         "cannot save the run to {} ({error}); it is kept in {}: store it with `kvbench import {} --db {}`",
-        store.path().display(),
+        store.location(),
         file.display(),
         file.display(),
-        store.path().display()
+        store.location()
     )
 }
 
@@ -92,19 +93,22 @@ fn wait_bound() -> Result<Duration> {
     }
 }
 
-/// Writes the run beside the database, or in the temporary directory when
-/// the database's directory cannot be written (a full disk); returns where.
-fn write(db: &Path, rec: &RunRecord, cell: Option<&CellTag>, reason: &str) -> Result<PathBuf> {
+/// Writes the run beside the database (in the working directory for a
+/// PostgreSQL one), or in the temporary directory when that cannot be
+/// written (a full disk); returns where.
+fn write(db: &Location, rec: &RunRecord, cell: Option<&CellTag>, reason: &str) -> Result<PathBuf> {
     let body = serde_json::to_vec_pretty(&UnsavedRun {
         format: FORMAT.to_string(),
-        db: db.to_path_buf(),
+        // Shown form: a PostgreSQL URL without its password.
+        db: PathBuf::from(db.to_string()),
         reason: reason.to_string(),
         cell: cell.cloned(),
         record: rec.clone(),
     })?;
     let name = format!(
         "{}.unsaved-{}-{}.json",
-        db.file_name()
+        db.sqlite_path()
+            .and_then(Path::file_name)
             .map_or("kvbench.db".into(), |n| n.to_string_lossy()),
         std::process::id(),
         std::time::SystemTime::now()
@@ -112,7 +116,10 @@ fn write(db: &Path, rec: &RunRecord, cell: Option<&CellTag>, reason: &str) -> Re
             .map(|d| d.as_millis())
             .unwrap_or_default()
     );
-    let beside = db.with_file_name(&name);
+    let beside = match db.sqlite_path() {
+        Some(path) => path.with_file_name(&name),
+        None => PathBuf::from(&name),
+    };
     let mut tried = Vec::new();
     for path in [beside, std::env::temp_dir().join(&name)] {
         let written = crate::atomic::temporary_beside(&path)
@@ -125,7 +132,7 @@ fn write(db: &Path, rec: &RunRecord, cell: Option<&CellTag>, reason: &str) -> Re
     }
     anyhow::bail!(
         "cannot save the run to {} ({reason}), nor write it as JSON ({}); the summary above is all that is left",
-        db.display(),
+        db,
         tried.join("; ")
     )
 }

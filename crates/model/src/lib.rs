@@ -336,6 +336,11 @@ pub struct RunConfig {
     /// `--client-cpus`: the CPUs kvbench's worker threads were placed on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cpus: Option<String>,
+    /// `--workers`: the run phase's clients were split over this many
+    /// kvbench processes started as Spark barrier tasks (docs/scale-out.md);
+    /// `None`: one process ran them all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_out: Option<ScaleOutConfig>,
     /// An experiment's `reload` policy (`per-workload`, `once-per-system`)
     /// when it let this run use a server an earlier cell started and
     /// loaded; absent when the run started and loaded its own.
@@ -592,6 +597,64 @@ pub struct PhaseResult {
     /// A multi-node target: what each node answered in the window.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<NodeCount>,
+    /// Set when several kvbench processes ran this phase together
+    /// (`--workers`): each one's share and how well they were in step.
+    /// Every figure above is their exact merge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_out: Option<ScaleOutResult>,
+}
+
+/// Where a scaled-out run phase ran (`--workers`, `--spark-master`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScaleOutConfig {
+    /// kvbench processes, each running clients `i` with `i % workers == its index`.
+    pub workers: u32,
+    /// The Spark master they were started under.
+    pub spark_master: String,
+}
+
+/// How a scaled-out phase ran: the Spark job that carried it and every
+/// worker's share. docs/scale-out.md explains each figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScaleOutResult {
+    /// The Spark master the workers ran under (`local[4]`, `spark://...`).
+    pub spark_master: String,
+    /// Spark's version.
+    pub spark_version: String,
+    /// From asking for the Spark session to having it: Spark's start-up,
+    /// reported apart from the run (no worker runs then).
+    pub spark_startup_s: f64,
+    /// Latest minus earliest start instant of the workers, on the driver's
+    /// clock (each worker's read corrected by its clock offset), in ms.
+    pub start_spread_ms: f64,
+    /// The largest clock uncertainty of a worker (half its best round trip
+    /// to the driver), in ms: start instants are known to within this.
+    pub clock_uncertainty_ms: f64,
+    /// Each worker, in slice order.
+    pub workers: Vec<WorkerPart>,
+}
+
+/// One worker's share of a scaled-out phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerPart {
+    /// Its slice index: it ran clients `i` with `i % workers == worker`.
+    pub worker: u32,
+    /// The machine it ran on.
+    pub host: String,
+    /// Its clients.
+    pub clients: u32,
+    /// Operations it completed in the window.
+    pub completed: u64,
+    /// Errors it counted.
+    pub errors: u64,
+    /// Its CPU time over the window, in seconds.
+    pub client_cpu_seconds: f64,
+    /// Its clock minus the driver's, in ms (from the best of several round trips).
+    pub clock_offset_ms: f64,
+    /// The best round trip to the driver's clock, in ms.
+    pub clock_rtt_ms: f64,
+    /// Its start instant minus the earliest worker's, on the driver's clock, in ms.
+    pub start_offset_ms: f64,
 }
 
 /// A snapshot of the server's resource use at one stage of a run.

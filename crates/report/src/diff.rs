@@ -323,6 +323,7 @@ mod tests {
                     redirects_ask: 0,
                     retries: 0,
                     nodes: vec![],
+                    scale_out: None,
                 });
                 r
             })

@@ -5,8 +5,8 @@
 //! It never decides what a cell is or how its key is computed: the CLI does,
 //! and the store keeps the key as an opaque string.
 
+use crate::db::{args, Db};
 use crate::Fault;
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
 
 /// The cell a run was made for.
@@ -35,61 +35,61 @@ pub struct FinishedCell {
     pub run_id: i64,
 }
 
-pub(crate) fn insert_cell(tx: &Transaction<'_>, run_id: i64, c: &CellTag) -> Result<(), Fault> {
+pub(crate) fn insert_cell(tx: &Db, run_id: i64, c: &CellTag) -> Result<(), Fault> {
     tx.execute(
         "INSERT INTO experiment_cells (run_id, experiment, generation, cell_key, cell_index, iteration)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![run_id, c.experiment, c.generation, c.cell_key, c.cell_index, c.iteration],
+        &args![run_id, c.experiment, c.generation, c.cell_key, c.cell_index, c.iteration],
     )?;
     Ok(())
 }
 
-pub(crate) fn generation(conn: &Connection, name: &str) -> Result<Option<i64>, Fault> {
-    let g: Option<i64> = conn
-        .query_row(
+pub(crate) fn generation(conn: &Db, name: &str) -> Result<Option<i64>, Fault> {
+    let g = conn
+        .query_opt(
             "SELECT max(generation) FROM experiment_cells WHERE experiment = ?1",
-            [name],
-            |r| r.get(0),
-        )
-        .optional()?
+            &args![name],
+        )?
+        .map(|mut r| r.take::<Option<i64>>(0))
+        .transpose()?
         .flatten();
     Ok(g)
 }
 
-pub(crate) fn finished(
-    conn: &Connection,
-    name: &str,
-    generation: i64,
-) -> Result<Vec<FinishedCell>, Fault> {
-    let mut stmt = conn.prepare_cached(
+pub(crate) fn finished(conn: &Db, name: &str, generation: i64) -> Result<Vec<FinishedCell>, Fault> {
+    // The last key breaks ties between cells at the same place (an edited
+    // plan) the same way on both backends.
+    let rows = conn.query(
         "SELECT c.cell_key, c.iteration, max(c.run_id)
          FROM experiment_cells c JOIN runs r ON r.id = c.run_id
          WHERE c.experiment = ?1 AND c.generation = ?2 AND r.status != 'failed'
          GROUP BY c.cell_key, c.iteration
-         ORDER BY min(c.cell_index), c.iteration",
+         ORDER BY min(c.cell_index), c.iteration, max(c.run_id)",
+        &args![name, generation],
     )?;
-    let rows = stmt
-        .query_map(params![name, generation], |r| {
+    rows.into_iter()
+        .map(|mut r| {
             Ok(FinishedCell {
-                cell_key: r.get(0)?,
-                iteration: r.get(1)?,
-                run_id: r.get(2)?,
+                cell_key: r.take(0)?,
+                iteration: r.take(1)?,
+                run_id: r.take(2)?,
             })
-        })?
-        .collect::<Result<_, _>>()?;
-    Ok(rows)
+        })
+        .collect()
 }
 
-pub(crate) fn seconds(conn: &Connection, cell_key: &str) -> Result<Option<f64>, Fault> {
-    // Start and end are stored to the second (RFC 3339), which SQLite's
-    // julianday reads, "Z" included; a second's rounding is fine for an estimate.
-    let s: Option<f64> = conn.query_row(
-        "SELECT avg((julianday(r.finished_at) - julianday(r.started_at)) * 86400.0)
-         FROM experiment_cells c JOIN runs r ON r.id = c.run_id
-         WHERE c.cell_key = ?1 AND r.status != 'failed'",
-        [cell_key],
-        |r| r.get(0),
-    )?;
+pub(crate) fn seconds(conn: &Db, cell_key: &str) -> Result<Option<f64>, Fault> {
+    // Start and end are stored to the second (RFC 3339), which julianday
+    // reads, "Z" included (PostgreSQL's from the store's prelude); a
+    // second's rounding is fine for an estimate.
+    let s = conn
+        .query_row(
+            "SELECT avg((julianday(r.finished_at) - julianday(r.started_at)) * 86400.0)
+             FROM experiment_cells c JOIN runs r ON r.id = c.run_id
+             WHERE c.cell_key = ?1 AND r.status != 'failed'",
+            &args![cell_key],
+        )?
+        .take(0)?;
     Ok(s)
 }
 
@@ -110,26 +110,27 @@ pub struct CellRuns {
     pub run_ids: Vec<i64>,
 }
 
-pub(crate) fn cell_runs(conn: &Connection, run_id: i64) -> Result<Option<CellRuns>, Fault> {
-    let cell = conn
-        .query_row(
-            "SELECT experiment, generation, cell_key, iteration FROM experiment_cells
-             WHERE run_id = ?1",
-            [run_id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )
-        .optional()?;
-    let Some((experiment, generation, cell_key, iteration)) = cell else {
+pub(crate) fn cell_runs(conn: &Db, run_id: i64) -> Result<Option<CellRuns>, Fault> {
+    let Some(mut cell) = conn.query_opt(
+        "SELECT experiment, generation, cell_key, iteration FROM experiment_cells
+         WHERE run_id = ?1",
+        &args![run_id],
+    )?
+    else {
         return Ok(None);
     };
-    let mut stmt = conn.prepare_cached(
-        "SELECT c.run_id FROM experiment_cells c JOIN runs r ON r.id = c.run_id
-         WHERE c.experiment = ?1 AND c.generation = ?2 AND c.cell_key = ?3
-           AND r.status != 'failed'
-         ORDER BY c.iteration, c.run_id",
-    )?;
-    let run_ids = stmt
-        .query_map(params![experiment, generation, cell_key], |r| r.get(0))?
+    let (experiment, generation, cell_key, iteration): (String, i64, String, u32) =
+        (cell.take(0)?, cell.take(1)?, cell.take(2)?, cell.take(3)?);
+    let run_ids = conn
+        .query(
+            "SELECT c.run_id FROM experiment_cells c JOIN runs r ON r.id = c.run_id
+             WHERE c.experiment = ?1 AND c.generation = ?2 AND c.cell_key = ?3
+               AND r.status != 'failed'
+             ORDER BY c.iteration, c.run_id",
+            &args![experiment, generation, cell_key],
+        )?
+        .into_iter()
+        .map(|mut r| r.take(0))
         .collect::<Result<_, _>>()?;
     Ok(Some(CellRuns {
         experiment,

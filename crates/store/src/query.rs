@@ -4,11 +4,10 @@
 //! It only reads; it never writes, never draws, never talks to servers.
 //! Formatting belongs to the report crate.
 
+use crate::db::{args, Db, FromValue, TxKind, Value as SqlValue};
 use crate::save::{HISTOGRAM_ENCODING, MEASURES, SERIES_HISTOGRAM};
 use crate::Fault;
 use kvbench_model::{PhaseResult, Probe, RunRecord, RunStatus};
-use rusqlite::types::Value as SqlValue;
-use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -82,10 +81,10 @@ pub struct RunSummary {
     pub labels: BTreeMap<String, String>,
 }
 
-pub(crate) fn get_run(conn: &Connection, id: i64) -> Result<RunRecord, Fault> {
+pub(crate) fn get_run(db: &Db, id: i64) -> Result<RunRecord, Fault> {
     // One read transaction, so the run row and its child rows come from the
     // same snapshot even while another process saves.
-    let tx = conn.unchecked_transaction()?;
+    let tx = db.begin(TxKind::Read)?;
     load_run(&tx, id)
     // Dropping `tx` rolls back, which for a read-only transaction just ends it.
 }
@@ -101,7 +100,7 @@ fn from_json<T: DeserializeOwned>(text: &str, field: &'static str, id: i64) -> R
 
 /// Reassembles run `id` on `conn`; `save` uses it inside its own transaction
 /// to check the round trip before committing.
-pub(crate) fn load_run(conn: &Connection, id: i64) -> Result<RunRecord, Fault> {
+pub(crate) fn load_run(conn: &Db, id: i64) -> Result<RunRecord, Fault> {
     struct Row {
         started_at: String,
         finished_at: String,
@@ -115,30 +114,27 @@ pub(crate) fn load_run(conn: &Connection, id: i64) -> Result<RunRecord, Fault> {
         load: Option<String>,
         run: Option<String>,
     }
-    let row = conn
-        .query_row(
+    let mut r = conn
+        .query_opt(
             "SELECT started_at, finished_at, status, failure, marks_json, warnings_json,
                     config_json, environment_json, cpu_json, load_json, run_json
              FROM runs WHERE id = ?1",
-            [id],
-            |r| {
-                Ok(Row {
-                    started_at: r.get(0)?,
-                    finished_at: r.get(1)?,
-                    status: r.get(2)?,
-                    failure: r.get(3)?,
-                    marks: r.get(4)?,
-                    warnings: r.get(5)?,
-                    config: r.get(6)?,
-                    environment: r.get(7)?,
-                    cpu: r.get(8)?,
-                    load: r.get(9)?,
-                    run: r.get(10)?,
-                })
-            },
-        )
-        .optional()?
+            &args![id],
+        )?
         .ok_or(Fault::NotFound(id))?;
+    let row = Row {
+        started_at: r.take(0)?,
+        finished_at: r.take(1)?,
+        status: r.take(2)?,
+        failure: r.take(3)?,
+        marks: r.take(4)?,
+        warnings: r.take(5)?,
+        config: r.take(6)?,
+        environment: r.take(7)?,
+        cpu: r.take(8)?,
+        load: r.take(9)?,
+        run: r.take(10)?,
+    };
 
     let status: RunStatus = serde_json::from_value(Value::String(row.status.clone()))
         .map_err(|_| Fault::Corrupt(format!("run {id} has unknown status '{}'", row.status)))?;
@@ -201,32 +197,30 @@ struct Histograms {
 /// The rows of run `id` from `sql`, which selects (phase, op, key, encoding,
 /// data), keyed by (phase, op, key); `what` names a row's key in messages.
 fn load_histogram_rows<K>(
-    conn: &Connection,
+    conn: &Db,
     id: i64,
     sql: &str,
     what: fn(&K) -> String,
 ) -> Result<HashMap<(String, String, K), String>, Fault>
 where
-    K: rusqlite::types::FromSql + Eq + std::hash::Hash,
+    K: FromValue + Eq + std::hash::Hash,
 {
-    let mut stmt = conn.prepare_cached(sql)?;
-    let mut rows = stmt.query([id])?;
     let mut out = HashMap::new();
-    while let Some(r) = rows.next()? {
+    for mut r in conn.query(sql, &args![id])? {
         let (phase, op, key, encoding): (String, String, K, String) =
-            (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
+            (r.take(0)?, r.take(1)?, r.take(2)?, r.take(3)?);
         if encoding != HISTOGRAM_ENCODING {
             return Err(Fault::Corrupt(format!(
                 "run {id} {phase}/{op} {} has unknown encoding '{encoding}'",
                 what(&key)
             )));
         }
-        out.insert((phase, op, key), r.get(4)?);
+        out.insert((phase, op, key), r.take(4)?);
     }
     Ok(out)
 }
 
-fn load_histograms(conn: &Connection, id: i64) -> Result<Histograms, Fault> {
+fn load_histograms(conn: &Db, id: i64) -> Result<Histograms, Fault> {
     Ok(Histograms {
         ops: load_histogram_rows(
             conn,
@@ -289,30 +283,24 @@ fn decode_phase(
     })
 }
 
-fn load_probes(conn: &Connection, id: i64) -> Result<Vec<Probe>, Fault> {
-    let mut stmt = conn.prepare_cached(
+fn load_probes(conn: &Db, id: i64) -> Result<Vec<Probe>, Fault> {
+    let rows = conn.query(
         "SELECT stage, rss_bytes, server_memory_bytes, cpu_seconds, items, evictions, nodes_json
          FROM probes WHERE run_id = ?1 ORDER BY seq",
+        &args![id],
     )?;
-    let rows = stmt
-        .query_map([id], |r| {
-            Ok((
-                Probe {
-                    stage: r.get(0)?,
-                    rss_bytes: r.get(1)?,
-                    server_memory_bytes: r.get(2)?,
-                    cpu_seconds: r.get(3)?,
-                    items: r.get(4)?,
-                    evictions: r.get(5)?,
-                    nodes: Vec::new(),
-                },
-                r.get::<_, Option<String>>(6)?,
-            ))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
     let mut probes = Vec::with_capacity(rows.len());
-    for (mut p, nodes) in rows {
-        if let Some(json) = nodes {
+    for mut r in rows {
+        let mut p = Probe {
+            stage: r.take(0)?,
+            rss_bytes: r.take(1)?,
+            server_memory_bytes: r.take(2)?,
+            cpu_seconds: r.take(3)?,
+            items: r.take(4)?,
+            evictions: r.take(5)?,
+            nodes: Vec::new(),
+        };
+        if let Some(json) = r.take::<Option<String>>(6)? {
             p.nodes = from_json(&json, "probes", id)?;
         }
         probes.push(p);
@@ -320,10 +308,12 @@ fn load_probes(conn: &Connection, id: i64) -> Result<Vec<Probe>, Fault> {
     Ok(probes)
 }
 
-pub(crate) fn list_runs(conn: &Connection, filter: &RunFilter) -> Result<Vec<RunSummary>, Fault> {
+pub(crate) fn list_runs(conn: &Db, filter: &RunFilter) -> Result<Vec<RunSummary>, Fault> {
     // julianday() orders by instant, not by text: "10:00:00.5Z" sorts before
     // "10:00:00Z" as text although it is later. Unparsable times give NULL
-    // and sort last; id breaks ties in save order.
+    // and sort last (said outright: PostgreSQL puts NULLs first in DESC);
+    // id breaks ties in save order.
+    // (PostgreSQL gets julianday() from the store's prelude, migrate.rs.)
     let mut sql = String::from(
         "SELECT r.id, r.started_at, r.status, r.system, r.workload, r.clients, r.records,
                 CASE WHEN r.status = 'failed' THEN NULL ELSE r.throughput END,
@@ -333,7 +323,7 @@ pub(crate) fn list_runs(conn: &Connection, filter: &RunFilter) -> Result<Vec<Run
          FROM runs r
          LEFT JOIN op_results rd ON rd.run_id = r.id AND rd.phase = 'run' AND rd.op = 'read'
          LEFT JOIN op_results up ON up.run_id = r.id AND up.phase = 'run' AND up.op = 'update'
-         WHERE 1",
+         WHERE 1 = 1",
     );
     let mut args: Vec<SqlValue> = Vec::new();
     // Binds `value` and names its parameter.
@@ -354,44 +344,38 @@ pub(crate) fn list_runs(conn: &Connection, filter: &RunFilter) -> Result<Vec<Run
         let (k, v) = (arg(key.clone().into()), arg(value.clone().into()));
         sql.push_str(&format!(
             " AND EXISTS (SELECT 1 FROM run_labels l
-                          WHERE l.run_id = r.id AND l.key = {k} AND ({v} IS NULL OR l.value = {v}))"
+                          WHERE l.run_id = r.id AND l.key = {k}
+                            AND (CAST({v} AS TEXT) IS NULL OR l.value = {v}))"
         ));
     }
     if let Some(ids) = &filter.ids {
         // One parameter however many ids: a JSON array read by json_each.
         let list = serde_json::Value::from(ids.clone()).to_string();
-        sql.push_str(&format!(
-            " AND r.id IN (SELECT value FROM json_each({}))",
-            arg(list.into())
-        ));
+        let param = arg(list.into());
+        sql.push_str(&format!(" AND r.id IN ({})", conn.json_integers(&param)));
     }
-    // SQLite reads a negative LIMIT as "no limit".
-    let limit = filter
-        .limit
-        .map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
-    sql.push_str(&format!(
-        " ORDER BY julianday(r.started_at) DESC, r.id DESC LIMIT {}",
-        arg(limit.into())
-    ));
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows: Vec<RunSummary> = stmt
-        .query_map(params_from_iter(args), |r| {
-            Ok(RunSummary {
-                id: r.get(0)?,
-                started_at: r.get(1)?,
-                status: r.get(2)?,
-                system: r.get(3)?,
-                workload: r.get(4)?,
-                clients: r.get(5)?,
-                records: r.get(6)?,
-                throughput: r.get(7)?,
-                read_p99_us: r.get(8)?,
-                update_p99_us: r.get(9)?,
-                failure: r.get(10)?,
-                labels: BTreeMap::new(),
-            })
-        })?
-        .collect::<Result<_, _>>()?;
+    sql.push_str(" ORDER BY julianday(r.started_at) DESC NULLS LAST, r.id DESC");
+    if let Some(limit) = filter.limit {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        sql.push_str(&format!(" LIMIT {}", arg(limit.into())));
+    }
+    let mut rows = Vec::new();
+    for mut r in conn.query(&sql, &args)? {
+        rows.push(RunSummary {
+            id: r.take(0)?,
+            started_at: r.take(1)?,
+            status: r.take(2)?,
+            system: r.take(3)?,
+            workload: r.take(4)?,
+            clients: r.take(5)?,
+            records: r.take(6)?,
+            throughput: r.take(7)?,
+            read_p99_us: r.take(8)?,
+            update_p99_us: r.take(9)?,
+            failure: r.take(10)?,
+            labels: BTreeMap::new(),
+        });
+    }
     for row in &mut rows {
         row.labels = crate::labels::load(conn, row.id)?;
     }
@@ -399,10 +383,12 @@ pub(crate) fn list_runs(conn: &Connection, filter: &RunFilter) -> Result<Vec<Run
 }
 
 /// Fails with the first of `ids` that is not stored, if any.
-pub(crate) fn require_all(conn: &Connection, ids: &[i64]) -> Result<(), Fault> {
-    let mut stmt = conn.prepare_cached("SELECT 1 FROM runs WHERE id = ?1")?;
+pub(crate) fn require_all(conn: &Db, ids: &[i64]) -> Result<(), Fault> {
     for &id in ids {
-        if !stmt.exists([id])? {
+        if conn
+            .query_opt("SELECT 1 FROM runs WHERE id = ?1", &args![id])?
+            .is_none()
+        {
             return Err(Fault::NotFound(id));
         }
     }
@@ -410,30 +396,31 @@ pub(crate) fn require_all(conn: &Connection, ids: &[i64]) -> Result<(), Fault> {
 }
 
 /// The ids `selection` names, ascending and without repeats.
-pub(crate) fn select_runs(conn: &Connection, selection: &RunSelection) -> Result<Vec<i64>, Fault> {
+pub(crate) fn select_runs(conn: &Db, selection: &RunSelection) -> Result<Vec<i64>, Fault> {
     match selection {
-        RunSelection::All => ids_of(conn, "SELECT id FROM runs ORDER BY id", params![]),
+        RunSelection::All => ids_of(conn, "SELECT id FROM runs ORDER BY id", &[]),
         RunSelection::Experiment(name) => ids_of(
             conn,
             "SELECT run_id FROM experiment_cells WHERE experiment = ?1 ORDER BY run_id",
-            params![name],
+            &args![name],
         ),
         RunSelection::Label(key, value) => ids_of(
             conn,
-            "SELECT run_id FROM run_labels WHERE key = ?1 AND (?2 IS NULL OR value = ?2)
+            "SELECT run_id FROM run_labels
+             WHERE key = ?1 AND (CAST(?2 AS TEXT) IS NULL OR value = ?2)
              ORDER BY run_id",
-            params![key, value],
+            &args![key, value],
         ),
         RunSelection::Ids(ranges) => {
             // Ranges are checked against the table, never expanded first,
             // so `1-1000000000` costs what the stored runs cost.
-            let mut stmt =
-                conn.prepare_cached("SELECT id FROM runs WHERE id BETWEEN ?1 AND ?2 ORDER BY id")?;
             let mut ids = BTreeSet::new();
             for range in ranges {
-                let found: Vec<i64> = stmt
-                    .query_map([range.start(), range.end()], |r| r.get(0))?
-                    .collect::<Result<_, _>>()?;
+                let found = ids_of(
+                    conn,
+                    "SELECT id FROM runs WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+                    &args![range.start(), range.end()],
+                )?;
                 // The first id of the range that is not stored, if any.
                 let mut expected = *range.start();
                 for &id in &found {
@@ -453,10 +440,9 @@ pub(crate) fn select_runs(conn: &Connection, selection: &RunSelection) -> Result
 }
 
 /// The ids `sql` selects, in its order.
-fn ids_of(conn: &Connection, sql: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<i64>, Fault> {
-    let mut stmt = conn.prepare_cached(sql)?;
-    let ids = stmt
-        .query_map(args, |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
-    Ok(ids)
+fn ids_of(conn: &Db, sql: &str, args: &[SqlValue]) -> Result<Vec<i64>, Fault> {
+    conn.query(sql, args)?
+        .into_iter()
+        .map(|mut r| Ok(r.take(0)?))
+        .collect()
 }

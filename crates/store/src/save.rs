@@ -4,9 +4,9 @@
 //!
 //! It never measures, never talks to servers, and never changes a saved run.
 
+use crate::db::{args, Db, TxKind};
 use crate::{query, CellTag, Fault};
 use kvbench_model::{PhaseResult, Probe, RunRecord};
-use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -26,15 +26,11 @@ pub(crate) const MEASURES: [(&str, &str); 3] = [
 /// `interval_histograms` table, never inside the phase JSON.
 pub(crate) const SERIES_HISTOGRAM: &str = "histogram";
 
-pub(crate) fn save_run(
-    conn: &mut Connection,
-    record: &RunRecord,
-    cell: Option<&CellTag>,
-) -> Result<i64, Fault> {
-    // IMMEDIATE takes the write lock up front: a deferred transaction that
-    // first reads could hit SQLITE_BUSY on upgrade, which the busy timeout
-    // cannot wait out.
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+pub(crate) fn save_run(db: &Db, record: &RunRecord, cell: Option<&CellTag>) -> Result<i64, Fault> {
+    // A write transaction takes the write lock up front: on SQLite a
+    // deferred transaction that first reads could hit SQLITE_BUSY on
+    // upgrade, which the busy timeout cannot wait out.
+    let tx = db.begin(TxKind::Write)?;
     let id = insert_run(&tx, record)?;
     if let Some(load) = &record.load {
         insert_phase(&tx, id, "load", load)?;
@@ -48,7 +44,7 @@ pub(crate) fn save_run(
         crate::experiment::insert_cell(&tx, id, cell)?;
     }
     // Read the run back before committing: a value that does not survive
-    // SQLite or JSON (NaN, infinity) is refused now, with nothing stored,
+    // the database or JSON (NaN, infinity) is refused now, with nothing stored,
     // instead of producing a run that get_run cannot return.
     let back = query::load_run(&tx, id).map_err(|fault| match fault {
         Fault::Json {
@@ -73,17 +69,20 @@ fn to_json<T: Serialize + ?Sized>(value: &T, field: &'static str) -> Result<Stri
     })
 }
 
-fn insert_run(tx: &Transaction<'_>, r: &RunRecord) -> Result<i64, Fault> {
+fn insert_run(tx: &Db, r: &RunRecord) -> Result<i64, Fault> {
     let c = &r.config;
     let load_json = r.load.as_ref().map(|p| phase_json(p, "load")).transpose()?;
     let run_json = r.run.as_ref().map(|p| phase_json(p, "run")).transpose()?;
     let cpu_json = r.cpu.as_ref().map(|cpu| to_json(cpu, "cpu")).transpose()?;
-    tx.execute(
+    // RETURNING (SQLite 3.35+, PostgreSQL) rather than last_insert_rowid():
+    // the same statement on both backends.
+    let mut row = tx.query_row(
         "INSERT INTO runs (started_at, finished_at, status, failure, marks_json, warnings_json,
                            system, workload, records, operations, clients, pipeline, seed,
                            throughput, config_json, environment_json, cpu_json, load_json, run_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
-        params![
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+         RETURNING id",
+        &args![
             r.started_at,
             r.finished_at,
             r.status.as_str(),
@@ -105,7 +104,7 @@ fn insert_run(tx: &Transaction<'_>, r: &RunRecord) -> Result<i64, Fault> {
             run_json,
         ],
     )?;
-    Ok(tx.last_insert_rowid())
+    Ok(row.take(0)?)
 }
 
 /// The phase as JSON without the histograms (the ops' and the series'):
@@ -132,38 +131,36 @@ fn phase_json(phase: &PhaseResult, field: &'static str) -> Result<String, Fault>
     to_json(&value, field)
 }
 
-fn insert_phase(
-    tx: &Transaction<'_>,
-    id: i64,
-    phase: &str,
-    result: &PhaseResult,
-) -> Result<(), Fault> {
-    let mut op_stmt = tx.prepare_cached(
+fn insert_phase(tx: &Db, id: i64, phase: &str, result: &PhaseResult) -> Result<(), Fault> {
+    const OP: &str =
         "INSERT INTO op_results (run_id, phase, op, completed, misses, errors, throughput,
                                  p50_us, p95_us, p99_us, p999_us, max_us, mean_us)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-    )?;
-    let mut hist_stmt = tx.prepare_cached(
-        "INSERT INTO histograms (run_id, phase, op, measure, encoding, data)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?;
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+    const HISTOGRAM: &str = "INSERT INTO histograms (run_id, phase, op, measure, encoding, data)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+    const INTERVAL: &str =
+        "INSERT INTO interval_histograms (run_id, phase, op, second, encoding, data)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
     for op in &result.ops {
         let l = &op.latency;
-        op_stmt.execute(params![
-            id,
-            phase,
-            op.op.as_str(),
-            op.completed,
-            op.misses,
-            op.errors,
-            op.throughput,
-            l.p50_us,
-            l.p95_us,
-            l.p99_us,
-            l.p999_us,
-            l.max_us,
-            l.mean_us,
-        ])?;
+        tx.execute(
+            OP,
+            &args![
+                id,
+                phase,
+                op.op.as_str(),
+                op.completed,
+                op.misses,
+                op.errors,
+                op.throughput,
+                l.p50_us,
+                l.p95_us,
+                l.p99_us,
+                l.p999_us,
+                l.max_us,
+                l.mean_us,
+            ],
+        )?;
         let measures = [
             ("latency", Some(&op.histogram)),
             ("service", op.service_histogram.as_ref()),
@@ -176,56 +173,52 @@ fn insert_phase(
             if measure == "latency" && data.is_empty() {
                 continue;
             }
-            hist_stmt.execute(params![
-                id,
-                phase,
-                op.op.as_str(),
-                measure,
-                HISTOGRAM_ENCODING,
-                data
-            ])?;
+            tx.execute(
+                HISTOGRAM,
+                &args![id, phase, op.op.as_str(), measure, HISTOGRAM_ENCODING, data],
+            )?;
         }
     }
-    let mut interval_stmt = tx.prepare_cached(
-        "INSERT INTO interval_histograms (run_id, phase, op, second, encoding, data)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?;
     for point in result.series.iter().filter(|p| !p.histogram.is_empty()) {
-        interval_stmt.execute(params![
-            id,
-            phase,
-            point.op.as_str(),
-            point.second,
-            HISTOGRAM_ENCODING,
-            point.histogram
-        ])?;
+        tx.execute(
+            INTERVAL,
+            &args![
+                id,
+                phase,
+                point.op.as_str(),
+                point.second,
+                HISTOGRAM_ENCODING,
+                point.histogram
+            ],
+        )?;
     }
     Ok(())
 }
 
-fn insert_probes(tx: &Transaction<'_>, id: i64, probes: &[Probe]) -> Result<(), Fault> {
-    let mut stmt = tx.prepare_cached(
-        "INSERT INTO probes (run_id, seq, stage, rss_bytes, server_memory_bytes, cpu_seconds,
-                             items, evictions, nodes_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    )?;
+fn insert_probes(tx: &Db, id: i64, probes: &[Probe]) -> Result<(), Fault> {
+    const PROBE: &str = "INSERT INTO probes (run_id, seq, stage, rss_bytes, server_memory_bytes,
+                                              cpu_seconds, items, evictions, nodes_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
     for (seq, p) in probes.iter().enumerate() {
         let nodes = if p.nodes.is_empty() {
             None
         } else {
             Some(to_json(&p.nodes, "probes")?)
         };
-        stmt.execute(params![
-            id,
-            seq,
-            p.stage,
-            p.rss_bytes,
-            p.server_memory_bytes,
-            p.cpu_seconds,
-            p.items,
-            p.evictions,
-            nodes,
-        ])?;
+        tx.execute(
+            PROBE,
+            &args![
+                id,
+                seq,
+                p.stage,
+                p.rss_bytes,
+                p.server_memory_bytes,
+                p.cpu_seconds,
+                p.items,
+                p.evictions,
+                nodes,
+            ],
+        )?;
     }
     Ok(())
 }

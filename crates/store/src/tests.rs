@@ -1,9 +1,13 @@
-//! Tests of the store against real SQLite files in temporary directories.
-//! They check the promises other crates rely on: exact round trips, one
-//! transaction per run, early failure on a bad path, refusal of newer or
-//! foreign databases. They never start servers.
+//! Tests of the store against real SQLite files in temporary directories
+//! and real PostgreSQL databases on a server the tests start themselves
+//! ([`crate::testing`]). They check the promises other crates rely on, on
+//! both backends: exact round trips, one transaction per run, distinct ids
+//! for concurrent savers, early failure on a bad location, refusal of newer
+//! or foreign databases, and that both backends read back the same. They
+//! never start benchmarked servers.
 
 use super::*;
+use crate::db::{Backend, Db, TxKind};
 use kvbench_model::{
     CpuCost, Environment, LatencySummary, NodeProbe, OpKind, OpResult, PhaseResult, Probe,
     RunConfig, RunStatus, SeriesPoint, Setting, SystemKind, TopologyKind,
@@ -117,6 +121,7 @@ fn full_record() -> RunRecord {
             }),
             server_cpus: Some("0".into()),
             client_cpus: Some("1-3".into()),
+            scale_out: None,
             reload: Some("per-workload".into()),
             server_args: vec!["--hz".into(), "20".into()],
             threads_reason: Some("default: test".into()),
@@ -164,6 +169,7 @@ fn full_record() -> RunRecord {
             redirects_ask: 0,
             retries: 0,
             nodes: Vec::new(),
+            scale_out: None,
         }),
         run: Some(PhaseResult {
             duration_s: 31.25,
@@ -204,6 +210,7 @@ fn full_record() -> RunRecord {
             redirects_ask: 0,
             retries: 0,
             nodes: Vec::new(),
+            scale_out: None,
         }),
         probes: vec![
             Probe {
@@ -293,6 +300,105 @@ fn db_path(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("runs.db")
 }
 
+/// A fresh database of one backend, for a test run on both.
+enum Fixture {
+    Sqlite(tempfile::TempDir),
+    Postgres(crate::testing::TestDatabase),
+}
+
+impl Fixture {
+    fn sqlite() -> Fixture {
+        Fixture::Sqlite(tempfile::tempdir().expect("temporary directory"))
+    }
+
+    fn postgres() -> Fixture {
+        Fixture::Postgres(crate::testing::database())
+    }
+
+    fn location(&self) -> Location {
+        match self {
+            Fixture::Sqlite(dir) => Location::Sqlite(db_path(dir)),
+            Fixture::Postgres(db) => db.location().clone(),
+        }
+    }
+
+    fn open(&self) -> Store {
+        let store = Store::open_location(&self.location()).expect("opens");
+        assert_eq!(store.db.backend(), self.backend());
+        store
+    }
+
+    /// A connection that neither creates nor migrates anything.
+    fn raw(&self) -> Db {
+        match self {
+            Fixture::Sqlite(dir) => Db::Sqlite(Connection::open(db_path(dir)).expect("opens")),
+            Fixture::Postgres(db) => {
+                let Location::Postgres(url) = db.location() else {
+                    unreachable!("a PostgreSQL fixture")
+                };
+                Db::Postgres(PgConn::new(connect(url).expect("connects")))
+            }
+        }
+    }
+
+    fn backend(&self) -> Backend {
+        match self {
+            Fixture::Sqlite(_) => Backend::Sqlite,
+            Fixture::Postgres(_) => Backend::Postgres,
+        }
+    }
+}
+
+/// Runs each named `fn(&Fixture)` as two tests, `NAME::sqlite` and
+/// `NAME::postgres`, each on a fresh database.
+macro_rules! on_both {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn sqlite() {
+                super::$name(&super::Fixture::sqlite());
+            }
+            #[test]
+            fn postgres() {
+                super::$name(&super::Fixture::postgres());
+            }
+        }
+    )*};
+}
+
+on_both!(
+    full_record_round_trips_exactly,
+    minimal_record_round_trips,
+    failed_run_is_saved_and_listed_without_numbers,
+    list_is_newest_first_and_filters,
+    missing_run_is_not_found,
+    newer_schema_is_refused,
+    read_only_open_needs_the_current_schema,
+    reopening_keeps_runs_and_schema_version,
+    save_interrupted_by_constraint_leaves_no_partial_rows,
+    record_that_would_not_read_back_is_refused,
+    version_1_database_is_migrated_and_its_runs_still_read,
+    interval_histograms_live_in_their_own_table,
+    selections_resolve_to_stored_ids_and_name_the_first_missing_one,
+    experiment_cells_count_only_runs_that_did_not_fail,
+    labels_filter_listings_and_change_all_or_nothing,
+    delete_removes_every_row_of_the_run_and_nothing_else,
+    selections_by_experiment_and_label,
+    cell_runs_are_the_iterations_of_the_same_pass_that_did_not_fail,
+    analytics_records_round_trip_exactly_and_are_numbered_apart_from_runs,
+    an_analytics_record_that_would_not_read_back_is_not_saved,
+    concurrent_savers_get_distinct_ids_and_whole_runs,
+    concurrent_opens_of_a_fresh_database_migrate_once,
+    a_writer_holding_the_lock_makes_a_save_busy,
+);
+
+/// The one value `sql` selects.
+fn scalar(db: &Db, sql: &str) -> i64 {
+    db.query_row(sql, &[])
+        .and_then(|mut r| r.take(0))
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
 /// Row counts of every table, to show that a refused save left nothing.
 fn counts(store: &Store) -> [i64; 5] {
     [
@@ -306,46 +412,72 @@ fn counts(store: &Store) -> [i64; 5] {
 }
 
 fn count_rows(store: &Store, table: &str) -> i64 {
-    store
-        .conn
-        .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
-        .unwrap()
+    scalar(&store.db, &format!("SELECT count(*) FROM {table}"))
 }
 
 /// Rows per table that belong to run `id`, for every table with a run_id.
 fn rows_of(store: &Store, id: i64) -> Vec<(String, i64)> {
-    let tables: Vec<String> = store
-        .conn
-        .prepare(
+    let tables_sql = match store.db.backend() {
+        Backend::Sqlite => {
             "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c
-                  WHERE m.type = 'table' AND c.name = 'run_id' ORDER BY m.name",
-        )
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+             WHERE m.type = 'table' AND c.name = 'run_id' ORDER BY m.name"
+        }
+        Backend::Postgres => {
+            "SELECT CAST(table_name AS TEXT) FROM information_schema.columns
+             WHERE table_schema = current_schema() AND column_name = 'run_id'
+             ORDER BY table_name"
+        }
+    };
+    let tables: Vec<String> = store
+        .db
+        .query(tables_sql, &[])
+        .expect("lists tables")
+        .into_iter()
+        .map(|mut r| r.take(0).expect("a name"))
+        .collect();
     tables
         .into_iter()
         .map(|t| {
             let n = store
-                .conn
+                .db
                 .query_row(
                     &format!("SELECT count(*) FROM {t} WHERE run_id = ?1"),
-                    [id],
-                    |r| r.get(0),
+                    &[db::Value::Int(id)],
                 )
-                .unwrap();
+                .and_then(|mut r| r.take(0))
+                .expect("counts");
             (t, n)
         })
         .collect()
 }
 
-#[test]
-fn full_record_round_trips_exactly() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&db_path(&dir)).unwrap();
-    assert_eq!(store.path(), db_path(&dir));
+/// The schema version the database records.
+fn version(db: &Db) -> i64 {
+    migrate::marks(db).expect("reads the version").0
+}
+
+/// Sets the recorded schema version, as another kvbench would have.
+fn set_version(db: &Db, version: i64) {
+    let sql = match db.backend() {
+        Backend::Sqlite => format!("PRAGMA user_version = {version}"),
+        Backend::Postgres => format!("UPDATE kvbench_meta SET version = {version}"),
+    };
+    db.batch(&sql).expect("sets the version");
+}
+
+fn sqlite(store: &Store) -> &Connection {
+    match &store.db {
+        Db::Sqlite(conn) => conn,
+        Db::Postgres(_) => panic!("an SQLite store"),
+    }
+}
+
+fn full_record_round_trips_exactly(fx: &Fixture) {
+    let mut store = fx.open();
+    if let Location::Sqlite(path) = fx.location() {
+        assert_eq!(store.path(), path);
+    }
+    assert_eq!(store.location(), &fx.location());
     let record = full_record();
     let id = store.save_run(&record).unwrap();
     assert_eq!(id, 1, "record.id must be ignored");
@@ -353,31 +485,27 @@ fn full_record_round_trips_exactly() {
 
     // The layout reports rely on: histograms out of the JSON, into their table.
     assert_eq!(counts(&store), [1, 4, 8, 3, 1]);
-    let (run_json, seed): (String, String) = store
-        .conn
-        .query_row("SELECT run_json, seed FROM runs WHERE id = 1", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
+    let mut row = store
+        .db
+        .query_row("SELECT run_json, seed FROM runs WHERE id = 1", &[])
         .unwrap();
+    let (run_json, seed): (String, String) = (row.take(0).unwrap(), row.take(1).unwrap());
     assert!(!run_json.contains("histogram"), "{run_json}");
     assert_eq!(seed, (u64::MAX - 1).to_string());
-    let (p99, data): (f64, String) = store
-        .conn
+    let mut row = store
+        .db
         .query_row(
             "SELECT o.p99_us, h.data FROM op_results o JOIN histograms h USING (run_id, phase, op)
              WHERE o.run_id = 1 AND o.phase = 'run' AND o.op = 'update'",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            &[],
         )
         .unwrap();
+    let (p99, data): (f64, String) = (row.take(0).unwrap(), row.take(1).unwrap());
     assert_eq!(p99, 1_000.0 / 3.0 * 3.0);
     assert_eq!(data, op_result(OpKind::Update, 3).histogram);
 }
 
-#[test]
-fn minimal_record_round_trips() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&db_path(&dir)).unwrap();
+fn minimal_record() -> RunRecord {
     let mut r = full_record();
     r.load = None;
     r.run = Some(PhaseResult {
@@ -392,14 +520,18 @@ fn minimal_record_round_trips() {
     r.config.server_settings.clear();
     r.config.duration_s = None;
     r.environment = Environment::default();
+    r
+}
+
+fn minimal_record_round_trips(fx: &Fixture) {
+    let mut store = fx.open();
+    let r = minimal_record();
     let id = store.save_run(&r).unwrap();
     assert_eq!(store.get_run(id).unwrap(), with_id(r, id));
 }
 
-#[test]
-fn failed_run_is_saved_and_listed_without_numbers() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&db_path(&dir)).unwrap();
+fn failed_run_is_saved_and_listed_without_numbers(fx: &Fixture) {
+    let mut store = fx.open();
     let record = failed_record();
     let id = store.save_run(&record).unwrap();
     assert_eq!(store.get_run(id).unwrap(), with_id(record, id));
@@ -434,10 +566,9 @@ fn listed(store: &Store, filter: RunFilter) -> Vec<i64> {
         .collect()
 }
 
-#[test]
-fn list_is_newest_first_and_filters() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&db_path(&dir)).unwrap();
+/// Runs of several systems, workloads, statuses and start times, with a
+/// tie and a time that sorts wrong as text.
+fn listing_records() -> Vec<RunRecord> {
     let run = |system, workload: &str, status, started_at: &str| {
         let mut r = if status == RunStatus::Failed {
             failed_record()
@@ -452,14 +583,18 @@ fn list_is_newest_first_and_filters() {
     };
     use RunStatus::*;
     use SystemKind::*;
-    let records = [
+    vec![
         run(Redis, "a", Ok, "2024-05-01T10:00:00Z"),     // id 1
         run(Redis, "b", Failed, "2024-05-03T09:00:00Z"), // id 2
         run(Memcached, "a", Ok, "2024-05-02T08:00:00Z"), // id 3
         run(Memcached, "a", Invalid, "2024-05-01T10:00:00.5Z"), // id 4: later than id 1
         run(Redis, "a", Ok, "2024-05-02T08:00:00Z"),     // id 5: ties with 3, saved later
-    ];
-    for r in &records {
+    ]
+}
+
+fn list_is_newest_first_and_filters(fx: &Fixture) {
+    let mut store = fx.open();
+    for r in &listing_records() {
         store.save_run(r).unwrap();
     }
     let ids = |filter: RunFilter| listed(&store, filter);
@@ -516,6 +651,12 @@ fn list_is_newest_first_and_filters() {
         ..Default::default()
     })
     .is_empty());
+    // Case matters, on both backends.
+    assert!(ids(RunFilter {
+        system: some("Redis"),
+        ..Default::default()
+    })
+    .is_empty());
 
     // A measured run lists its run-phase numbers.
     let top = &store
@@ -529,12 +670,16 @@ fn list_is_newest_first_and_filters() {
     assert_eq!(top.read_p99_us, Some(1_000.0 / 3.0 * 2.0));
     assert_eq!(top.update_p99_us, Some(1_000.0 / 3.0 * 3.0));
     assert_eq!(top.failure, None);
+
+    // A start time that is no time sorts last.
+    let mut odd = full_record();
+    odd.started_at = "not a time".into();
+    let id = store.save_run(&odd).unwrap();
+    assert_eq!(listed(&store, RunFilter::default()), [2, 5, 3, 4, 1, id]);
 }
 
-#[test]
-fn missing_run_is_not_found() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&db_path(&dir)).unwrap();
+fn missing_run_is_not_found(fx: &Fixture) {
+    let store = fx.open();
     let err = store.get_run(42).unwrap_err();
     assert!(matches!(err, StoreError::NotFound(42)), "{err:?}");
     assert_eq!(err.to_string(), "no run with id 42");
@@ -617,6 +762,13 @@ fn foreign_sqlite_database_is_refused() {
     drop(conn);
     let err = Store::open(&path).unwrap_err();
     assert!(matches!(err, StoreError::Foreign { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{} is an SQLite database not created by kvbench; choose another --db",
+            path.display()
+        )
+    );
     // Untouched: still the other program's single table.
     let conn = Connection::open(&path).unwrap();
     let n: i64 = conn
@@ -626,51 +778,85 @@ fn foreign_sqlite_database_is_refused() {
 }
 
 #[test]
-fn newer_schema_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = db_path(&dir);
-    let mut store = Store::open(&path).unwrap();
-    store.save_run(&full_record()).unwrap();
-    drop(store);
-    let conn = Connection::open(&path).unwrap();
-    conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+fn foreign_postgres_database_is_refused_and_left_alone() {
+    let fx = Fixture::postgres();
+    fx.raw()
+        .batch("CREATE TABLE runs (x BIGINT); INSERT INTO runs VALUES (1);")
         .unwrap();
-    drop(conn);
-
-    let err = Store::open(&path).unwrap_err();
-    match &err {
-        StoreError::SchemaTooNew {
-            found, supported, ..
-        } => assert_eq!((*found, *supported), (SCHEMA_VERSION + 1, SCHEMA_VERSION)),
-        other => panic!("expected SchemaTooNew, got {other:?}"),
+    for err in [
+        Store::open_location(&fx.location()).unwrap_err(),
+        Store::open_read_only_location(&fx.location()).unwrap_err(),
+    ] {
+        assert!(matches!(err, StoreError::Foreign { .. }), "{err:?}");
+        assert!(
+            err.to_string()
+                .contains("a PostgreSQL database not created by kvbench"),
+            "{err}"
+        );
     }
-    let text = err.to_string();
-    assert!(
-        text.contains(&path.display().to_string()) && text.contains("newer"),
-        "{text}"
+    let raw = fx.raw();
+    assert_eq!(
+        scalar(
+            &raw,
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()"
+        ),
+        1
     );
-    // Refusing did not lower the version.
-    let conn = Connection::open(&path).unwrap();
-    assert_eq!(user_version(&conn), SCHEMA_VERSION + 1);
+    assert_eq!(scalar(&raw, "SELECT count(*) FROM runs"), 1);
 }
 
-#[test]
-fn reopening_keeps_runs_and_schema_version() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = db_path(&dir);
-    let mut store = Store::open(&path).unwrap();
+fn newer_schema_is_refused(fx: &Fixture) {
+    let mut store = fx.open();
+    store.save_run(&full_record()).unwrap();
+    drop(store);
+    set_version(&fx.raw(), SCHEMA_VERSION + 1);
+
+    for err in [
+        Store::open_location(&fx.location()).unwrap_err(),
+        Store::open_read_only_location(&fx.location()).unwrap_err(),
+    ] {
+        match &err {
+            StoreError::SchemaTooNew {
+                found, supported, ..
+            } => assert_eq!((*found, *supported), (SCHEMA_VERSION + 1, SCHEMA_VERSION)),
+            other => panic!("expected SchemaTooNew, got {other:?}"),
+        }
+        let text = err.to_string();
+        assert!(
+            text.contains(&fx.location().to_string()) && text.contains("newer"),
+            "{text}"
+        );
+    }
+    // Refusing did not lower the version.
+    assert_eq!(version(&fx.raw()), SCHEMA_VERSION + 1);
+}
+
+fn read_only_open_needs_the_current_schema(fx: &Fixture) {
+    let mut store = fx.open();
+    let id = store.save_run(&full_record()).unwrap();
+    drop(store);
+    let reader = Store::open_read_only_location(&fx.location()).unwrap();
+    assert_eq!(reader.get_run(id).unwrap(), with_id(full_record(), id));
+    assert_eq!(listed(&reader, RunFilter::default()), [id]);
+    drop(reader);
+    set_version(&fx.raw(), SCHEMA_VERSION - 1);
+    let err = Store::open_read_only_location(&fx.location()).unwrap_err();
+    assert!(matches!(err, StoreError::SchemaTooOld { .. }), "{err:?}");
+    assert_eq!(version(&fx.raw()), SCHEMA_VERSION - 1, "nothing migrated");
+}
+
+fn reopening_keeps_runs_and_schema_version(fx: &Fixture) {
+    let mut store = fx.open();
     let first = store.save_run(&full_record()).unwrap();
     drop(store);
-    let mut store = Store::open(&path).unwrap();
-    assert_eq!(user_version(&store.conn), SCHEMA_VERSION);
+    let mut store = fx.open();
+    assert_eq!(version(&store.db), SCHEMA_VERSION);
     assert_eq!(store.get_run(first).unwrap(), with_id(full_record(), first));
     assert_eq!(store.save_run(&full_record()).unwrap(), first + 1);
 }
 
-#[test]
-fn save_interrupted_by_constraint_leaves_no_partial_rows() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&db_path(&dir)).unwrap();
+fn save_interrupted_by_constraint_leaves_no_partial_rows(fx: &Fixture) {
+    let mut store = fx.open();
     let good = store.save_run(&full_record()).unwrap();
     let before = counts(&store);
 
@@ -681,10 +867,12 @@ fn save_interrupted_by_constraint_leaves_no_partial_rows() {
     bad.run.as_mut().unwrap().ops.push(dup);
     let err = store.save_run(&bad).unwrap_err();
     assert!(matches!(err, StoreError::Sql { .. }), "{err:?}");
-    assert!(
-        err.to_string().contains("UNIQUE constraint failed"),
-        "{err}"
-    );
+    let expected = match fx.backend() {
+        Backend::Sqlite => "UNIQUE constraint failed",
+        Backend::Postgres => "duplicate key value violates unique constraint",
+    };
+    assert!(err.to_string().contains(expected), "{err}");
+    assert!(!err.is_busy());
 
     assert_eq!(counts(&store), before, "refused save left rows behind");
     assert_eq!(store.get_run(good).unwrap(), with_id(full_record(), good));
@@ -693,10 +881,8 @@ fn save_interrupted_by_constraint_leaves_no_partial_rows() {
     store.save_run(&full_record()).unwrap();
 }
 
-#[test]
-fn record_that_would_not_read_back_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&db_path(&dir)).unwrap();
+fn record_that_would_not_read_back_is_refused(fx: &Fixture) {
+    let mut store = fx.open();
     let mut nan = full_record();
     nan.cpu.as_mut().unwrap().client_seconds = f64::NAN;
     let err = store.save_run(&nan).unwrap_err();
@@ -711,6 +897,11 @@ fn record_that_would_not_read_back_is_refused() {
         matches!(err, StoreError::NotExact { part: "config", .. }),
         "{err:?}"
     );
+    // A u64 that no signed 64-bit column holds is refused, not wrapped.
+    let mut huge = full_record();
+    huge.config.records = u64::MAX;
+    let err = store.save_run(&huge).unwrap_err();
+    assert!(matches!(err, StoreError::Sql { .. }), "{err:?}");
     assert_eq!(counts(&store), [0, 0, 0, 0, 0]);
 }
 
@@ -720,8 +911,7 @@ fn reader_does_not_block_writer() {
     let path = db_path(&dir);
     let mut writer = Store::open(&path).unwrap();
     let reader = Store::open(&path).unwrap();
-    let mode: String = writer
-        .conn
+    let mode: String = sqlite(&writer)
         .pragma_query_value(None, "journal_mode", |r| r.get(0))
         .unwrap();
     assert_eq!(mode, "wal");
@@ -729,8 +919,8 @@ fn reader_does_not_block_writer() {
 
     // Without WAL the commit would need the reader gone; with no busy
     // timeout it would then fail at once instead of waiting.
-    writer.conn.busy_timeout(Duration::ZERO).unwrap();
-    let snapshot = reader.conn.unchecked_transaction().unwrap();
+    writer.set_busy_timeout(Duration::ZERO).unwrap();
+    let snapshot = sqlite(&reader).unchecked_transaction().unwrap();
     assert_eq!(reader.list_runs(&RunFilter::default()).unwrap().len(), 1);
     let second = writer.save_run(&full_record()).unwrap();
     assert_eq!(reader.list_runs(&RunFilter::default()).unwrap().len(), 1);
@@ -754,8 +944,7 @@ fn crash_child() {
         return;
     };
     let store = Store::open(Path::new(&path)).unwrap();
-    store
-        .conn
+    sqlite(&store)
         .execute_batch(
             "PRAGMA cache_size = 1;
              BEGIN IMMEDIATE;
@@ -774,8 +963,7 @@ fn crash_child() {
                FROM op_results WHERE run_id = 1;",
         )
         .unwrap();
-    let partial: i64 = store
-        .conn
+    let partial: i64 = sqlite(&store)
         .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
         .unwrap();
     println!("partial runs visible before crash: {partial}");
@@ -807,18 +995,24 @@ fn crash_mid_save_keeps_earlier_runs() {
     assert_eq!(store.get_run(first).unwrap(), with_id(full_record(), first));
 }
 
-#[test]
-fn version_1_database_is_migrated_and_its_runs_still_read() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = db_path(&dir);
+fn version_1_database_is_migrated_and_its_runs_still_read(fx: &Fixture) {
     // A database as version 1 of the schema wrote it, with one run.
     {
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(include_str!("schema.sql")).unwrap();
-        conn.pragma_update(None, "application_id", 0x6b76_6231)
-            .unwrap();
-        conn.pragma_update(None, "user_version", 1).unwrap();
-        conn.execute_batch(
+        let db = fx.raw();
+        let schema = match db.backend() {
+            Backend::Sqlite => MIGRATIONS_1.to_string(),
+            Backend::Postgres => {
+                db.batch(migrate::POSTGRES_PRELUDE).unwrap();
+                migrate::to_postgres(MIGRATIONS_1)
+            }
+        };
+        db.batch(&schema).unwrap();
+        let mark = match db.backend() {
+            Backend::Sqlite => "PRAGMA application_id = 1802920497; PRAGMA user_version = 1;",
+            Backend::Postgres => "UPDATE kvbench_meta SET application_id = 1802920497, version = 1",
+        };
+        db.batch(mark).unwrap();
+        db.batch(
             "INSERT INTO runs (id, started_at, finished_at, status, failure, marks_json, warnings_json,
                                system, workload, records, operations, clients, pipeline, seed,
                                config_json, environment_json, cpu_json, load_json, run_json, throughput)
@@ -832,32 +1026,44 @@ fn version_1_database_is_migrated_and_its_runs_still_read() {
         )
         .unwrap();
     }
-    let store = Store::open(&path).unwrap();
-    assert_eq!(user_version(&store.conn), SCHEMA_VERSION);
-    let (measure, data): (String, String) = store
-        .conn
-        .query_row(
-            "SELECT measure, data FROM histograms WHERE run_id = 1",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
+    let store = fx.open();
+    assert_eq!(version(&store.db), SCHEMA_VERSION);
+    let mut row = store
+        .db
+        .query_row("SELECT measure, data FROM histograms WHERE run_id = 1", &[])
         .unwrap();
+    let (measure, data): (String, String) = (row.take(0).unwrap(), row.take(1).unwrap());
     assert_eq!((measure.as_str(), data.as_str()), ("latency", "OLD"));
+    // The migrated tables take new runs (after the hand-written id 1).
+    if fx.backend() == Backend::Sqlite {
+        let mut store = store;
+        assert_eq!(store.save_run(&full_record()).unwrap(), 2);
+    }
 }
 
+const MIGRATIONS_1: &str = include_str!("schema.sql");
+
 #[test]
-fn interval_histograms_live_in_their_own_table() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&db_path(&dir)).unwrap();
+fn application_id_is_kvb1() {
+    assert_eq!(migrate::APPLICATION_ID, 1_802_920_497);
+}
+
+fn interval_histograms_live_in_their_own_table(fx: &Fixture) {
+    let mut store = fx.open();
     let id = store.save_run(&full_record()).unwrap();
-    let row: (String, String, i64, String) = store
-        .conn
+    let mut r = store
+        .db
         .query_row(
             "SELECT phase, op, second, data FROM interval_histograms WHERE run_id = ?1",
-            [id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            &[db::Value::Int(id)],
         )
         .unwrap();
+    let row: (String, String, i64, String) = (
+        r.take(0).unwrap(),
+        r.take(1).unwrap(),
+        r.take(2).unwrap(),
+        r.take(3).unwrap(),
+    );
     let point = &full_record().run.unwrap().series[0];
     assert_eq!(
         row,
@@ -874,8 +1080,7 @@ fn version_3_database_is_migrated_and_its_runs_read_without_interval_histograms(
     {
         let mut store = Store::open(&path).unwrap();
         store.save_run(&full_record()).unwrap();
-        store
-            .conn
+        sqlite(&store)
             .execute_batch(
                 "DROP TABLE analytics_runs; DROP TABLE run_labels; DROP TABLE experiment_cells;
                  DROP TABLE interval_histograms; PRAGMA user_version = 3;",
@@ -883,7 +1088,7 @@ fn version_3_database_is_migrated_and_its_runs_read_without_interval_histograms(
             .unwrap();
     }
     let store = Store::open(&path).unwrap();
-    assert_eq!(user_version(&store.conn), SCHEMA_VERSION);
+    assert_eq!(version(&store.db), SCHEMA_VERSION);
     let back = store.get_run(1).unwrap();
     let mut expected = with_id(full_record(), 1);
     if let Some(run) = expected.run.as_mut() {
@@ -897,21 +1102,14 @@ fn version_3_database_is_migrated_and_its_runs_read_without_interval_histograms(
     assert_eq!(counts(&store), [1, 4, 8, 3, 0]);
 }
 
-fn user_version(conn: &Connection) -> i64 {
-    conn.pragma_query_value(None, "user_version", |r| r.get(0))
-        .unwrap()
-}
-
-#[test]
-fn selections_resolve_to_stored_ids_and_name_the_first_missing_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&db_path(&dir)).unwrap();
+fn selections_resolve_to_stored_ids_and_name_the_first_missing_one(fx: &Fixture) {
+    let mut store = fx.open();
     for _ in 0..5 {
         store.save_run(&failed_record()).unwrap();
     }
     store
-        .conn
-        .execute("DELETE FROM runs WHERE id = 4", [])
+        .db
+        .execute("DELETE FROM runs WHERE id = 4", &[])
         .unwrap();
     assert_eq!(store.select_runs(&RunSelection::All).unwrap(), [1, 2, 3, 5]);
     let ids =
@@ -938,10 +1136,8 @@ fn tag(key: &str, generation: i64, iteration: u32) -> CellTag {
     }
 }
 
-#[test]
-fn experiment_cells_count_only_runs_that_did_not_fail() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&db_path(&dir)).unwrap();
+fn experiment_cells_count_only_runs_that_did_not_fail(fx: &Fixture) {
+    let mut store = fx.open();
     assert_eq!(store.experiment_generation("sweep").unwrap(), None);
     let mut ok = full_record();
     ok.started_at = "2024-05-01T10:00:00Z".into();
@@ -976,10 +1172,8 @@ fn labelled(pairs: &[(&str, &str)]) -> RunRecord {
     r
 }
 
-#[test]
-fn labels_filter_listings_and_change_all_or_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&db_path(&dir)).unwrap();
+fn labels_filter_listings_and_change_all_or_nothing(fx: &Fixture) {
+    let mut store = fx.open();
     store
         .save_run(&labelled(&[("env", "ci"), ("k", "")]))
         .unwrap(); // 1
@@ -997,6 +1191,7 @@ fn labels_filter_listings_and_change_all_or_nothing() {
     };
     assert_eq!(ids(&[("env", None)]), [2, 1]);
     assert_eq!(ids(&[("env", Some("ci"))]), [1]);
+    assert_eq!(ids(&[("env", Some("CI"))]), Vec::<i64>::new());
     assert_eq!(ids(&[("env", None), ("k", Some(""))]), [1]);
     assert_eq!(ids(&[("k", Some("x"))]), Vec::<i64>::new());
     let all = store.list_runs(&RunFilter::default()).unwrap();
@@ -1006,6 +1201,11 @@ fn labels_filter_listings_and_change_all_or_nothing() {
         ..Default::default()
     };
     assert_eq!(listed(&store, only), [3, 1]);
+    let none = RunFilter {
+        ids: Some(vec![]),
+        ..Default::default()
+    };
+    assert_eq!(listed(&store, none), Vec::<i64>::new());
 
     let add: Labels = [("env".to_string(), "prod".to_string())].into();
     store.relabel(&[1, 3], &add, &["k".to_string()]).unwrap();
@@ -1022,10 +1222,8 @@ fn labels_filter_listings_and_change_all_or_nothing() {
     assert!(!store.get_run(2).unwrap().labels.contains_key("x"));
 }
 
-#[test]
-fn delete_removes_every_row_of_the_run_and_nothing_else() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&db_path(&dir)).unwrap();
+fn delete_removes_every_row_of_the_run_and_nothing_else(fx: &Fixture) {
+    let mut store = fx.open();
     let a = store
         .save_cell_run(&full_record(), &tag("a", 1, 1))
         .unwrap();
@@ -1064,10 +1262,8 @@ fn delete_removes_every_row_of_the_run_and_nothing_else() {
     assert_eq!(store.save_run(&full_record()).unwrap(), b + 1);
 }
 
-#[test]
-fn selections_by_experiment_and_label() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&db_path(&dir)).unwrap();
+fn selections_by_experiment_and_label(fx: &Fixture) {
+    let mut store = fx.open();
     store
         .save_cell_run(&labelled(&[]), &tag("a", 1, 1))
         .unwrap(); // 1
@@ -1088,10 +1284,8 @@ fn selections_by_experiment_and_label() {
     );
 }
 
-#[test]
-fn cell_runs_are_the_iterations_of_the_same_pass_that_did_not_fail() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&db_path(&dir)).unwrap();
+fn cell_runs_are_the_iterations_of_the_same_pass_that_did_not_fail(fx: &Fixture) {
+    let mut store = fx.open();
     let ok = full_record();
     let one = store.save_cell_run(&ok, &tag("a", 1, 1)).unwrap();
     store
@@ -1160,10 +1354,8 @@ fn analytics_record() -> AnalyticsRecord {
     }
 }
 
-#[test]
-fn analytics_records_round_trip_exactly_and_are_numbered_apart_from_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&db_path(&dir)).unwrap();
+fn analytics_records_round_trip_exactly_and_are_numbered_apart_from_runs(fx: &Fixture) {
+    let mut store = fx.open();
     store.save_run(&full_record()).unwrap();
     let first = store.save_analytics(&analytics_record()).unwrap();
     assert_eq!(first, 1, "analytics ids do not count runs");
@@ -1187,13 +1379,235 @@ fn analytics_records_round_trip_exactly_and_are_numbered_apart_from_runs() {
     assert_eq!(err.to_string(), "no analytics run with id 9");
 }
 
-#[test]
-fn an_analytics_record_that_would_not_read_back_is_not_saved() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&db_path(&dir)).unwrap();
+fn an_analytics_record_that_would_not_read_back_is_not_saved(fx: &Fixture) {
+    let mut store = fx.open();
     let mut r = analytics_record();
     r.pagerank[0].map_s[0] = f64::NAN;
     let err = store.save_analytics(&r).unwrap_err();
     assert!(matches!(err, StoreError::NotExact { .. }), "{err:?}");
     assert_eq!(count_rows(&store, "analytics_runs"), 0);
+}
+
+fn concurrent_savers_get_distinct_ids_and_whole_runs(fx: &Fixture) {
+    drop(fx.open()); // created once, so the savers only save
+    const EACH: usize = 6;
+    let location = fx.location();
+    let savers: Vec<_> = (0..3)
+        .map(|n| {
+            let location = location.clone();
+            std::thread::spawn(move || {
+                let mut store = Store::open_location(&location).expect("opens");
+                (0..EACH)
+                    .map(|i| {
+                        let mut r = labelled(&[("saver", &n.to_string())]);
+                        r.failure = Some(format!("saver {n} run {i}"));
+                        let id = store.save_run(&r).expect("saves");
+                        (id, r)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let saved: Vec<(i64, RunRecord)> = savers
+        .into_iter()
+        .flat_map(|s| s.join().expect("saver thread"))
+        .collect();
+    let mut ids: Vec<i64> = saved.iter().map(|(id, _)| *id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 3 * EACH, "ids were shared");
+    let store = fx.open();
+    for (id, r) in saved {
+        assert_eq!(store.get_run(id).unwrap(), with_id(r, id));
+    }
+    assert_eq!(count_rows(&store, "runs"), 3 * EACH as i64);
+}
+
+fn concurrent_opens_of_a_fresh_database_migrate_once(fx: &Fixture) {
+    let location = fx.location();
+    let openers: Vec<_> = (0..4)
+        .map(|_| {
+            let location = location.clone();
+            std::thread::spawn(move || Store::open_location(&location).map(|s| s.db.backend()))
+        })
+        .collect();
+    for o in openers {
+        o.join().expect("opener thread").expect("opens");
+    }
+    let store = fx.open();
+    assert_eq!(version(&store.db), SCHEMA_VERSION);
+    if fx.backend() == Backend::Postgres {
+        assert_eq!(scalar(&store.db, "SELECT count(*) FROM kvbench_meta"), 1);
+    }
+}
+
+fn a_writer_holding_the_lock_makes_a_save_busy(fx: &Fixture) {
+    let holder = fx.open();
+    let mut waiter = fx.open();
+    waiter.set_busy_timeout(Duration::from_millis(200)).unwrap();
+    let lock = holder.db.begin(TxKind::Write).unwrap();
+    let started = std::time::Instant::now();
+    let err = waiter.save_run(&full_record()).unwrap_err();
+    assert!(err.is_busy(), "{err:?}");
+    assert!(
+        started.elapsed() >= Duration::from_millis(150),
+        "did not wait"
+    );
+    drop(lock);
+    waiter.set_busy_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(waiter.save_run(&full_record()).unwrap(), 1);
+}
+
+#[test]
+fn sqlite_and_postgres_read_back_the_same() {
+    let (lite, pg) = (Fixture::sqlite(), Fixture::postgres());
+    let (mut a, mut b) = (lite.open(), pg.open());
+    let mut records = listing_records();
+    records.push(minimal_record());
+    records.push(labelled(&[("env", "ci"), ("empty", ""), ("ünï", "cödé")]));
+    let mut odd = full_record();
+    odd.started_at = "2024-05-01T10:00:00.1234567Z".into();
+    odd.config.seed = u64::MAX;
+    odd.failure = Some("it's 'quoted' -- and ?1 $1 \\ %".into());
+    records.push(odd);
+    for r in &records {
+        let (x, y) = (a.save_run(r).unwrap(), b.save_run(r).unwrap());
+        assert_eq!(x, y);
+        assert_eq!(a.get_run(x).unwrap(), b.get_run(y).unwrap());
+        assert_eq!(a.get_run(x).unwrap(), with_id(r.clone(), x));
+    }
+    let cell = tag("k", 1, 1);
+    assert_eq!(
+        a.save_cell_run(&full_record(), &cell).unwrap(),
+        b.save_cell_run(&full_record(), &cell).unwrap()
+    );
+    let filters = [
+        RunFilter::default(),
+        RunFilter {
+            status: Some("ok".into()),
+            limit: Some(3),
+            ..Default::default()
+        },
+        RunFilter {
+            labels: vec![("env".into(), None)],
+            ids: Some(vec![1, 6, 7, 100]),
+            ..Default::default()
+        },
+    ];
+    for f in &filters {
+        assert_eq!(a.list_runs(f).unwrap(), b.list_runs(f).unwrap(), "{f:?}");
+    }
+    for s in [
+        RunSelection::All,
+        RunSelection::Experiment("sweep".into()),
+        RunSelection::Label("env".into(), Some("ci".into())),
+        RunSelection::Ids(vec![2..=4]),
+    ] {
+        assert_eq!(a.select_runs(&s).unwrap(), b.select_runs(&s).unwrap());
+    }
+    assert_eq!(
+        a.finished_cells("sweep", 1).unwrap(),
+        b.finished_cells("sweep", 1).unwrap()
+    );
+    assert_eq!(a.cell_seconds("k").unwrap(), b.cell_seconds("k").unwrap());
+    assert_eq!(
+        a.save_analytics(&analytics_record()).unwrap(),
+        b.save_analytics(&analytics_record()).unwrap()
+    );
+    assert_eq!(
+        a.list_analytics(None).unwrap(),
+        b.list_analytics(None).unwrap()
+    );
+}
+
+#[test]
+fn no_error_shows_the_password() {
+    const SECRET: &str = "Pa55-w0rd-never-shown";
+    let fx = Fixture::postgres();
+    let server = match &fx {
+        Fixture::Postgres(db) => db.server(),
+        Fixture::Sqlite(_) => unreachable!("a PostgreSQL fixture"),
+    };
+    let Location::Postgres(_) = fx.location() else {
+        unreachable!("a PostgreSQL fixture")
+    };
+    let with_secret = |port: u16, db: &str| {
+        Location::parse(&format!(
+            "postgres://{}:{SECRET}@127.0.0.1:{port}/{db}?application_name=t&password={SECRET}",
+            crate::testing::USER
+        ))
+        .expect("valid URL")
+    };
+    let name = fx.location().to_string();
+    let name = name
+        .rsplit('/')
+        .next()
+        .expect("a database name")
+        .to_string();
+    let good = with_secret(server.port(), &name);
+    let mut errors: Vec<StoreError> = Vec::new();
+    // Unreachable server, missing database.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a port")
+        .port();
+    errors.push(Store::open_location(&with_secret(closed, &name)).unwrap_err());
+    errors.push(Store::open_location(&with_secret(server.port(), "no_such_db")).unwrap_err());
+    errors.push(Store::open_read_only_location(&good).unwrap_err()); // not created yet
+                                                                     // Errors from an open store (trust authentication ignores the password).
+    let mut store = Store::open_location(&good).unwrap();
+    assert!(!format!("{store:?}").contains(SECRET));
+    assert!(!store.location().to_string().contains(SECRET));
+    assert!(!store.path().display().to_string().contains(SECRET));
+    let mut bad = full_record();
+    bad.run
+        .as_mut()
+        .unwrap()
+        .ops
+        .push(op_result(OpKind::Read, 9));
+    errors.push(store.save_run(&bad).unwrap_err());
+    let mut nan = full_record();
+    nan.config.warmup_s = f64::NAN;
+    errors.push(store.save_run(&nan).unwrap_err());
+    errors.push(store.get_run(7).unwrap_err());
+    drop(store);
+    set_version(&fx.raw(), SCHEMA_VERSION + 1);
+    errors.push(Store::open_location(&good).unwrap_err());
+    assert!(
+        matches!(errors[0], StoreError::Open { .. }),
+        "{:?}",
+        errors[0]
+    );
+    assert!(
+        matches!(errors[1], StoreError::Open { .. }),
+        "{:?}",
+        errors[1]
+    );
+    for err in &errors {
+        let (shown, debug) = (err.to_string(), format!("{err:?}"));
+        assert!(
+            !shown.contains(SECRET) && !debug.contains(SECRET),
+            "{shown}\n{debug}"
+        );
+    }
+    assert!(
+        errors[0].to_string().contains(":***@127.0.0.1"),
+        "{}",
+        errors[0]
+    );
+    assert!(
+        errors[1].to_string().contains("no_such_db"),
+        "{}",
+        errors[1]
+    );
+}
+
+#[test]
+fn a_store_can_move_to_another_thread() {
+    fn send<T: Send>() {}
+    fn shared<T: Send + Sync + 'static>() {}
+    send::<Store>();
+    shared::<Location>();
+    // anyhow (the CLI's errors) needs all three.
+    shared::<StoreError>();
 }

@@ -1,4 +1,4 @@
-"""``python -m kvbench_spark <command>``: pagerank, lookup, generate.
+"""``python -m kvbench_spark <command>``: pagerank, lookup, generate, scale-out.
 
 stdout carries one summary line and nothing else (the JVM's own output is
 sent to stderr); the result is the JSON file (--json-out), the channel
@@ -51,6 +51,20 @@ example:
 
 Both ends of every edge uniform over 0..N-1 (random.Random(--seed)); duplicate
 edges and self-loops are kept. Needs no Spark."""
+
+
+SCALE_OUT_EXAMPLE = """\
+example:
+  .venv/bin/python -m kvbench_spark scale-out --binary target/release/kvbench \\
+      --task task.json --workers 4 --master 'local[4]'
+
+kvbench run --workers N starts this; it is not meant to be run by hand.
+Starts N barrier tasks, each running 'kvbench worker --slice I/N' on its
+executor (the binary is shipped with the job), agrees on one start instant and
+prints JSON lines on stdout: a 'spark' event, a 'start' event, and 'done' with
+one record per worker (docs/scale-out.md).
+exit codes: 0 the job ran (a worker's failure is in its record), 1 Spark
+failed, 2 bad input, 130 interrupted"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -131,6 +145,24 @@ def build_parser() -> argparse.ArgumentParser:
     spark_flags(lk)
     lk.add_argument("--json-out", required=True, metavar="FILE", help="the result as JSON")
 
+    so = sub.add_parser(
+        "scale-out",
+        help="run one kvbench phase from N Spark barrier tasks",
+        description="Runs one kvbench phase from N gang-scheduled Spark barrier tasks.",
+        epilog=SCALE_OUT_EXAMPLE,
+        formatter_class=fmt,
+    )
+    so.add_argument("--binary", required=True, metavar="FILE", help="the kvbench binary to ship")
+    so.add_argument("--task", required=True, metavar="FILE", help="the phase, as kvbench wrote it")
+    so.add_argument("--workers", required=True, type=int, metavar="N", help="barrier tasks (1 to 1024)")
+    # Spark's barrier calls return up to a second late (the JVM side polls
+    # once a second), so the start must be further ahead than that.
+    so.add_argument("--lead-ms", type=int, default=2000, metavar="MS",
+                    help="how far after the last worker is ready the start is (default 2000)")
+    so.add_argument("--ready-timeout", type=float, default=120.0, metavar="S",
+                    help="how long a worker may take to open its connections (default 120)")
+    spark_flags(so)
+
     gen = sub.add_parser(
         "generate",
         help="write a seeded random edge list",
@@ -171,7 +203,19 @@ def _check(args) -> None:
             _writable("--ranks-out", args.ranks_out)
     if args.command == "lookup":
         _bounded("--count", args.count, 1, 1_000_000)
-    if args.command in ("pagerank", "lookup"):
+    if args.command == "scale-out":
+        _bounded("--workers", args.workers, 1, 1024)
+        _bounded("--lead-ms", args.lead_ms, 1, 600_000)
+        for flag, path in (("--binary", args.binary), ("--task", args.task)):
+            if not os.path.isfile(path):
+                raise InputError(f"{flag} {path}: no such file")
+        slots = _local_slots(args.master)
+        if slots is not None and slots < args.workers:
+            raise InputError(
+                f"--master {args.master} has {slots} task slots, fewer than --workers {args.workers}: "
+                "barrier tasks all run at once"
+            )
+    if args.command in ("pagerank", "lookup", "scale-out"):
         if args.partitions is not None:
             _bounded("--partitions", args.partitions, 1, 100_000)
         # What spark-submit accepts; anything else would fail inside the JVM.
@@ -180,10 +224,27 @@ def _check(args) -> None:
             raise InputError(
                 f"--master must be local, local[N], spark://HOST:PORT, k8s://URL or yarn, got {m!r}"
             )
-        _writable("--json-out", args.json_out)
+        if args.command != "scale-out":
+            _writable("--json-out", args.json_out)
     if args.command == "generate":
         _bounded("--edges", args.edges, 0, 2**31 - 1)
         _writable("--out", args.out)
+
+
+def _local_slots(master: str):
+    """Task slots of a local master (local: 1, local[N], local[N,F]); None
+    for a cluster, whose size Spark checks itself."""
+    if master == "local":
+        return 1
+    if master.startswith("local[") and master.endswith("]"):
+        inner = master[len("local["):-1].split(",")[0]
+        if inner == "*":
+            return os.cpu_count() or 1
+        try:
+            return int(inner)
+        except ValueError:
+            return None
+    return None
 
 
 def _write_json(path: str, data: dict) -> None:
@@ -225,6 +286,8 @@ def main(argv=None) -> int:
             _check(args)
             if args.command == "generate":
                 summary = _generate(args)
+            elif args.command == "scale-out":
+                summary = _scale_out(args, real_stdout)
             else:
                 summary = _run_spark(args)
         except InputError as e:
@@ -256,6 +319,40 @@ def _generate(args) -> str:
         comment=f"kvbench_spark generate --nodes {args.nodes} --edges {args.edges} --seed {args.seed}",
     )
     return f"generate: {args.nodes} nodes, {args.edges} edges (seed {args.seed}) -> {args.out}"
+
+
+def _scale_out(args, stdout_fd: int) -> None:
+    """Events go to the real stdout as they happen (kvbench marks the
+    window's edges from the start event); nothing else is printed there."""
+    from pyspark import cloudpickle
+
+    from . import scaleout, scaleout_task, session
+
+    out = os.fdopen(os.dup(stdout_fd), "w", buffering=1, encoding="utf-8")
+
+    def emit(event: dict) -> None:
+        out.write(json.dumps(event) + "\n")
+        out.flush()
+
+    with open(args.task, encoding="utf-8") as f:
+        task_json = f.read()
+    # A failed worker fails the phase: a barrier stage is never re-run.
+    conf = {"spark.task.maxFailures": "1", "spark.stage.maxConsecutiveAttempts": "1"}
+    conf.update(dict(args.conf))
+    t0 = time.perf_counter()
+    spark = session.start(args.master, app_name="kvbench-scale-out", conf=conf)
+    startup_s = time.perf_counter() - t0
+    cloudpickle.register_pickle_by_value(scaleout_task)
+    try:
+        emit({"event": "spark", "master": args.master, "spark_version": spark.version, "startup_s": startup_s})
+        t1 = time.perf_counter()
+        records = scaleout.run(spark, args.binary, task_json, args.workers, emit,
+                               lead_ms=args.lead_ms, ready_timeout_s=args.ready_timeout)
+        emit({"event": "done", "workers": records, "job_s": time.perf_counter() - t1})
+    finally:
+        spark.stop()
+        out.close()
+    return None
 
 
 def _run_spark(args) -> str:

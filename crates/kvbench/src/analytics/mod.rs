@@ -9,7 +9,7 @@ mod lua;
 mod mapreduce;
 mod record;
 pub mod reproduce;
-mod spark;
+pub(crate) mod spark;
 
 use crate::args::{
     AnalyticsArgs, AnalyticsCommand, AnalyticsCommon, AnalyticsListArgs, PagerankArgs,
@@ -443,7 +443,7 @@ fn list(a: &AnalyticsListArgs) -> Result<Verdict> {
         return Ok(Verdict::Ok);
     }
     if records.is_empty() {
-        eprintln!("no analytics runs stored in {}", a.db.display());
+        eprintln!("no analytics runs stored in {}", a.db);
         return Ok(Verdict::Ok);
     }
     let mut t =

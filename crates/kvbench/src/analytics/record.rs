@@ -68,7 +68,7 @@ pub(super) fn save(
             if !quiet {
                 eprintln!(
                     "stored as analytics run {id} in {}{}",
-                    store.path().display(),
+                    store.location(),
                     if failure.is_some() { " (failed)" } else { "" }
                 );
             }

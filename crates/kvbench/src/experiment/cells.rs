@@ -194,11 +194,20 @@ fn common(f: &ExperimentFile) -> Flags {
         ("--duration", "run.duration", &w.duration),
         ("--timeout", "run.timeout", &w.timeout),
         ("--stall", "run.stall", &w.stall),
+        ("--spark-master", "run.spark_master", &w.spark_master),
     ];
     for (flag, key, v) in texts {
         if let Some(v) = v {
             fl.set(flag, v.get_ref().clone(), key, v.span());
         }
+    }
+    if let Some(v) = &w.workers {
+        fl.set(
+            "--workers",
+            v.get_ref().to_string(),
+            "run.workers",
+            v.span(),
+        );
     }
     if let Some(v) = &w.operations {
         fl.set(

@@ -351,6 +351,10 @@ pub struct Window {
     pub stall: Option<Spanned<String>>,
     #[serde(default)]
     pub allow_errors: bool,
+    /// `--workers`: the run phase spread over this many processes.
+    pub workers: Option<Spanned<u32>>,
+    /// `--spark-master` for them.
+    pub spark_master: Option<Spanned<String>>,
 }
 
 /// The file's text, kept to turn byte spans into lines for messages.

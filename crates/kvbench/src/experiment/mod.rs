@@ -43,8 +43,7 @@ fn summary(a: ExperimentPlanArgs) -> Result<Verdict> {
     } else if cells.is_empty() {
         print(&format!(
             "experiment {}: no finished cell in {} yet",
-            exp.name,
-            a.db.display()
+            exp.name, a.db
         ))?;
     } else {
         print(&iterations::text(&cells))?;

@@ -14,6 +14,7 @@ use crate::orchestrate::run_cell;
 use crate::reuse::{self, Sharing};
 use anyhow::Result;
 use kvbench_model::RunRecord;
+use kvbench_store::Location;
 use kvbench_store::{CellTag, Store};
 use std::collections::HashSet;
 use std::path::Path;
@@ -22,7 +23,7 @@ use std::sync::Arc;
 
 /// How to run an experiment, whichever command declared it.
 pub struct Options<'a> {
-    pub db: &'a Path,
+    pub db: &'a Location,
     pub restart: bool,
     pub quiet: bool,
     pub json: bool,
@@ -113,7 +114,7 @@ pub fn execute_quietly(
             "experiment {}: {done} of {} cells already finished in {} (skipped; --restart redoes them); {} to run",
             exp.name,
             rows.len(),
-            a.db.display(),
+            a.db,
             todo.len()
         );
     }
@@ -227,9 +228,9 @@ fn preflight(todo: &[&Planned<'_>], skip_memory_check: bool) -> Result<(), Usage
 }
 
 /// Opens the store for `plan` only if it exists: a plan never creates one.
-pub fn existing_store(path: &std::path::Path) -> Result<Option<Store>> {
-    if path.exists() {
-        Ok(Some(open_store(path)?))
+pub fn existing_store(db: &Location) -> Result<Option<Store>> {
+    if db.sqlite_path().is_none_or(std::path::Path::exists) {
+        Ok(Some(open_store(db)?))
     } else {
         Ok(None)
     }

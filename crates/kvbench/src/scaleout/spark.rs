@@ -1,0 +1,312 @@
+//! Starts a scaled-out phase through kvbench's PySpark package
+//! (`python -m kvbench_spark scale-out`) and follows it: Spark gang-schedules
+//! the workers as barrier tasks; this side marks the window's edges for the
+//! server probes from the start instant the workers agreed on, and merges
+//! their results when the job ends. The child runs in a process group of
+//! its own, so an interrupt or a failure stops Spark and every worker.
+
+use super::merge::{self, Asked, Delivered, Job};
+use super::part::WorkerPartResult;
+use super::task::{WorkerTask, PASSWORD_ENV};
+use super::ScaleOut;
+use crate::analytics::spark::python;
+use anyhow::{anyhow, bail, Context, Result};
+use kvbench_engine::{
+    EngineError, Observer, PhaseConfig, PhaseKind, PhaseOutput, Progress, Window,
+};
+use serde::Deserialize;
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// How often progress is redrawn while the job runs.
+const TICK: Duration = Duration::from_millis(200);
+
+/// One line of the package's stdout.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "event", rename_all = "lowercase")]
+enum Event {
+    Spark {
+        master: String,
+        spark_version: String,
+        startup_s: f64,
+    },
+    Start {
+        at_ns: u64,
+    },
+    Done {
+        workers: Vec<Record>,
+    },
+}
+
+/// One worker's record as its task returned it.
+#[derive(Debug, Deserialize)]
+struct Record {
+    worker: u32,
+    #[serde(default)]
+    host: String,
+    #[serde(default)]
+    offset_ns: i64,
+    #[serde(default)]
+    rtt_ns: u64,
+    #[serde(default)]
+    part: Option<WorkerPartResult>,
+    #[serde(default)]
+    error: Option<String>,
+    /// Stopped because another worker failed.
+    #[serde(default)]
+    aborted: bool,
+}
+
+/// Kills the child's whole process group when dropped: Spark's JVM, its
+/// Python workers and the kvbench workers under them.
+struct Group(Child);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let pid = self.0.id() as libc::pid_t;
+            // SAFETY: signalling a process group we created; no memory is involved.
+            unsafe {
+                libc::kill(-pid, libc::SIGTERM);
+            }
+            let until = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < until {
+                if let Ok(Some(_)) = self.0.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            // SAFETY: as above.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// Runs the run phase `cfg` as `so.workers` Spark barrier tasks and merges
+/// what they measured. `observer` sees the start, the window's edges and
+/// the elapsed time (the workers' per-second view comes with the result).
+///
+/// # Errors
+/// When Spark cannot run the job, a worker fails (named), or the results
+/// cannot be merged; [`EngineError::Interrupted`] when `stop` was set.
+pub fn run_phase(
+    cfg: &PhaseConfig,
+    properties: &[(String, String)],
+    so: &ScaleOut,
+    observer: &dyn Observer,
+    stop: &Arc<AtomicBool>,
+) -> Result<PhaseOutput> {
+    let task = WorkerTask::of(cfg, properties)?;
+    let PhaseKind::Run {
+        warmup,
+        window,
+        rate,
+    } = cfg.kind
+    else {
+        bail!("--workers runs the run phase only");
+    };
+    let work = tempfile::Builder::new()
+        .prefix("kvbench-scale-out-")
+        .tempdir()
+        .context("cannot make a directory for the worker task")?;
+    let task_path = work.path().join("task.json");
+    std::fs::write(&task_path, serde_json::to_vec(&task)?)
+        .with_context(|| format!("cannot write {}", task_path.display()))?;
+    let binary = std::env::current_exe().context("cannot find the kvbench binary to ship")?;
+    let err_path = work.path().join("spark.log");
+    let err = std::fs::File::create(&err_path)
+        .with_context(|| format!("cannot write {}", err_path.display()))?;
+
+    let mut command = Command::new(python());
+    command
+        .args(["-m", "kvbench_spark", "scale-out", "--binary"])
+        .arg(&binary)
+        .arg("--task")
+        .arg(&task_path)
+        .args([
+            "--workers",
+            &so.workers.to_string(),
+            "--master",
+            &so.spark_master,
+        ]);
+    for c in &so.spark_conf {
+        command.arg("--conf").arg(c);
+    }
+    if let Some(p) = &cfg.access.password {
+        command.env(PASSWORD_ENV, p.expose());
+    }
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(err)
+        .process_group(0);
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("cannot start {} -m kvbench_spark", python().display()))?;
+    let stdout = child
+        .stdout
+        .take()
+        .context("no stdout from the Spark job")?;
+    let group = Group(child);
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+
+    let time_bound = match window {
+        Window::Duration(d) => Some(d),
+        Window::Operations(_) => None,
+    };
+    let spark_log = || tail(&err_path);
+    let mut job = None;
+    let mut start: Option<Instant> = None;
+    let (mut in_window, mut ended) = (false, false);
+    let records = loop {
+        if stop.load(Ordering::Relaxed) {
+            drop(group);
+            return Err(EngineError::Interrupted.into());
+        }
+        let now = Instant::now();
+        if let Some(s) = start {
+            if !in_window && now >= s + warmup {
+                in_window = true;
+                observer.window_started();
+            }
+            if !ended && time_bound.is_some_and(|d| now >= s + warmup + d) {
+                ended = true;
+                observer.finished();
+            }
+            observer.progress(&Progress {
+                completed: 0,
+                total: None,
+                elapsed: now.saturating_duration_since(s),
+                warmup,
+                window: time_bound,
+            });
+        }
+        // Wake at the next window edge, not up to a tick late.
+        let mut wait = TICK;
+        if let Some(s) = start {
+            for edge in [Some(s + warmup), time_bound.map(|d| s + warmup + d)]
+                .into_iter()
+                .flatten()
+            {
+                if edge > now {
+                    wait = wait.min(edge - now);
+                }
+            }
+        }
+        match rx.recv_timeout(wait) {
+            Ok(Ok(line)) => match serde_json::from_str::<Event>(&line) {
+                Ok(Event::Spark {
+                    master,
+                    spark_version,
+                    startup_s,
+                }) => {
+                    job = Some(Job {
+                        master,
+                        version: spark_version,
+                        startup_s,
+                    })
+                }
+                Ok(Event::Start { at_ns }) => {
+                    let at = UNIX_EPOCH + Duration::from_nanos(at_ns);
+                    let ahead = at.duration_since(SystemTime::now()).unwrap_or_default();
+                    start = Some(Instant::now() + ahead);
+                    observer.started();
+                }
+                Ok(Event::Done { workers }) => break workers,
+                Err(e) => bail!("the Spark job printed a line kvbench cannot read ({e}): {line}"),
+            },
+            Ok(Err(e)) => bail!("cannot read the Spark job's output: {e}"),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                let mut g = group;
+                let status = g.0.wait().context("the Spark job")?;
+                bail!(
+                    "the Spark job ended ({status}) without the workers' results: {}",
+                    spark_log()
+                );
+            }
+        }
+    };
+    if in_window && !ended {
+        observer.finished();
+    }
+    let mut g = group;
+    let status = g.0.wait().context("the Spark job")?;
+    if !status.success() {
+        bail!("the Spark job failed ({status}): {}", spark_log());
+    }
+    // The workers that failed by themselves are named; the ones stopped
+    // because of them are counted.
+    let failed: Vec<String> = records
+        .iter()
+        .filter(|r| !r.aborted)
+        .filter_map(|r| {
+            r.error
+                .as_ref()
+                .map(|e| format!("worker {}: {e}", r.worker))
+        })
+        .collect();
+    let stopped = records.iter().filter(|r| r.aborted).count();
+    if !failed.is_empty() || stopped > 0 {
+        let also = match stopped {
+            0 => String::new(),
+            n => format!(" (the other {n} were stopped; nothing was merged)"),
+        };
+        bail!("{}{also}", failed.join("; "));
+    }
+    let job = job.ok_or_else(|| anyhow!("the Spark job did not say which Spark ran it"))?;
+    let delivered = records
+        .into_iter()
+        .map(|r| {
+            let part = r
+                .part
+                .ok_or_else(|| anyhow!("worker {} on {} returned no result", r.worker, r.host))?;
+            Ok(Delivered {
+                offset_ns: r.offset_ns,
+                rtt_ns: r.rtt_ns,
+                part,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    merge::merge(
+        Asked {
+            workers: so.workers,
+            window: time_bound,
+            pipeline: cfg.pipeline,
+            closed_loop: rate.is_none(),
+        },
+        &job,
+        delivered,
+    )
+}
+
+/// The last lines of the Spark job's stderr, for a message.
+fn tail(path: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let start = lines.len().saturating_sub(3);
+    if lines.is_empty() {
+        "(it printed nothing)".into()
+    } else {
+        lines[start..].join(" | ")
+    }
+}

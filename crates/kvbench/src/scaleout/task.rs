@@ -1,0 +1,328 @@
+//! What a worker is told: one phase's configuration as JSON, the same for
+//! every worker (each adds its own `--slice`), rebuilt into the
+//! [`PhaseConfig`] the driver would have run itself.
+//!
+//! The workload travels as its effective YCSB properties, the form every
+//! run already records to be repeatable, and is resolved again by the
+//! same code; the password never travels (the worker reads it from its own
+//! environment, [`PASSWORD_ENV`]).
+
+use anyhow::{bail, Context, Result};
+use kvbench_connect::{Access, Secret};
+use kvbench_engine::route::ketama::Variant;
+use kvbench_engine::{Arrival, Io, PhaseConfig, PhaseKind, Rate, Topology, Window};
+use kvbench_model::SystemKind;
+use kvbench_workload::{Origin, Properties, WorkloadSpec};
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The variable a worker reads the target's password from, when the task
+/// says there is one. The driver sets it for the Spark job it starts; on a
+/// cluster it must be in the executors' environment (docs/scale-out.md).
+pub const PASSWORD_ENV: &str = "KVBENCH_WORKER_PASSWORD";
+
+/// One phase for a worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerTask {
+    /// The server kind.
+    pub system: SystemKind,
+    /// The workload's name, as recorded.
+    pub workload: String,
+    /// Every workload property in effect.
+    pub properties: Vec<(String, String)>,
+    /// `single`, `cluster` or `pool`.
+    pub topology: String,
+    /// The addresses the phase connects to (a cluster's seeds).
+    pub addrs: Vec<SocketAddr>,
+    /// A pool's ring.
+    pub pool_hash: Option<String>,
+    /// Connections of the whole phase (not this worker's share).
+    pub clients: u32,
+    /// Requests in flight per connection.
+    pub pipeline: u32,
+    /// Threads per worker.
+    pub threads: u32,
+    /// Master seed.
+    pub seed: u64,
+    /// Request timeout.
+    pub timeout_ms: u64,
+    /// Connection set-up limit.
+    pub connect_timeout_ms: u64,
+    /// Stall threshold (0: none).
+    pub stall_ms: u64,
+    /// Uncounted lead-in.
+    pub warmup_ms: u64,
+    /// Operations in the window (split over every client), or
+    pub operations: Option<u64>,
+    /// its length.
+    pub duration_ms: Option<u64>,
+    /// Open loop: operations per second of the whole phase.
+    pub rate: Option<f64>,
+    /// Open loop: `uniform` or `poisson`.
+    pub arrival: Option<String>,
+    /// `uring` or `tokio`.
+    pub io: String,
+    /// ACL user.
+    pub user: Option<String>,
+    /// Whether to AUTH with the password in [`PASSWORD_ENV`].
+    pub password: bool,
+    /// Redis logical database.
+    pub db: u32,
+    /// Aerospike namespace.
+    pub namespace: Option<String>,
+}
+
+fn ms(d: Duration) -> u64 {
+    d.as_millis() as u64
+}
+
+impl WorkerTask {
+    /// The task for the run phase `cfg`, whose workload was resolved from
+    /// `properties`.
+    ///
+    /// # Errors
+    /// For what workers cannot do yet: a load phase, TLS.
+    pub fn of(cfg: &PhaseConfig, properties: &[(String, String)]) -> Result<WorkerTask> {
+        let PhaseKind::Run {
+            warmup,
+            window,
+            rate,
+        } = cfg.kind
+        else {
+            bail!("--workers runs the run phase only; the driver loads");
+        };
+        if cfg.access.is_tls() {
+            bail!("--workers: TLS targets are not supported yet (workers would need the certificates)");
+        }
+        let (topology, addrs, pool_hash) = match &cfg.topology {
+            Topology::Single(a) => ("single", vec![*a], None),
+            Topology::Cluster(seeds) => ("cluster", seeds.clone(), None),
+            Topology::Pool(nodes, v) => ("pool", nodes.clone(), Some(variant_name(*v))),
+        };
+        let (operations, duration_ms) = match window {
+            Window::Operations(n) => (Some(n), None),
+            Window::Duration(d) => (None, Some(ms(d))),
+        };
+        Ok(WorkerTask {
+            system: cfg.system,
+            workload: cfg.spec.name.clone(),
+            properties: properties.to_vec(),
+            topology: topology.into(),
+            addrs,
+            pool_hash: pool_hash.map(str::to_string),
+            clients: cfg.clients,
+            pipeline: cfg.pipeline,
+            threads: cfg.threads,
+            seed: cfg.seed,
+            timeout_ms: ms(cfg.timeout),
+            connect_timeout_ms: ms(cfg.connect_timeout),
+            stall_ms: ms(cfg.stall),
+            warmup_ms: ms(warmup),
+            operations,
+            duration_ms,
+            rate: rate.map(|r| r.ops_per_s),
+            arrival: rate.map(|r| r.arrival.as_str().to_string()),
+            io: cfg.io.as_str().into(),
+            user: cfg.access.user.clone(),
+            password: cfg.access.password.is_some(),
+            db: cfg.access.db,
+            namespace: cfg.access.namespace.clone(),
+        })
+    }
+
+    /// The phase this task describes, with the password from `password`
+    /// (the worker passes its [`PASSWORD_ENV`]).
+    ///
+    /// # Errors
+    /// A message naming the field that does not make sense.
+    pub fn phase(&self, password: Option<String>) -> Result<PhaseConfig> {
+        let mut props = Properties::new();
+        for (k, v) in &self.properties {
+            props.set(k, v, Origin::CommandLine);
+        }
+        let (mut spec, _) =
+            WorkloadSpec::from_properties(&props).context("the task's workload properties")?;
+        spec.name = self.workload.clone();
+        let first = || {
+            self.addrs
+                .first()
+                .copied()
+                .context("the task names no address")
+        };
+        let topology = match self.topology.as_str() {
+            "single" => Topology::Single(first()?),
+            "cluster" => Topology::Cluster(self.addrs.clone()),
+            "pool" => Topology::Pool(
+                self.addrs.clone(),
+                variant(self.pool_hash.as_deref().unwrap_or_default())?,
+            ),
+            other => bail!("the task's topology \"{other}\" is not single, cluster or pool"),
+        };
+        let window = match (self.operations, self.duration_ms) {
+            (Some(n), None) => Window::Operations(n),
+            (None, Some(d)) => Window::Duration(Duration::from_millis(d)),
+            _ => bail!("the task needs exactly one of operations and duration_ms"),
+        };
+        let rate = match (self.rate, self.arrival.as_deref()) {
+            (None, _) => None,
+            (Some(ops_per_s), arrival) => Some(Rate {
+                ops_per_s,
+                arrival: match arrival {
+                    Some("poisson") => Arrival::Poisson,
+                    Some("uniform") | None => Arrival::Uniform,
+                    Some(other) => {
+                        bail!("the task's arrival \"{other}\" is not uniform or poisson")
+                    }
+                },
+            }),
+        };
+        let io = match self.io.as_str() {
+            "uring" => Io::Uring,
+            "tokio" => Io::Tokio,
+            other => bail!("the task's io \"{other}\" is not uring or tokio"),
+        };
+        let password = match (self.password, password) {
+            (false, _) => None,
+            (true, Some(p)) => Some(Secret::new(p)),
+            (true, None) => {
+                bail!("the target needs a password: set {PASSWORD_ENV} in the worker's environment")
+            }
+        };
+        Ok(PhaseConfig {
+            topology,
+            system: self.system,
+            keys: spec.key_namer(),
+            spec,
+            kind: PhaseKind::Run {
+                warmup: Duration::from_millis(self.warmup_ms),
+                window,
+                rate,
+            },
+            clients: self.clients,
+            pipeline: self.pipeline,
+            threads: self.threads,
+            seed: self.seed,
+            timeout: Duration::from_millis(self.timeout_ms),
+            connect_timeout: Duration::from_millis(self.connect_timeout_ms),
+            stall: Duration::from_millis(self.stall_ms),
+            access: Arc::new(Access {
+                user: self.user.clone(),
+                password,
+                db: self.db,
+                tls: None,
+                namespace: self.namespace.clone(),
+            }),
+            io,
+        })
+    }
+}
+
+fn variant_name(v: Variant) -> &'static str {
+    match v {
+        Variant::Libmemcached => "libmemcached",
+        Variant::LibmemcachedMd5 => "libmemcached-md5",
+        Variant::Spymemcached => "spymemcached",
+    }
+}
+
+fn variant(name: &str) -> Result<Variant> {
+    [
+        Variant::Libmemcached,
+        Variant::LibmemcachedMd5,
+        Variant::Spymemcached,
+    ]
+    .into_iter()
+    .find(|v| variant_name(*v) == name)
+    .with_context(|| format!("the task's pool_hash \"{name}\" is not a known ring"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kvbench_connect::Access;
+
+    fn run_cfg() -> (PhaseConfig, Vec<(String, String)>) {
+        let properties: Vec<(String, String)> = [
+            ("recordcount", "500"),
+            ("operationcount", "2000"),
+            ("readproportion", "0.9"),
+            ("updateproportion", "0.1"),
+            ("requestdistribution", "zipfian"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let mut props = Properties::new();
+        for (k, v) in &properties {
+            props.set(k, v, Origin::CommandLine);
+        }
+        let (mut spec, _) = WorkloadSpec::from_properties(&props).expect("spec");
+        spec.name = "mine".into();
+        let cfg = PhaseConfig {
+            topology: Topology::Pool(
+                vec!["127.0.0.1:1".parse().expect("addr")],
+                Variant::Spymemcached,
+            ),
+            system: SystemKind::Memcached,
+            keys: spec.key_namer(),
+            spec,
+            kind: PhaseKind::Run {
+                warmup: Duration::from_millis(1500),
+                window: Window::Operations(2000),
+                rate: Some(Rate {
+                    ops_per_s: 1000.0,
+                    arrival: Arrival::Poisson,
+                }),
+            },
+            clients: 6,
+            pipeline: 2,
+            threads: 2,
+            seed: 42,
+            timeout: Duration::from_secs(3),
+            connect_timeout: Duration::from_secs(5),
+            stall: Duration::from_secs(1),
+            access: Arc::new(Access {
+                user: Some("app".into()),
+                password: Some(Secret::new("hunter2")),
+                ..Access::plain()
+            }),
+            io: Io::Tokio,
+        };
+        (cfg, properties)
+    }
+
+    #[test]
+    fn a_task_rebuilds_the_phase_it_was_made_from_without_carrying_the_password() {
+        let (cfg, props) = run_cfg();
+        let task = WorkerTask::of(&cfg, &props).expect("task");
+        let json = serde_json::to_string(&task).expect("json");
+        assert!(!json.contains("hunter2"), "{json}");
+        let back: WorkerTask = serde_json::from_str(&json).expect("parse");
+        let phase = back.phase(Some("hunter2".into())).expect("phase");
+        assert_eq!(phase.spec, cfg.spec);
+        assert_eq!(phase.keys, cfg.keys);
+        assert_eq!(phase.kind, cfg.kind);
+        assert_eq!(
+            format!("{:?}", phase.topology),
+            format!("{:?}", cfg.topology)
+        );
+        assert_eq!(phase.access.password, cfg.access.password);
+        assert_eq!(phase.access.user, cfg.access.user);
+        assert_eq!(
+            (phase.clients, phase.pipeline, phase.threads, phase.seed),
+            (6, 2, 2, 42)
+        );
+        assert_eq!((phase.timeout, phase.stall), (cfg.timeout, cfg.stall));
+        let err = back.phase(None).expect_err("no password");
+        assert!(err.to_string().contains(PASSWORD_ENV), "{err}");
+    }
+
+    #[test]
+    fn a_load_phase_is_not_a_worker_task() {
+        let (mut cfg, props) = run_cfg();
+        cfg.kind = PhaseKind::Load;
+        assert!(WorkerTask::of(&cfg, &props).is_err());
+    }
+}

@@ -1,0 +1,105 @@
+//! `kvbench worker`: one worker's share of a scaled-out phase. It prints
+//! nothing but its protocol on stdout (`ready`, then one JSON line); what
+//! goes wrong goes to stderr, which the Spark task hands to the driver.
+
+use super::part::WorkerPartResult;
+use super::task::{WorkerTask, PASSWORD_ENV};
+use crate::args::WorkerArgs;
+use crate::exit::{UsageError, Verdict};
+use anyhow::{Context, Result};
+use kvbench_engine::{run_share, Share, Silent, StartAt};
+use std::io::{BufRead, Read, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Runs the worker.
+///
+/// # Errors
+/// [`UsageError`] for an unreadable task or a bad `--start-at`; the
+/// phase's own error otherwise.
+pub fn run(a: WorkerArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
+    let text = read_task(&a.task)?;
+    let task: WorkerTask = serde_json::from_str(&text)
+        .map_err(|e| UsageError(format!("--task {}: {e}", a.task.display())))?;
+    let password = std::env::var(PASSWORD_ENV).ok();
+    let cfg = task
+        .phase(password)
+        .map_err(|e| UsageError(format!("--task {}: {e:#}", a.task.display())))?;
+    let share = Share {
+        slice: a.slice,
+        start: start_at(&a.start_at, stop)?,
+    };
+    let out =
+        run_share(&cfg, &share, &Silent, stop).with_context(|| format!("worker {}", a.slice))?;
+    let part = WorkerPartResult::new(a.slice, cfg.clients, out);
+    let line = serde_json::to_string(&part).context("cannot write the result")?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{line}")?;
+    stdout.flush()?;
+    Ok(Verdict::Ok)
+}
+
+fn read_task(path: &Path) -> Result<String> {
+    let mut text = String::new();
+    let read = if path == Path::new("-") {
+        std::io::stdin().read_to_string(&mut text).map(|_| ())
+    } else {
+        std::fs::read_to_string(path).map(|t| text = t)
+    };
+    read.map_err(|e| UsageError(format!("--task {}: {e}", path.display())))?;
+    Ok(text)
+}
+
+/// `now`, `stdin`, or ns since the Unix epoch.
+fn start_at(text: &str, stop: &Arc<AtomicBool>) -> Result<StartAt, UsageError> {
+    match text {
+        "now" => Ok(StartAt::Now),
+        "stdin" => {
+            let stop = stop.clone();
+            Ok(StartAt::Signalled(Arc::new(move || signalled(&stop))))
+        }
+        ns => ns
+            .parse::<u64>()
+            .map(|ns| StartAt::At(UNIX_EPOCH + Duration::from_nanos(ns)))
+            .map_err(|_| {
+                UsageError(format!(
+                    "--start-at: \"{ns}\" is not now, stdin, or ns since the Unix epoch"
+                ))
+            }),
+    }
+}
+
+/// Says `ready` and reads the start instant: the Spark task gathers every
+/// worker's `ready` before it names the instant. From then on stdin is the
+/// task's leash: when it closes (the task stops this worker because another
+/// failed, or the task itself died) the phase stops as if interrupted, so no
+/// worker outlives its job.
+fn signalled(stop: &Arc<AtomicBool>) -> Result<SystemTime, String> {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "ready")
+        .and_then(|()| stdout.flush())
+        .map_err(|e| format!("cannot say ready: {e}"))?;
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| format!("cannot read the start instant: {e}"))?;
+    if line.is_empty() {
+        return Err("stdin closed before the start instant came".into());
+    }
+    let ns: u64 = line.trim().parse().map_err(|_| {
+        format!(
+            "the start instant \"{}\" is not ns since the Unix epoch",
+            line.trim()
+        )
+    })?;
+    let stop = stop.clone();
+    std::thread::spawn(move || {
+        let mut rest = Vec::new();
+        let _ = std::io::stdin().lock().read_to_end(&mut rest);
+        stop.store(true, Ordering::Relaxed);
+    });
+    Ok(UNIX_EPOCH + Duration::from_nanos(ns))
+}

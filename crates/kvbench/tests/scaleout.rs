@@ -1,0 +1,266 @@
+//! Scale-out (`run --workers N`): the run phase from N kvbench processes
+//! started as Spark barrier tasks in `local[N]`, against a real Redis. What
+//! the workers send together must be exactly what one process sends for the
+//! same seed, and their merge exactly what the server counted; a worker that
+//! dies fails the run, named, with nothing merged.
+
+use crate::util::{alive, private_redis, processes, Sandbox};
+use kvbench_servers::Server;
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const SPARK_PYTHON: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.venv/bin/python");
+
+/// The server's per-command calls since `CONFIG RESETSTAT`, without the
+/// commands kvbench's probes and this test send.
+fn data_commands(server: &Server) -> BTreeMap<String, u64> {
+    server
+        .command_stats()
+        .expect("command stats")
+        .into_iter()
+        .filter(|(name, _)| !matches!(name.as_str(), "info" | "config|resetstat" | "config"))
+        .filter(|(name, _)| !name.starts_with("config"))
+        .collect()
+}
+
+fn reset_stats(server: &Server) {
+    let out = Command::new("redis-cli")
+        .args([
+            "-p",
+            &server.addr().port().to_string(),
+            "CONFIG",
+            "RESETSTAT",
+        ])
+        .output()
+        .expect("redis-cli");
+    assert!(out.status.success(), "{out:?}");
+}
+
+fn run(sb: &Sandbox, url: &str, extra: &[&str]) -> (Option<i32>, serde_json::Value, String) {
+    let mut args = vec![
+        "run",
+        "--system",
+        "redis",
+        "--workload",
+        "read-heavy",
+        "--target",
+        url,
+        "--records",
+        "2000",
+        "--operations",
+        "6000",
+        "--clients",
+        "8",
+        "--seed",
+        "7",
+        "--warmup",
+        "0s",
+        "--quiet",
+        "--json",
+    ];
+    args.extend(extra);
+    let out = sb
+        .kvbench()
+        .args(&args)
+        .env("KVBENCH_PYTHON", SPARK_PYTHON)
+        .output()
+        .expect("kvbench runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (out.status.code(), json, stderr)
+}
+
+fn completed(rec: &serde_json::Value, op: &str) -> u64 {
+    crate::util::op(rec, op)["completed"]
+        .as_u64()
+        .expect("completed")
+}
+
+#[test]
+fn four_workers_send_what_one_process_sends_and_merge_to_the_servers_counts() {
+    let _heavy = crate::util::timing_sensitive();
+    let server = private_redis();
+    let url = format!("redis://{}", server.addr());
+    let sb = Sandbox::new();
+    // Load once; both measured runs then read and update the same records.
+    let (code, _, err) = run(&sb, &url, &[]);
+    assert_eq!(code, Some(0), "{err}");
+
+    reset_stats(&server);
+    let (code, one, err) = run(&sb, &url, &["--no-load"]);
+    assert_eq!(code, Some(0), "{err}");
+    let by_one = data_commands(&server);
+
+    reset_stats(&server);
+    let (code, four, err) = run(&sb, &url, &["--no-load", "--workers", "4"]);
+    assert!(matches!(code, Some(0) | Some(3)), "{err}");
+    let by_four = data_commands(&server);
+
+    // The union of the workers' streams is the single process's stream.
+    assert!(!by_one.is_empty());
+    assert_eq!(
+        by_four, by_one,
+        "per-command calls: four workers vs one process"
+    );
+    // The merged counts are what the server executed, kind by kind.
+    let (reads, updates) = (completed(&four, "read"), completed(&four, "update"));
+    assert_eq!(reads, completed(&one, "read"));
+    assert_eq!(updates, completed(&one, "update"));
+    assert_eq!(reads + updates, 6000);
+    assert_eq!(by_four.values().sum::<u64>(), 6000, "{by_four:?}");
+    assert_eq!(four["run"]["completed"].as_u64(), Some(6000));
+    // Histograms were added, not averaged: the merged histogram holds every
+    // worker's operations.
+    for op in ["read", "update"] {
+        let o = crate::util::op(&four, op);
+        assert_eq!(
+            o["latency"]["count"].as_u64(),
+            o["completed"].as_u64(),
+            "{op}"
+        );
+    }
+    let so = &four["run"]["scale_out"];
+    let workers = so["workers"].as_array().expect("workers");
+    assert_eq!(workers.len(), 4);
+    let sum: u64 = workers
+        .iter()
+        .map(|w| w["completed"].as_u64().expect("n"))
+        .sum();
+    assert_eq!(sum, 6000);
+    for (i, w) in workers.iter().enumerate() {
+        assert_eq!(w["worker"].as_u64(), Some(i as u64));
+        assert_eq!(w["clients"].as_u64(), Some(2));
+        assert!(w["client_cpu_seconds"].as_f64().expect("cpu") > 0.0);
+        assert!(w["clock_rtt_ms"].as_f64().expect("rtt") < 50.0, "{w}");
+    }
+    assert_eq!(so["spark_master"], "local[4]");
+    assert!(so["spark_startup_s"].as_f64().expect("startup") > 0.0);
+    let spread = so["start_spread_ms"].as_f64().expect("spread");
+    assert!((0.0..1000.0).contains(&spread), "{spread}");
+    assert_eq!(four["config"]["scale_out"]["workers"].as_u64(), Some(4));
+    // The client CPU of the run is the workers' sum.
+    let cpu: f64 = workers
+        .iter()
+        .map(|w| w["client_cpu_seconds"].as_f64().expect("cpu"))
+        .sum();
+    let stored = four["cpu"]["client_seconds"].as_f64().expect("client cpu");
+    assert!((stored - cpu).abs() < 1e-9, "{stored} vs {cpu}");
+    assert!(no_workers_left(), "a kvbench worker outlived its run");
+}
+
+/// Whether no `kvbench worker` process is running.
+fn no_workers_left() -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = worker_pids(None);
+        if left.is_empty() {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Running `kvbench worker` processes, of one slice when given.
+fn worker_pids(slice: Option<&str>) -> Vec<u32> {
+    processes()
+        .into_iter()
+        .filter(|p| alive(p.pid))
+        .filter(|p| {
+            let cmdline = std::fs::read(format!("/proc/{}/cmdline", p.pid)).unwrap_or_default();
+            let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+            let is_worker = args.len() > 2 && args[0].ends_with(b"kvbench") && args[1] == b"worker";
+            is_worker && slice.is_none_or(|s| args.contains(&s.as_bytes()))
+        })
+        .map(|p| p.pid)
+        .collect()
+}
+
+#[test]
+fn a_killed_worker_fails_the_run_names_it_and_nothing_is_merged() {
+    let _heavy = crate::util::timing_sensitive();
+    let server = private_redis();
+    let url = format!("redis://{}", server.addr());
+    let sb = Sandbox::new();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kvbench"))
+        .args([
+            "run",
+            "--system",
+            "redis",
+            "--workload",
+            "read-heavy",
+            "--target",
+            &url,
+            "--records",
+            "1000",
+            "--clients",
+            "4",
+            "--workers",
+            "4",
+            "--duration",
+            "60s",
+            "--json",
+        ])
+        .current_dir(sb.path())
+        .env("TMPDIR", sb.tmp())
+        .env("KVBENCH_PYTHON", SPARK_PYTHON)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kvbench starts");
+    // Wait for worker 2, let the window begin, then kill it.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let victim = loop {
+        if let Some(&pid) = worker_pids(Some("2/4")).first() {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "worker 2 never started");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    std::thread::sleep(Duration::from_secs(4));
+    let killed_at = Instant::now();
+    // SAFETY: a signal to a process this test's kvbench started.
+    unsafe {
+        libc::kill(victim as libc::pid_t, libc::SIGKILL);
+    }
+    let out = child.wait_with_output().expect("kvbench ends");
+    let took = killed_at.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // The others were stopped, not left to run out their 60 s window.
+    assert!(
+        took < Duration::from_secs(30),
+        "took {took:?} after the kill: {stderr} {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let rec: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("the failed run as JSON");
+    assert_eq!(rec["status"], "failed");
+    let failure = rec["failure"].as_str().expect("failure");
+    assert!(
+        failure.contains("worker 2: kvbench worker 2/4"),
+        "{failure}"
+    );
+    assert!(failure.contains("killed by signal 9"), "{failure}");
+    assert!(failure.contains("the other 3 were stopped"), "{failure}");
+    assert!(
+        rec["run"].is_null(),
+        "a merged result was kept: {}",
+        rec["run"]
+    );
+    // Stored as a failed run, without a run phase.
+    let id = rec["id"].as_i64().expect("id").to_string();
+    let shown = sb.json(&[
+        "show",
+        &id,
+        "--json",
+        "--db",
+        sb.db().to_str().expect("utf-8"),
+    ]);
+    assert_eq!(shown["status"], "failed");
+    assert!(shown["run"].is_null());
+    assert!(no_workers_left(), "a kvbench worker outlived its run");
+}
