@@ -264,3 +264,107 @@ fn a_killed_worker_fails_the_run_names_it_and_nothing_is_merged() {
     assert!(shown["run"].is_null());
     assert!(no_workers_left(), "a kvbench worker outlived its run");
 }
+
+#[test]
+fn an_interrupted_scaled_out_run_stops_spark_and_every_worker() {
+    let _heavy = crate::util::timing_sensitive();
+    let server = private_redis();
+    let url = format!("redis://{}", server.addr());
+    let sb = Sandbox::new();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kvbench"))
+        .args([
+            "run",
+            "--system",
+            "redis",
+            "--workload",
+            "read-heavy",
+            "--target",
+            &url,
+            "--records",
+            "1000",
+            "--clients",
+            "2",
+            "--workers",
+            "2",
+            "--duration",
+            "60s",
+            "--quiet",
+            "--json",
+        ])
+        .current_dir(sb.path())
+        .env("TMPDIR", sb.tmp())
+        .env("KVBENCH_PYTHON", SPARK_PYTHON)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kvbench starts");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while worker_pids(None).len() < 2 {
+        assert!(Instant::now() < deadline, "the workers never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(4));
+    let asked = Instant::now();
+    // SAFETY: a signal to the kvbench this test started.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let out = child.wait_with_output().expect("kvbench ends");
+    assert!(
+        asked.elapsed() < Duration::from_secs(20),
+        "took {:?} to stop",
+        asked.elapsed()
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the run as JSON");
+    assert_eq!(rec["status"], "failed");
+    assert!(rec["run"].is_null(), "{}", rec["run"]);
+    assert!(no_workers_left(), "a kvbench worker outlived its run");
+}
+
+#[test]
+fn what_workers_cannot_split_is_refused_before_anything_starts() {
+    let sb = Sandbox::new();
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["--clients", "2", "--workers", "4"],
+            "more workers than the 2 --clients",
+        ),
+        (
+            &["--workload", "ycsb/d", "--workers", "2"],
+            "insertproportion",
+        ),
+        (
+            &["--workers", "4", "--spark-master", "local[2]"],
+            "local[2] has 2 task slots",
+        ),
+        (&["--workers", "0"], "--workers must be between 1 and"),
+        (&["--workers", "2", "--spark-conf", "nokey"], "--spark-conf"),
+    ];
+    for (extra, says) in cases {
+        let mut args = vec!["run", "--system", "redis"];
+        if !extra.contains(&"--clients") {
+            args.extend(["--clients", "8"]);
+        }
+        if !extra.contains(&"--workload") {
+            args.extend(["--workload", "read-heavy"]);
+        }
+        args.extend(extra);
+        let out = sb
+            .kvbench()
+            .args(&args)
+            .env("KVBENCH_PYTHON", SPARK_PYTHON)
+            .output()
+            .expect("kvbench runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    assert!(!sb.db().exists(), "nothing is stored for bad input");
+}
