@@ -813,7 +813,7 @@ pub struct RunArgs {
     /// --with: set one of its workload properties (repeatable).
     #[arg(long = "with-property", value_name = "NAME=VALUE", requires = "with")]
     pub with_properties: Vec<String>,
-    /// Spread the run phase's clients over N kvbench processes started as
+    /// Spread each phase's clients over N kvbench processes started as
     /// Spark barrier tasks, merged into one run (docs/scale-out.md).
     #[arg(long, value_name = "N")]
     pub workers: Option<u32>,

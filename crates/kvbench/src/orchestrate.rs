@@ -322,7 +322,11 @@ fn execute(
         // Recorded before the first insert: an interrupted load wrote some of them.
         written.borrow_mut().push(s.spec.load_range());
         let view = live.phase(false);
-        let load = run_phase(&base, &view, stop);
+        let load = match &s.scale_out {
+            Some(so) => crate::scaleout::spark::run_phase(&base, &s.properties, so, &view, stop)
+                .context("the load"),
+            None => run_phase(&base, &view, stop).map_err(anyhow::Error::from),
+        };
         view.finish();
         let load = load?;
         let range = s.spec.load_range();

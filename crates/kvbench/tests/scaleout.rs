@@ -83,9 +83,19 @@ fn four_workers_send_what_one_process_sends_and_merge_to_the_servers_counts() {
     let server = private_redis();
     let url = format!("redis://{}", server.addr());
     let sb = Sandbox::new();
-    // Load once; both measured runs then read and update the same records.
-    let (code, _, err) = run(&sb, &url, &[]);
-    assert_eq!(code, Some(0), "{err}");
+    // Load once, from 4 workers too; both measured runs then read and
+    // update the same records.
+    let (code, loaded, err) = run(&sb, &url, &["--workers", "4", "--load-clients", "4"]);
+    assert!(matches!(code, Some(0) | Some(3)), "{err}");
+    assert_eq!(loaded["load"]["completed"].as_u64(), Some(2000), "{err}");
+    assert_eq!(
+        loaded["load"]["scale_out"]["workers"]
+            .as_array()
+            .map(Vec::len),
+        Some(4)
+    );
+    let keys = server.info().expect("info")["db0"].clone();
+    assert!(keys.starts_with("keys=2000,"), "{keys}");
 
     reset_stats(&server);
     let (code, one, err) = run(&sb, &url, &["--no-load"]);

@@ -1,4 +1,4 @@
-//! Scale-out: one run phase driven from several kvbench processes at once,
+//! Scale-out: a run's phases driven from several kvbench processes at once,
 //! started as Spark barrier tasks (docs/scale-out.md).
 //!
 //! ```text
@@ -7,7 +7,8 @@
 //! ```
 //!
 //! The driver starts (or reaches) the target, loads it and probes it as a
-//! single-process run does; only the measured phase is spread.
+//! single-process run does; the load and the measured phase are each
+//! spread by a Spark job of their own.
 
 pub mod merge;
 pub mod part;

@@ -90,7 +90,8 @@ impl Drop for Group {
     }
 }
 
-/// Runs the run phase `cfg` as `so.workers` Spark barrier tasks and merges
+/// Runs the phase `cfg` as `so.workers` Spark barrier tasks (a load: at
+/// most one per load client) and merges
 /// what they measured. `observer` sees the start, the window's edges and
 /// the elapsed time (the workers' per-second view comes with the result).
 ///
@@ -105,13 +106,26 @@ pub fn run_phase(
     stop: &Arc<AtomicBool>,
 ) -> Result<PhaseOutput> {
     let task = WorkerTask::of(cfg, properties)?;
-    let PhaseKind::Run {
-        warmup,
-        window,
-        rate,
-    } = cfg.kind
-    else {
-        bail!("--workers runs the run phase only");
+    let (warmup, time_bound, closed_loop) = match cfg.kind {
+        PhaseKind::Load => (Duration::ZERO, None, false),
+        PhaseKind::Run {
+            warmup,
+            window,
+            rate,
+        } => (
+            warmup,
+            match window {
+                Window::Duration(d) => Some(d),
+                Window::Operations(_) => None,
+            },
+            rate.is_none(),
+        ),
+    };
+    // A load has its own (usually smaller) number of connections: it is
+    // spread over at most that many workers.
+    let workers = match cfg.kind {
+        PhaseKind::Load => so.workers.min(cfg.clients),
+        PhaseKind::Run { .. } => so.workers,
     };
     let work = tempfile::Builder::new()
         .prefix("kvbench-scale-out-")
@@ -133,7 +147,7 @@ pub fn run_phase(
         .arg(&task_path)
         .args([
             "--workers",
-            &so.workers.to_string(),
+            &workers.to_string(),
             "--master",
             &so.spark_master,
         ]);
@@ -165,10 +179,6 @@ pub fn run_phase(
         }
     });
 
-    let time_bound = match window {
-        Window::Duration(d) => Some(d),
-        Window::Operations(_) => None,
-    };
     let spark_log = || tail(&err_path);
     let mut job = None;
     let mut start: Option<Instant> = None;
@@ -285,10 +295,10 @@ pub fn run_phase(
         .collect::<Result<Vec<_>>>()?;
     merge::merge(
         Asked {
-            workers: so.workers,
+            workers,
             window: time_bound,
             pipeline: cfg.pipeline,
-            closed_loop: rate.is_none(),
+            closed_loop,
         },
         &job,
         delivered,

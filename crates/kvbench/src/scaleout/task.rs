@@ -26,6 +26,8 @@ pub const PASSWORD_ENV: &str = "KVBENCH_WORKER_PASSWORD";
 /// One phase for a worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkerTask {
+    /// `load` (insert the records) or `run` (the measured phase).
+    pub phase: String,
     /// The server kind.
     pub system: SystemKind,
     /// The workload's name, as recorded.
@@ -79,19 +81,19 @@ fn ms(d: Duration) -> u64 {
 }
 
 impl WorkerTask {
-    /// The task for the run phase `cfg`, whose workload was resolved from
+    /// The task for the phase `cfg`, whose workload was resolved from
     /// `properties`.
     ///
     /// # Errors
-    /// For what workers cannot do yet: a load phase, TLS.
+    /// For what workers cannot do yet: TLS.
     pub fn of(cfg: &PhaseConfig, properties: &[(String, String)]) -> Result<WorkerTask> {
-        let PhaseKind::Run {
-            warmup,
-            window,
-            rate,
-        } = cfg.kind
-        else {
-            bail!("--workers runs the run phase only; the driver loads");
+        let (phase, warmup, window, rate) = match cfg.kind {
+            PhaseKind::Load => ("load", Duration::ZERO, None, None),
+            PhaseKind::Run {
+                warmup,
+                window,
+                rate,
+            } => ("run", warmup, Some(window), rate),
         };
         if cfg.access.is_tls() {
             bail!("--workers: TLS targets are not supported yet (workers would need the certificates)");
@@ -102,10 +104,12 @@ impl WorkerTask {
             Topology::Pool(nodes, v) => ("pool", nodes.clone(), Some(variant_name(*v))),
         };
         let (operations, duration_ms) = match window {
-            Window::Operations(n) => (Some(n), None),
-            Window::Duration(d) => (None, Some(ms(d))),
+            Some(Window::Operations(n)) => (Some(n), None),
+            Some(Window::Duration(d)) => (None, Some(ms(d))),
+            None => (None, None),
         };
         Ok(WorkerTask {
+            phase: phase.into(),
             system: cfg.system,
             workload: cfg.spec.name.clone(),
             properties: properties.to_vec(),
@@ -160,10 +164,13 @@ impl WorkerTask {
             ),
             other => bail!("the task's topology \"{other}\" is not single, cluster or pool"),
         };
-        let window = match (self.operations, self.duration_ms) {
-            (Some(n), None) => Window::Operations(n),
-            (None, Some(d)) => Window::Duration(Duration::from_millis(d)),
-            _ => bail!("the task needs exactly one of operations and duration_ms"),
+        let window = match (self.phase.as_str(), self.operations, self.duration_ms) {
+            ("load", None, None) => None,
+            ("run", Some(n), None) => Some(Window::Operations(n)),
+            ("run", None, Some(d)) => Some(Window::Duration(Duration::from_millis(d))),
+            ("run", _, _) => bail!("the task needs exactly one of operations and duration_ms"),
+            ("load", _, _) => bail!("a load task has no operations or duration_ms"),
+            (other, _, _) => bail!("the task's phase \"{other}\" is not load or run"),
         };
         let rate = match (self.rate, self.arrival.as_deref()) {
             (None, _) => None,
@@ -195,10 +202,13 @@ impl WorkerTask {
             system: self.system,
             keys: spec.key_namer(),
             spec,
-            kind: PhaseKind::Run {
-                warmup: Duration::from_millis(self.warmup_ms),
-                window,
-                rate,
+            kind: match window {
+                None => PhaseKind::Load,
+                Some(window) => PhaseKind::Run {
+                    warmup: Duration::from_millis(self.warmup_ms),
+                    window,
+                    rate,
+                },
             },
             clients: self.clients,
             pipeline: self.pipeline,
@@ -320,9 +330,17 @@ mod tests {
     }
 
     #[test]
-    fn a_load_phase_is_not_a_worker_task() {
+    fn a_load_task_rebuilds_a_load_phase() {
         let (mut cfg, props) = run_cfg();
         cfg.kind = PhaseKind::Load;
-        assert!(WorkerTask::of(&cfg, &props).is_err());
+        let task = WorkerTask::of(&cfg, &props).expect("task");
+        assert_eq!(task.phase, "load");
+        let back = task.phase(Some("hunter2".into())).expect("phase");
+        assert_eq!(back.kind, PhaseKind::Load);
+        let broken = WorkerTask {
+            phase: "warm".into(),
+            ..task
+        };
+        assert!(broken.phase(None).is_err());
     }
 }
