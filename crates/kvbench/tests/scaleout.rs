@@ -189,13 +189,10 @@ fn worker_pids(slice: Option<&str>) -> Vec<u32> {
         .collect()
 }
 
-#[test]
-fn a_killed_worker_fails_the_run_names_it_and_nothing_is_merged() {
-    let _heavy = crate::util::timing_sensitive();
-    let server = private_redis();
-    let url = format!("redis://{}", server.addr());
-    let sb = Sandbox::new();
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kvbench"))
+/// A 60 s `run --workers` against `url` in the background, its JSON on stdout.
+fn spawn_workers(sb: &Sandbox, url: &str, clients: u32, workers: u32) -> std::process::Child {
+    let (clients, workers) = (clients.to_string(), workers.to_string());
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("kvbench"))
         .args([
             "run",
             "--system",
@@ -203,13 +200,13 @@ fn a_killed_worker_fails_the_run_names_it_and_nothing_is_merged() {
             "--workload",
             "read-heavy",
             "--target",
-            &url,
+            url,
             "--records",
             "1000",
             "--clients",
-            "4",
+            &clients,
             "--workers",
-            "4",
+            &workers,
             "--duration",
             "60s",
             "--json",
@@ -220,7 +217,16 @@ fn a_killed_worker_fails_the_run_names_it_and_nothing_is_merged() {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .expect("kvbench starts");
+        .expect("kvbench starts")
+}
+
+#[test]
+fn a_killed_worker_fails_the_run_names_it_and_nothing_is_merged() {
+    let _heavy = crate::util::timing_sensitive();
+    let server = private_redis();
+    let url = format!("redis://{}", server.addr());
+    let sb = Sandbox::new();
+    let child = spawn_workers(&sb, &url, 4, 4);
     // Wait for worker 2, let the window begin, then kill it.
     let deadline = Instant::now() + Duration::from_secs(120);
     let victim = loop {
@@ -281,33 +287,7 @@ fn an_interrupted_scaled_out_run_stops_spark_and_every_worker() {
     let server = private_redis();
     let url = format!("redis://{}", server.addr());
     let sb = Sandbox::new();
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kvbench"))
-        .args([
-            "run",
-            "--system",
-            "redis",
-            "--workload",
-            "read-heavy",
-            "--target",
-            &url,
-            "--records",
-            "1000",
-            "--clients",
-            "2",
-            "--workers",
-            "2",
-            "--duration",
-            "60s",
-            "--quiet",
-            "--json",
-        ])
-        .current_dir(sb.path())
-        .env("TMPDIR", sb.tmp())
-        .env("KVBENCH_PYTHON", SPARK_PYTHON)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kvbench starts");
+    let child = spawn_workers(&sb, &url, 2, 2);
     let deadline = Instant::now() + Duration::from_secs(120);
     while worker_pids(None).len() < 2 {
         assert!(Instant::now() < deadline, "the workers never started");
