@@ -189,7 +189,9 @@ fn worker_pids(slice: Option<&str>) -> Vec<u32> {
         .collect()
 }
 
-/// A 60 s `run --workers` against `url` in the background, its JSON on stdout.
+/// A 60 s `run --workers` against `url` in the background, its JSON on
+/// stdout. One load client: the load runs as worker 0/1, so a worker `I/N`
+/// with N > 1 is one of the run phase's.
 fn spawn_workers(sb: &Sandbox, url: &str, clients: u32, workers: u32) -> std::process::Child {
     let (clients, workers) = (clients.to_string(), workers.to_string());
     std::process::Command::new(assert_cmd::cargo::cargo_bin("kvbench"))
@@ -203,6 +205,8 @@ fn spawn_workers(sb: &Sandbox, url: &str, clients: u32, workers: u32) -> std::pr
             url,
             "--records",
             "1000",
+            "--load-clients",
+            "1",
             "--clients",
             &clients,
             "--workers",
