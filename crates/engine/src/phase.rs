@@ -279,7 +279,7 @@ pub fn run_share(
                 let first = range.start + i as u64;
                 expected += range.end.saturating_sub(first).div_ceil(clients as u64);
                 let source = Source::Load {
-                    next: range.start + i as u64,
+                    next: first,
                     step: clients as u64,
                     end: range.end,
                     rng,

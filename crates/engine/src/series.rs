@@ -301,43 +301,41 @@ fn points(
     by_second: &BTreeMap<u32, MergedSecond>,
     active: [bool; OpKind::COUNT],
 ) -> Vec<SeriesPoint> {
-    {
-        let Some(&last) = by_second.keys().next_back() else {
-            return Vec::new();
-        };
-        let us = quantile_us;
-        let empty = interval_histogram();
-        let mut out = Vec::new();
-        for second in 0..=last {
-            for kind in OpKind::ALL {
-                let i = kind.index();
-                if !active[i] {
-                    continue;
-                }
-                let (completed, errors, h) = match by_second.get(&second) {
-                    Some(m) => (m.completed[i], m.errors[i], &m.hist[i]),
-                    None => (0, 0, &empty),
-                };
-                out.push(SeriesPoint {
-                    second,
-                    op: kind,
-                    completed,
-                    errors,
-                    p50_us: us(h, 0.5),
-                    p99_us: us(h, 0.99),
-                    p999_us: us(h, 0.999),
-                    // Kept whole so the second can be exported as an interval
-                    // histogram; an empty second stores nothing.
-                    histogram: if h.is_empty() {
-                        String::new()
-                    } else {
-                        encode_histogram(h)
-                    },
-                });
+    let Some(&last) = by_second.keys().next_back() else {
+        return Vec::new();
+    };
+    let us = quantile_us;
+    let empty = interval_histogram();
+    let mut out = Vec::new();
+    for second in 0..=last {
+        for kind in OpKind::ALL {
+            let i = kind.index();
+            if !active[i] {
+                continue;
             }
+            let (completed, errors, h) = match by_second.get(&second) {
+                Some(m) => (m.completed[i], m.errors[i], &m.hist[i]),
+                None => (0, 0, &empty),
+            };
+            out.push(SeriesPoint {
+                second,
+                op: kind,
+                completed,
+                errors,
+                p50_us: us(h, 0.5),
+                p99_us: us(h, 0.99),
+                p999_us: us(h, 0.999),
+                // Kept whole so the second can be exported as an interval
+                // histogram; an empty second stores nothing.
+                histogram: if h.is_empty() {
+                    String::new()
+                } else {
+                    encode_histogram(h)
+                },
+            });
         }
-        out
     }
+    out
 }
 
 /// How long the live view waits for a worker that has not finished a

@@ -164,8 +164,7 @@ fn new_record(s: &RunSettings) -> RunRecord {
             topology: s.topology,
             nodes: s.nodes,
             replicas: s.replicas,
-            pool_hash: (s.topology == TopologyKind::Pool)
-                .then(|| hash_name(s.pool_hash).to_string()),
+            pool_hash: (s.topology == TopologyKind::Pool).then(|| s.pool_hash.as_str().to_string()),
             flush: s.safety.flush,
             allow_existing: s.safety.allow_existing,
             cleanup: s.safety.cleanup,
@@ -322,11 +321,7 @@ fn execute(
         // Recorded before the first insert: an interrupted load wrote some of them.
         written.borrow_mut().push(s.spec.load_range());
         let view = live.phase(false);
-        let load = match &s.scale_out {
-            Some(so) => crate::scaleout::spark::run_phase(&base, &s.properties, so, &view, stop)
-                .context("the load"),
-            None => run_phase(&base, &view, stop).map_err(anyhow::Error::from),
-        };
+        let load = phase(s, &base, &view, stop);
         view.finish();
         let load = load?;
         let range = s.spec.load_range();
@@ -387,12 +382,7 @@ fn execute(
         let with = companion_cfg
             .as_ref()
             .map(|cfg| scope.spawn(move || run_phase(cfg, &Silent, stop)));
-        let run = match &s.scale_out {
-            Some(so) => {
-                crate::scaleout::spark::run_phase(&run_cfg, &s.properties, so, &edges, stop)
-            }
-            None => run_phase(&run_cfg, &edges, stop).map_err(anyhow::Error::from),
-        };
+        let run = phase(s, &run_cfg, &edges, stop);
         let with = with.map(|h| {
             h.join()
                 .unwrap_or_else(|_| Err(EngineError::Config("the --with group panicked".into())))
@@ -401,7 +391,6 @@ fn execute(
     });
     view.finish();
     let mut run: PhaseOutput = run?;
-
     if let Some(with) = with {
         let with = with.context("the --with group's run")?;
         merge_group(&mut run.result, with.result);
@@ -486,10 +475,10 @@ fn execute(
         .ops
         .iter()
         .any(|o| o.op == OpKind::Union && o.completed > 0);
-    rec.run = Some(run.result);
-    if let Some(so) = rec.run.as_ref().and_then(|r| r.scale_out.clone()) {
-        scale_out_marks(&so, rec);
+    if let Some(so) = &run.result.scale_out {
+        scale_out_marks(so, run.result.duration_s, rec);
     }
+    rec.run = Some(run.result);
     if unions && run.cut_short.is_none() {
         let cfg = match &companion_cfg {
             Some(c) if c.spec.data_model.layout == kvbench_workload::Layout::SortedSets => c,
@@ -516,9 +505,23 @@ fn execute(
     Ok(None)
 }
 
+/// One phase, in this process or, with `--workers`, spread over Spark
+/// barrier tasks: the one place the per-cell sequence chooses.
+fn phase(
+    s: &RunSettings,
+    cfg: &PhaseConfig,
+    observer: &dyn kvbench_engine::Observer,
+    stop: &Arc<AtomicBool>,
+) -> Result<PhaseOutput> {
+    match &s.scale_out {
+        Some(so) => crate::scaleout::spark::run_phase(cfg, &s.properties, so, observer, stop),
+        None => Ok(run_phase(cfg, observer, stop)?),
+    }
+}
+
 /// Marks a scaled-out run whose workers were not in step: their start
 /// instants spread, or their clocks known too loosely to tell.
-fn scale_out_marks(so: &kvbench_model::ScaleOutResult, rec: &mut RunRecord) {
+fn scale_out_marks(so: &kvbench_model::ScaleOutResult, window_s: f64, rec: &mut RunRecord) {
     if so.clock_uncertainty_ms > START_BOUND_MS {
         rec.marks.push(format!(
             "clock: a worker's clock is known to within {:.1} ms only (half its best round trip to the driver), above the {START_BOUND_MS} ms bound; its start and seconds may be misaligned",
@@ -528,7 +531,7 @@ fn scale_out_marks(so: &kvbench_model::ScaleOutResult, rec: &mut RunRecord) {
     // Spread is measured, never hidden: above the bound it is a warning;
     // above a hundredth of the window the workers' windows differ enough to
     // change the throughput, and the run is marked.
-    let window_ms = rec.run.as_ref().map_or(0.0, |r| r.duration_s * 1000.0);
+    let window_ms = window_s * 1000.0;
     let text = format!(
         "the workers started {:.1} ms apart (bound {START_BOUND_MS} ms)",
         so.start_spread_ms
@@ -820,16 +823,6 @@ fn instability(run: &PhaseResult) -> Option<String> {
         .map(|p| p.p50_us)
         .collect();
     describe("median latency", "us", kvbench_stats::assess(&p50))
-}
-
-/// The name `--hash` takes for `v`, recorded with the run.
-fn hash_name(v: kvbench_engine::route::ketama::Variant) -> &'static str {
-    use kvbench_engine::route::ketama::Variant;
-    match v {
-        Variant::Libmemcached => "libmemcached",
-        Variant::LibmemcachedMd5 => "libmemcached-md5",
-        Variant::Spymemcached => "spymemcached",
-    }
 }
 
 fn now_rfc3339() -> String {

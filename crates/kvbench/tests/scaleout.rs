@@ -194,8 +194,8 @@ fn worker_pids(slice: Option<&str>) -> Vec<u32> {
 /// with N > 1 is one of the run phase's.
 fn spawn_workers(sb: &Sandbox, url: &str, clients: u32, workers: u32) -> std::process::Child {
     let (clients, workers) = (clients.to_string(), workers.to_string());
-    std::process::Command::new(assert_cmd::cargo::cargo_bin("kvbench"))
-        .args([
+    sb.spawn_env(
+        &[
             "run",
             "--system",
             "redis",
@@ -214,14 +214,9 @@ fn spawn_workers(sb: &Sandbox, url: &str, clients: u32, workers: u32) -> std::pr
             "--duration",
             "60s",
             "--json",
-        ])
-        .current_dir(sb.path())
-        .env("TMPDIR", sb.tmp())
-        .env("KVBENCH_PYTHON", SPARK_PYTHON)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kvbench starts")
+        ],
+        &[("KVBENCH_PYTHON", SPARK_PYTHON)],
+    )
 }
 
 #[test]

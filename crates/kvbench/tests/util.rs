@@ -44,10 +44,16 @@ impl Sandbox {
     /// `kvbench ARGS` started in the background, stdout and stderr piped
     /// (for tests that act on it, or its servers, while it runs).
     pub fn spawn(&self, args: &[&str]) -> std::process::Child {
+        self.spawn_env(args, &[])
+    }
+
+    /// [`Sandbox::spawn`] with these environment variables set too.
+    pub fn spawn_env(&self, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
         std::process::Command::new(assert_cmd::cargo::cargo_bin("kvbench"))
             .args(args)
             .current_dir(self.dir.path())
             .env("TMPDIR", self.tmp())
+            .envs(env.iter().copied())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()

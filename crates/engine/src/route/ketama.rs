@@ -83,6 +83,24 @@ pub enum Variant {
     Spymemcached,
 }
 
+impl Variant {
+    /// Every variant, in the order `--hash` lists them.
+    pub const ALL: [Variant; 3] = [
+        Variant::Libmemcached,
+        Variant::LibmemcachedMd5,
+        Variant::Spymemcached,
+    ];
+
+    /// The name used on the command line and in the record.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Variant::Libmemcached => "libmemcached",
+            Variant::LibmemcachedMd5 => "libmemcached-md5",
+            Variant::Spymemcached => "spymemcached",
+        }
+    }
+}
+
 /// Why a continuum could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ContinuumError {

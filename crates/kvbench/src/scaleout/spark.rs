@@ -105,6 +105,21 @@ pub fn run_phase(
     observer: &dyn Observer,
     stop: &Arc<AtomicBool>,
 ) -> Result<PhaseOutput> {
+    let out = job(cfg, properties, so, observer, stop);
+    match cfg.kind {
+        PhaseKind::Load => out.context("the load"),
+        PhaseKind::Run { .. } => out,
+    }
+}
+
+/// [`run_phase`] without the phase named in its errors.
+fn job(
+    cfg: &PhaseConfig,
+    properties: &[(String, String)],
+    so: &ScaleOut,
+    observer: &dyn Observer,
+    stop: &Arc<AtomicBool>,
+) -> Result<PhaseOutput> {
     let task = WorkerTask::of(cfg, properties)?;
     let (warmup, time_bound, closed_loop) = match cfg.kind {
         PhaseKind::Load => (Duration::ZERO, None, false),

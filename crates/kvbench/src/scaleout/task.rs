@@ -101,7 +101,7 @@ impl WorkerTask {
         let (topology, addrs, pool_hash) = match &cfg.topology {
             Topology::Single(a) => ("single", vec![*a], None),
             Topology::Cluster(seeds) => ("cluster", seeds.clone(), None),
-            Topology::Pool(nodes, v) => ("pool", nodes.clone(), Some(variant_name(*v))),
+            Topology::Pool(nodes, v) => ("pool", nodes.clone(), Some(v.as_str())),
         };
         let (operations, duration_ms) = match window {
             Some(Window::Operations(n)) => (Some(n), None),
@@ -229,23 +229,11 @@ impl WorkerTask {
     }
 }
 
-fn variant_name(v: Variant) -> &'static str {
-    match v {
-        Variant::Libmemcached => "libmemcached",
-        Variant::LibmemcachedMd5 => "libmemcached-md5",
-        Variant::Spymemcached => "spymemcached",
-    }
-}
-
 fn variant(name: &str) -> Result<Variant> {
-    [
-        Variant::Libmemcached,
-        Variant::LibmemcachedMd5,
-        Variant::Spymemcached,
-    ]
-    .into_iter()
-    .find(|v| variant_name(*v) == name)
-    .with_context(|| format!("the task's pool_hash \"{name}\" is not a known ring"))
+    Variant::ALL
+        .into_iter()
+        .find(|v| v.as_str() == name)
+        .with_context(|| format!("the task's pool_hash \"{name}\" is not a known ring"))
 }
 
 #[cfg(test)]
