@@ -514,7 +514,15 @@ fn phase(
     stop: &Arc<AtomicBool>,
 ) -> Result<PhaseOutput> {
     match &s.scale_out {
-        Some(so) => crate::scaleout::spark::run_phase(cfg, &s.properties, so, observer, stop),
+        Some(so) => {
+            let out = crate::scaleout::spark::run_phase(cfg, &s.properties, so, observer, stop);
+            // A spread load's failures name the phase (a worker's message
+            // alone would read as the measured run's).
+            match cfg.kind {
+                PhaseKind::Load => out.context("the load"),
+                PhaseKind::Run { .. } => out,
+            }
+        }
         None => Ok(run_phase(cfg, observer, stop)?),
     }
 }

@@ -91,29 +91,13 @@ impl Drop for Group {
 }
 
 /// Runs the phase `cfg` as `so.workers` Spark barrier tasks (a load: at
-/// most one per load client) and merges
-/// what they measured. `observer` sees the start, the window's edges and
+/// most one per load client) and merges what they measured. `observer` sees the start, the window's edges and
 /// the elapsed time (the workers' per-second view comes with the result).
 ///
 /// # Errors
 /// When Spark cannot run the job, a worker fails (named), or the results
 /// cannot be merged; [`EngineError::Interrupted`] when `stop` was set.
 pub fn run_phase(
-    cfg: &PhaseConfig,
-    properties: &[(String, String)],
-    so: &ScaleOut,
-    observer: &dyn Observer,
-    stop: &Arc<AtomicBool>,
-) -> Result<PhaseOutput> {
-    let out = job(cfg, properties, so, observer, stop);
-    match cfg.kind {
-        PhaseKind::Load => out.context("the load"),
-        PhaseKind::Run { .. } => out,
-    }
-}
-
-/// [`run_phase`] without the phase named in its errors.
-fn job(
     cfg: &PhaseConfig,
     properties: &[(String, String)],
     so: &ScaleOut,
