@@ -316,6 +316,61 @@ fn an_interrupted_scaled_out_run_stops_spark_and_every_worker() {
     assert!(no_workers_left(), "a kvbench worker outlived its run");
 }
 
+/// Every process under `root`, itself excluded.
+fn descendants(root: u32) -> Vec<u32> {
+    let all = processes();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(all.iter().filter(|p| p.ppid == parent).map(|p| p.pid));
+        i += 1;
+    }
+    found.split_off(1)
+}
+
+#[test]
+fn a_killed_driver_takes_spark_and_every_worker_with_it() {
+    let _heavy = crate::util::timing_sensitive();
+    let server = private_redis();
+    let url = format!("redis://{}", server.addr());
+    let sb = Sandbox::new();
+    let mut child = spawn_workers(&sb, &url, 2, 2);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while worker_pids(Some("1/2")).is_empty() {
+        assert!(Instant::now() < deadline, "the workers never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The Spark job (Python, its JVM, Spark's Python workers) and the
+    // kvbench workers under it.
+    let below = descendants(child.id());
+    let workers = worker_pids(None);
+    assert!(
+        workers.iter().all(|w| below.contains(w)),
+        "workers {workers:?} are not under the driver: {below:?}"
+    );
+    // SIGKILL: no destructor, no signal handler runs in the driver.
+    child.kill().expect("SIGKILL the driver");
+    child.wait().expect("reap the driver");
+    let killed_at = Instant::now();
+    let deadline = killed_at + Duration::from_secs(30);
+    loop {
+        let left: Vec<u32> = below.iter().copied().filter(|&p| alive(p)).collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still running 30 s after the driver was killed: {left:?} (of a 60 s window)"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    eprintln!(
+        "everything under the driver ended {:?} after it was killed",
+        killed_at.elapsed()
+    );
+}
+
 #[test]
 fn what_workers_cannot_split_is_refused_before_anything_starts() {
     let sb = Sandbox::new();

@@ -38,6 +38,7 @@ pub use env::{machine_environment, process_cpu_seconds};
 pub use kvbench_model::{Environment, Probe, Protocol, Setting, SystemKind, TopologyKind};
 pub use netns::{Host, Hosts, Link, NetnsError, Network};
 pub use pool::Pool;
+pub use process::{Ending, ProcessGuard};
 pub use proxy::Proxied;
 pub use remote::RemoteServer;
 pub use server::{Server, ServerSpec, ServerVersion};

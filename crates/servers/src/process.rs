@@ -1,4 +1,5 @@
-//! Spawns a server process and guarantees it ends: the child is in its own
+//! Spawns a server process (or any long-lived child, such as the Spark
+//! job of a scaled-out run) and guarantees it ends: the child is in its own
 //! process group, dies with kvbench (`PR_SET_PDEATHSIG`), and is always reaped.
 //!
 //! It must not know any server's arguments or protocol, and must never signal
@@ -9,7 +10,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{mpsc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -19,7 +20,7 @@ const WAIT_POLL: Duration = Duration::from_millis(10);
 
 /// How a server process ended, once [`ProcessGuard::shutdown`] has run.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Ending {
+pub enum Ending {
     /// It had exited before we asked it to stop (crash, or killed from outside).
     ExitedBefore(ExitStatus),
     /// It exited after SIGTERM, within the grace period.
@@ -40,7 +41,7 @@ struct State {
 /// Owns a running child. Dropping it does nothing by itself: the owner calls
 /// [`ProcessGuard::shutdown`] (from `Drop`), so the order of shutdown and
 /// temporary-directory removal stays explicit.
-pub(crate) struct ProcessGuard {
+pub struct ProcessGuard {
     pid: u32,
     state: Mutex<State>,
 }
@@ -94,10 +95,8 @@ pub(crate) fn spawner() -> io::Result<mpsc::Sender<SpawnRequest>> {
 
 impl ProcessGuard {
     /// Starts `program args` in `cwd`, stdin from /dev/null, stdout and stderr
-    /// appended to `log`, in its own process group (so a terminal Ctrl-C reaches
-    /// kvbench only, which then stops the server in order), and with
-    /// SIGKILL as its parent-death signal. With `netns` (an open
-    /// `/run/netns/NAME`), it joins that network namespace before exec.
+    /// appended to `log`, as [`ProcessGuard::start`] does. With `netns` (an
+    /// open `/run/netns/NAME`), it joins that network namespace before exec.
     pub(crate) fn spawn(
         program: &Path,
         args: &[String],
@@ -113,8 +112,26 @@ impl ProcessGuard {
             .current_dir(cwd)
             .stdin(Stdio::null())
             .stdout(out)
-            .stderr(err)
-            .process_group(0);
+            .stderr(err);
+        Self::start_in(command, netns)
+    }
+
+    /// Starts `command` (its stdio as the caller set it) in its own process
+    /// group, so a terminal's Ctrl-C reaches kvbench only, which then stops
+    /// the child in order, and with SIGKILL as its parent-death signal, so
+    /// it cannot outlive a kvbench that is killed outright. A child that
+    /// forks (Spark's JVM and its workers) takes its group with it when
+    /// [`ProcessGuard::shutdown`] runs; after a SIGKILL of kvbench only the
+    /// child itself is killed, and whatever it started must end with it.
+    ///
+    /// # Errors
+    /// When the command cannot be started.
+    pub fn start(command: Command) -> io::Result<Self> {
+        Self::start_in(command, None)
+    }
+
+    fn start_in(mut command: Command, netns: Option<&File>) -> io::Result<Self> {
+        command.process_group(0);
         let parent = std::process::id() as libc::pid_t;
         // The file was opened before the fork (opening is not
         // async-signal-safe); it is close-on-exec and outlives the spawn,
@@ -158,7 +175,27 @@ impl ProcessGuard {
         })
     }
 
-    pub(crate) fn pid(&self) -> u32 {
+    /// The child's stdout, when it was piped and not taken before.
+    pub fn take_stdout(&self) -> Option<ChildStdout> {
+        self.lock().child.stdout.take()
+    }
+
+    /// Waits until the child exits by itself and reaps it.
+    ///
+    /// # Errors
+    /// When waiting fails (someone else reaped it).
+    pub fn wait(&self) -> io::Result<ExitStatus> {
+        let mut st = self.lock();
+        if let Some(status) = st.status {
+            return Ok(status);
+        }
+        let status = st.child.wait()?;
+        st.status = Some(status);
+        Ok(status)
+    }
+
+    /// The child's pid (also its process group's id).
+    pub fn pid(&self) -> u32 {
         self.pid
     }
 
@@ -169,7 +206,7 @@ impl ProcessGuard {
     }
 
     /// The exit status if the child has exited (reaping it), else `None`.
-    pub(crate) fn exit_status(&self) -> Option<ExitStatus> {
+    pub fn exit_status(&self) -> Option<ExitStatus> {
         let mut st = self.lock();
         // A wait failure is recorded in `ending`; the status stays unknown.
         let _ = reap_if_exited(&mut st);
@@ -179,7 +216,7 @@ impl ProcessGuard {
     /// Stops the child: SIGTERM to its process group, up to [`TERM_GRACE`] of
     /// polling, then SIGKILL and a blocking wait. Idempotent: later calls
     /// return the first call's result.
-    pub(crate) fn shutdown(&self) -> Ending {
+    pub fn shutdown(&self) -> Ending {
         let mut st = self.lock();
         if let Some(ending) = st.ending {
             return ending;

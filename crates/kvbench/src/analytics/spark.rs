@@ -7,10 +7,11 @@
 use crate::exit::UsageError;
 use anyhow::{bail, Context, Result};
 use kvbench_analytics::{snap, Graph};
+use kvbench_servers::ProcessGuard;
 use serde::Deserialize;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 /// One iteration's map and reduce times as Spark reports them.
 #[derive(Debug, Clone, Deserialize)]
@@ -116,21 +117,31 @@ fn package<T: serde::de::DeserializeOwned>(
     let edges = work.join("edges.txt");
     let json_out = work.join(format!("{command}.json"));
     snap::write(g, &edges)?;
-    let out = Command::new(python())
+    let log = work.join(format!("{command}.log"));
+    let err = std::fs::File::create(&log).with_context(|| format!("{}", log.display()))?;
+    let mut child = Command::new(python());
+    child
         .args(["-m", "kvbench_spark", command, "--edges"])
         .arg(&edges)
         .args(["--nodes", &g.nodes().to_string(), "--master", master])
         .args(extra)
         .arg("--json-out")
         .arg(&json_out)
-        .output()
-        .with_context(|| format!("cannot start the Spark {command}"))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(err);
+    // In its own process group and dying with kvbench: an interrupted or
+    // killed kvbench leaves no Spark job computing on.
+    let job =
+        ProcessGuard::start(child).with_context(|| format!("cannot start the Spark {command}"))?;
+    let status = job.wait();
+    job.shutdown();
+    let status = status.with_context(|| format!("the Spark {command}"))?;
+    if !status.success() {
+        let err = std::fs::read_to_string(&log).unwrap_or_default();
         let tail: Vec<&str> = err.lines().rev().take(5).collect();
         bail!(
-            "Spark {command} failed ({}): {}",
-            out.status,
+            "Spark {command} failed ({status}): {}",
             tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
         );
     }

@@ -3,7 +3,8 @@
 //! the workers as barrier tasks; this side marks the window's edges for the
 //! server probes from the start instant the workers agreed on, and merges
 //! their results when the job ends. The child runs in a process group of
-//! its own, so an interrupt or a failure stops Spark and every worker.
+//! its own, so an interrupt or a failure stops Spark and every worker, and
+//! it dies with kvbench.
 
 use super::merge::{self, Asked, Delivered, Job};
 use super::part::WorkerPartResult;
@@ -14,10 +15,10 @@ use anyhow::{anyhow, bail, Context, Result};
 use kvbench_engine::{
     EngineError, Observer, PhaseConfig, PhaseKind, PhaseOutput, Progress, Window,
 };
+use kvbench_servers::ProcessGuard;
 use serde::Deserialize;
 use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
@@ -62,31 +63,15 @@ struct Record {
     aborted: bool,
 }
 
-/// Kills the child's whole process group when dropped: Spark's JVM, its
-/// Python workers and the kvbench workers under them.
-struct Group(Child);
+/// Stops the child's whole process group when dropped: Spark's JVM, its
+/// Python workers and the kvbench workers under them. If kvbench itself is
+/// killed outright, the child dies with it (parent-death signal), its JVM
+/// when its stdin closes, and each worker when its task's stdin closes.
+struct Running(ProcessGuard);
 
-impl Drop for Group {
+impl Drop for Running {
     fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let pid = self.0.id() as libc::pid_t;
-            // SAFETY: signalling a process group we created; no memory is involved.
-            unsafe {
-                libc::kill(-pid, libc::SIGTERM);
-            }
-            let until = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < until {
-                if let Ok(Some(_)) = self.0.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            // SAFETY: as above.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-            let _ = self.0.wait();
-        }
+        self.0.shutdown();
     }
 }
 
@@ -159,16 +144,15 @@ pub fn run_phase(
     command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(err)
-        .process_group(0);
-    let mut child = command
-        .spawn()
-        .with_context(|| format!("cannot start {} -m kvbench_spark", python().display()))?;
-    let stdout = child
-        .stdout
-        .take()
+        .stderr(err);
+    let group = Running(
+        ProcessGuard::start(command)
+            .with_context(|| format!("cannot start {} -m kvbench_spark", python().display()))?,
+    );
+    let stdout = group
+        .0
+        .take_stdout()
         .context("no stdout from the Spark job")?;
-    let group = Group(child);
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
@@ -242,8 +226,7 @@ pub fn run_phase(
             Ok(Err(e)) => bail!("cannot read the Spark job's output: {e}"),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
-                let mut g = group;
-                let status = g.0.wait().context("the Spark job")?;
+                let status = group.0.wait().context("the Spark job")?;
                 bail!(
                     "the Spark job ended ({status}) without the workers' results: {}",
                     spark_log()
@@ -254,8 +237,7 @@ pub fn run_phase(
     if in_window && !ended {
         observer.finished();
     }
-    let mut g = group;
-    let status = g.0.wait().context("the Spark job")?;
+    let status = group.0.wait().context("the Spark job")?;
     if !status.success() {
         bail!("the Spark job failed ({status}): {}", spark_log());
     }
