@@ -153,6 +153,7 @@ pub enum Command {
         "  kvbench compare\n",
         "  kvbench compare --systems redis,valkey --topology cluster --nodes 3 --clients 1,8\n",
         "  kvbench compare --clients 1,8 --label kernel=6.8\n",
+        "  kvbench compare --systems redis,valkey --clients 16,64 --workers 4 --duration 30s\n",
         "  kvbench compare --iterations 3 --duration 2s --reload once-per-system --server-cpus 0 --client-cpus 0\n",
         "  kvbench compare --clients 1,8 --quiet --metrics-listen 127.0.0.1:9464\n",
         "  kvbench compare --systems redis --target redis://127.0.0.1:6379/5 --cleanup --clients 1,8\n",
@@ -813,6 +814,16 @@ pub struct RunArgs {
     /// --with: set one of its workload properties (repeatable).
     #[arg(long = "with-property", value_name = "NAME=VALUE", requires = "with")]
     pub with_properties: Vec<String>,
+    #[command(flatten)]
+    pub scale_out: ScaleOutArgs,
+    #[command(flatten)]
+    pub bench: BenchArgs,
+}
+
+/// Scale-out flags, shared by `run` and `compare` (whose cells pass them
+/// on as the `run` flags they are).
+#[derive(Debug, Args, Clone)]
+pub struct ScaleOutArgs {
     /// Spread each phase's clients over N kvbench processes started as
     /// Spark barrier tasks, merged into one run (docs/scale-out.md).
     #[arg(long, value_name = "N")]
@@ -823,8 +834,6 @@ pub struct RunArgs {
     /// --workers: a Spark setting KEY=VALUE (repeatable), e.g. spark.driver.host=10.0.0.2.
     #[arg(long, value_name = "KEY=VALUE", requires = "workers")]
     pub spark_conf: Vec<String>,
-    #[command(flatten)]
-    pub bench: BenchArgs,
 }
 
 #[derive(Debug, Args)]
@@ -855,6 +864,8 @@ pub struct CompareArgs {
     /// Measure every cell again, even if this comparison is stored already.
     #[arg(long)]
     pub restart: bool,
+    #[command(flatten)]
+    pub scale_out: ScaleOutArgs,
     #[command(flatten)]
     pub bench: BenchArgs,
 }

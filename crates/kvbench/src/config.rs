@@ -565,8 +565,9 @@ pub fn run_settings(a: &RunArgs) -> Result<RunSettings, UsageError> {
     if let Some(name) = &a.with {
         s.companion = Some(companion(name, a, &s)?);
     }
-    if let Some(n) = a.workers {
-        let so = crate::scaleout::ScaleOut::new(n, a.spark_master.as_deref(), &a.spark_conf)?;
+    let w = &a.scale_out;
+    if let Some(n) = w.workers {
+        let so = crate::scaleout::ScaleOut::new(n, w.spark_master.as_deref(), &w.spark_conf)?;
         so.check(&s)?;
         s.scale_out = Some(so);
     }

@@ -60,9 +60,15 @@ fn run(sb: &Sandbox, url: &str, extra: &[&str]) -> (Option<i32>, serde_json::Val
         "--json",
     ];
     args.extend(extra);
+    with_spark(sb, &args)
+}
+
+/// kvbench with `args`, with PySpark at hand: its exit code, its JSON
+/// (null when there is none) and its stderr.
+fn with_spark(sb: &Sandbox, args: &[&str]) -> (Option<i32>, serde_json::Value, String) {
     let out = sb
         .kvbench()
-        .args(&args)
+        .args(args)
         .env("KVBENCH_PYTHON", SPARK_PYTHON)
         .output()
         .expect("kvbench runs");
@@ -314,6 +320,60 @@ fn an_interrupted_scaled_out_run_stops_spark_and_every_worker() {
     assert_eq!(rec["status"], "failed");
     assert!(rec["run"].is_null(), "{}", rec["run"]);
     assert!(no_workers_left(), "a kvbench worker outlived its run");
+}
+
+/// `compare` passes `--workers` to every cell as the `run` flag it is; the
+/// number of workers is part of the cell, so the same comparison without
+/// them is another experiment, not a stored one.
+#[test]
+fn compare_runs_each_cell_from_workers() {
+    let _heavy = crate::util::timing_sensitive();
+    let sb = Sandbox::new();
+    let compare = |extra: &[&str]| {
+        let mut args = vec![
+            "compare",
+            "--systems",
+            "redis",
+            "--workloads",
+            "read-heavy",
+            "--clients",
+            "4",
+            "--records",
+            "500",
+            "--operations",
+            "2000",
+            "--warmup",
+            "0s",
+            "--quiet",
+            "--json",
+        ];
+        args.extend(extra);
+        let (code, runs, stderr) = with_spark(&sb, &args);
+        assert!(matches!(code, Some(0) | Some(3)), "{stderr}");
+        let runs = runs.as_array().expect("runs").clone();
+        assert_eq!(runs.len(), 1, "{runs:?}");
+        runs.into_iter().next().expect("one run")
+    };
+    let split = compare(&["--workers", "2"]);
+    assert_eq!(split["config"]["scale_out"]["workers"].as_u64(), Some(2));
+    let workers = split["run"]["scale_out"]["workers"]
+        .as_array()
+        .expect("the run's workers");
+    assert_eq!(workers.len(), 2);
+    let sum: u64 = workers
+        .iter()
+        .map(|w| w["completed"].as_u64().expect("n"))
+        .sum();
+    assert_eq!(sum, 2000);
+    assert_eq!(split["run"]["completed"].as_u64(), Some(2000));
+
+    let whole = compare(&[]);
+    assert!(
+        whole["config"]["scale_out"].is_null(),
+        "{}",
+        whole["config"]
+    );
+    assert_ne!(whole["id"], split["id"], "measured, not the stored cell");
 }
 
 /// Every process under `root`, itself excluded.
