@@ -16,5 +16,5 @@ pub use open::{
     exchange, exchange_on, open, open_async, Access, AsyncStream, ConnectError, Stream, PLAIN,
 };
 pub use secret::Secret;
-pub use tls::{Tls, TlsError, TlsOptions};
+pub use tls::{Tls, TlsError, TlsMaterial, TlsOptions};
 pub use url::{Family, HostPort, Shape, TargetUrl, UrlError, DEFAULT_NAMESPACE};

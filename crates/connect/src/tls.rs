@@ -6,6 +6,7 @@
 //! asked for by name: it accepts any certificate for any name, which is
 //! sometimes what a test deployment needs and never a default.
 
+use crate::secret::Secret;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
@@ -62,34 +63,41 @@ impl TlsOptions {
     /// # Errors
     /// [`TlsError`] naming the flag or file that is wrong.
     pub fn build(&self, host: &str) -> Result<Tls, TlsError> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let builder = ClientConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .map_err(|e| TlsError(format!("TLS: {e}")))?;
-        let builder = if self.insecure {
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(AcceptAny(provider)))
-        } else {
-            builder.with_root_certificates(self.roots()?)
+        let roots = match self.insecure {
+            true => None,
+            false => Some(self.roots()?),
         };
-        let config = match (&self.cert_file, &self.key_file) {
-            (Some(cert), Some(key)) => builder
-                .with_client_auth_cert(certs(cert, "--tls-cert")?, private_key(key)?)
-                .map_err(|e| TlsError(format!("--tls-cert/--tls-key: {e}")))?,
-            (None, None) => builder.with_no_client_auth(),
+        let client = match (&self.cert_file, &self.key_file) {
+            (Some(cert), Some(key)) => Some((certs(cert, "--tls-cert")?, private_key(key)?)),
+            (None, None) => None,
             (Some(_), None) => return Err(TlsError("--tls-cert needs --tls-key".into())),
             (None, Some(_)) => return Err(TlsError("--tls-key needs --tls-cert".into())),
         };
         let name = self.server_name.as_deref().unwrap_or(host);
-        let server_name = ServerName::try_from(name.to_string()).map_err(|_| {
-            TlsError(format!(
-                "'{name}' is not a valid TLS server name (see --tls-server-name)"
-            ))
-        })?;
-        Ok(Tls {
-            config: Arc::new(config),
-            server_name,
+        configure(roots, client, name)
+    }
+
+    /// The settings with their files read, for a process that has no
+    /// access to them (a scaled-out worker on another machine). `host` is
+    /// the URL's host, the default server name.
+    ///
+    /// # Errors
+    /// When a file cannot be read (named with its flag).
+    pub fn material(&self, host: &str) -> Result<TlsMaterial, TlsError> {
+        let read = |path: &Option<PathBuf>, flag: &str| -> Result<Option<String>, TlsError> {
+            path.as_ref()
+                .map(|p| {
+                    std::fs::read_to_string(p)
+                        .map_err(|e| TlsError(format!("{flag} {}: {e}", p.display())))
+                })
+                .transpose()
+        };
+        Ok(TlsMaterial {
+            ca_pem: read(&self.ca_file, "--tls-ca")?,
+            cert_pem: read(&self.cert_file, "--tls-cert")?,
+            key_pem: read(&self.key_file, "--tls-key")?.map(Secret::new),
+            server_name: self.server_name.as_deref().unwrap_or(host).to_string(),
+            insecure: self.insecure,
         })
     }
 
@@ -121,6 +129,102 @@ impl TlsOptions {
         }
         Ok(roots)
     }
+}
+
+/// TLS settings with their files' contents instead of paths (see
+/// [`TlsOptions::material`]); the private key is a [`Secret`], never
+/// printed.
+#[derive(Debug, Clone, Default)]
+pub struct TlsMaterial {
+    /// The CA certificates to trust (PEM); `None`: the system's store.
+    pub ca_pem: Option<String>,
+    /// The client certificate chain (PEM), for mutual TLS.
+    pub cert_pem: Option<String>,
+    /// Its private key (PEM).
+    pub key_pem: Option<Secret>,
+    /// The name the server's certificate is checked against.
+    pub server_name: String,
+    /// Accept any server certificate.
+    pub insecure: bool,
+}
+
+impl TlsMaterial {
+    /// The client configuration, as [`TlsOptions::build`] makes it from the
+    /// files.
+    ///
+    /// # Errors
+    /// When a PEM text holds nothing usable (named by its flag).
+    pub fn build(&self) -> Result<Tls, TlsError> {
+        let roots = match (&self.ca_pem, self.insecure) {
+            (_, true) => None,
+            (Some(pem), false) => {
+                let mut roots = RootCertStore::empty();
+                for cert in pem_certs(pem.as_bytes(), "--tls-ca")? {
+                    roots
+                        .add(cert)
+                        .map_err(|e| TlsError(format!("--tls-ca: unusable certificate: {e}")))?;
+                }
+                Some(roots)
+            }
+            (None, false) => Some(TlsOptions::default().roots()?),
+        };
+        let client = match (&self.cert_pem, &self.key_pem) {
+            (Some(cert), Some(key)) => Some((
+                pem_certs(cert.as_bytes(), "--tls-cert")?,
+                PrivateKeyDer::from_pem_slice(key.expose().as_bytes())
+                    .map_err(|e| TlsError(format!("--tls-key: {e}")))?,
+            )),
+            (None, None) => None,
+            _ => return Err(TlsError("--tls-cert and --tls-key go together".into())),
+        };
+        configure(roots, client, &self.server_name)
+    }
+}
+
+type ClientAuth = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
+
+/// One configuration from its parts: `roots` to verify against (`None`:
+/// accept any certificate), a client certificate and key, the server name.
+fn configure(
+    roots: Option<RootCertStore>,
+    client: Option<ClientAuth>,
+    name: &str,
+) -> Result<Tls, TlsError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TlsError(format!("TLS: {e}")))?;
+    let builder = match roots {
+        None => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAny(provider))),
+        Some(roots) => builder.with_root_certificates(roots),
+    };
+    let config = match client {
+        Some((certs, key)) => builder
+            .with_client_auth_cert(certs, key)
+            .map_err(|e| TlsError(format!("--tls-cert/--tls-key: {e}")))?,
+        None => builder.with_no_client_auth(),
+    };
+    let server_name = ServerName::try_from(name.to_string()).map_err(|_| {
+        TlsError(format!(
+            "'{name}' is not a valid TLS server name (see --tls-server-name)"
+        ))
+    })?;
+    Ok(Tls {
+        config: Arc::new(config),
+        server_name,
+    })
+}
+
+fn pem_certs(pem: &[u8], flag: &str) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let certs: Vec<_> = CertificateDer::pem_slice_iter(pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| TlsError(format!("{flag}: {e}")))?;
+    if certs.is_empty() {
+        return Err(TlsError(format!("{flag}: no PEM certificate")));
+    }
+    Ok(certs)
 }
 
 fn certs(path: &Path, flag: &str) -> Result<Vec<CertificateDer<'static>>, TlsError> {

@@ -103,6 +103,19 @@ impl Io {
     }
 }
 
+/// The names of [`Io::as_str`], as a stored configuration or a worker's
+/// task spells them.
+impl std::str::FromStr for Io {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        [Io::Tokio, Io::Uring]
+            .into_iter()
+            .find(|io| io.as_str() == s)
+            .ok_or_else(|| format!("\"{s}\" is not uring or tokio"))
+    }
+}
+
 /// An open-loop schedule for the whole phase.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rate {

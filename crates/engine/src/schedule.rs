@@ -27,6 +27,19 @@ impl Arrival {
     }
 }
 
+/// The names of [`Arrival::as_str`], as a stored configuration or a
+/// worker's task spells them.
+impl std::str::FromStr for Arrival {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        [Arrival::Uniform, Arrival::Poisson]
+            .into_iter()
+            .find(|a| a.as_str() == s)
+            .ok_or_else(|| format!("\"{s}\" is not uniform or poisson"))
+    }
+}
+
 /// One connection's schedule.
 #[derive(Debug, Clone)]
 pub struct Schedule {

@@ -515,7 +515,9 @@ fn phase(
 ) -> Result<PhaseOutput> {
     match &s.scale_out {
         Some(so) => {
-            let out = crate::scaleout::spark::run_phase(cfg, &s.properties, so, observer, stop);
+            let tls = s.target.as_ref().and_then(|t| t.tls_material.as_ref());
+            let out =
+                crate::scaleout::spark::run_phase(cfg, &s.properties, tls, so, observer, stop);
             // A spread load's failures name the phase (a worker's message
             // alone would read as the measured run's).
             match cfg.kind {

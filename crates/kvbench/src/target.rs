@@ -8,7 +8,7 @@
 
 use crate::args::BenchArgs;
 use crate::exit::UsageError;
-use kvbench_connect::{Access, Family, Secret, Shape, TargetUrl, TlsOptions};
+use kvbench_connect::{Access, Family, Secret, Shape, TargetUrl, TlsMaterial, TlsOptions};
 use kvbench_model::{Protocol, SystemKind, TopologyKind};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
@@ -21,6 +21,9 @@ pub struct Target {
     pub addrs: Vec<SocketAddr>,
     /// How to open a connection to any of its nodes.
     pub access: Arc<Access>,
+    /// The TLS settings with their files read, for workers that cannot
+    /// read them (`--workers`); `None` without TLS.
+    pub tls_material: Option<TlsMaterial>,
 }
 
 /// What kvbench may change on a target, from the safety flags.
@@ -142,17 +145,19 @@ pub fn resolve(b: &BenchArgs, system: SystemKind) -> Result<Option<Target>, Usag
             url.user.as_deref().unwrap_or_default()
         )));
     }
-    let tls_config = match (url.tls, tls.any()) {
-        (true, _) => Some(
-            tls.build(&url.hosts[0].host)
-                .map_err(|e| UsageError(e.to_string()))?,
-        ),
+    let (tls_config, tls_material) = match (url.tls, tls.any()) {
+        (true, _) => {
+            let host = &url.hosts[0].host;
+            let config = tls.build(host).map_err(|e| UsageError(e.to_string()))?;
+            let material = tls.material(host).map_err(|e| UsageError(e.to_string()))?;
+            (Some(config), Some(material))
+        }
         (false, true) => {
             return Err(bad(
                 "--tls-* flags need a TLS URL (rediss:// or rediss-cluster://)".into(),
             ))
         }
-        (false, false) => None,
+        (false, false) => (None, None),
     };
     let mut addrs = Vec::with_capacity(url.hosts.len());
     for hp in &url.hosts {
@@ -174,6 +179,7 @@ pub fn resolve(b: &BenchArgs, system: SystemKind) -> Result<Option<Target>, Usag
         url,
         addrs,
         access: Arc::new(access),
+        tls_material,
     }))
 }
 

@@ -77,6 +77,18 @@ fn with_spark(sb: &Sandbox, args: &[&str]) -> (Option<i32>, serde_json::Value, S
     (out.status.code(), json, stderr)
 }
 
+/// A scaled-out phase's workers: how many, and their completed operations summed.
+fn workers_completed(phase: &serde_json::Value) -> (usize, u64) {
+    let workers = phase["scale_out"]["workers"]
+        .as_array()
+        .expect("the phase's workers");
+    let sum = workers
+        .iter()
+        .map(|w| w["completed"].as_u64().expect("completed"))
+        .sum();
+    (workers.len(), sum)
+}
+
 fn completed(rec: &serde_json::Value, op: &str) -> u64 {
     crate::util::op(rec, op)["completed"]
         .as_u64()
@@ -356,15 +368,7 @@ fn compare_runs_each_cell_from_workers() {
     };
     let split = compare(&["--workers", "2"]);
     assert_eq!(split["config"]["scale_out"]["workers"].as_u64(), Some(2));
-    let workers = split["run"]["scale_out"]["workers"]
-        .as_array()
-        .expect("the run's workers");
-    assert_eq!(workers.len(), 2);
-    let sum: u64 = workers
-        .iter()
-        .map(|w| w["completed"].as_u64().expect("n"))
-        .sum();
-    assert_eq!(sum, 2000);
+    assert_eq!(workers_completed(&split["run"]), (2, 2000));
     assert_eq!(split["run"]["completed"].as_u64(), Some(2000));
 
     let whole = compare(&[]);
@@ -374,6 +378,91 @@ fn compare_runs_each_cell_from_workers() {
         whole["config"]
     );
     assert_ne!(whole["id"], split["id"], "measured, not the stored cell");
+}
+
+/// A TLS target with mutual TLS and an ACL password: the workers get the
+/// certificates as text in their task and the key and password from their
+/// environment, never on a command line or in the task.
+#[test]
+fn workers_reach_a_mutual_tls_target_with_a_password() {
+    let _heavy = crate::util::timing_sensitive();
+    let certs = tempfile::tempdir().expect("dir");
+    let (ca, cert, key) = crate::targets::make_certs(certs.path(), "w");
+    let password = "kvb-Worker-Secret-31";
+    let server = crate::targets::Redis::start(&format!(
+        "port 0\ntls-port {{port}}\ntls-cert-file {}\ntls-key-file {}\ntls-ca-cert-file {}\ntls-auth-clients yes\nuser default off\nuser app on >{password} ~* &* +@all",
+        cert.display(),
+        key.display(),
+        ca.display()
+    ));
+    let sb = Sandbox::new();
+    let url = format!("rediss://app@127.0.0.1:{}", server.port);
+    let (ca, cert, key) = (
+        ca.display().to_string(),
+        cert.display().to_string(),
+        key.display().to_string(),
+    );
+    let args = [
+        "run",
+        "--system",
+        "redis",
+        "--workload",
+        "read-heavy",
+        "--target",
+        &url,
+        "--password-env",
+        "KVB_TEST_PW",
+        "--tls-ca",
+        &ca,
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+        "--cleanup",
+        "--records",
+        "500",
+        "--operations",
+        "2000",
+        "--clients",
+        "4",
+        "--workers",
+        "2",
+        "--warmup",
+        "0s",
+        "--quiet",
+        "--json",
+    ];
+    let out = sb
+        .kvbench()
+        .args(args)
+        .env("KVBENCH_PYTHON", SPARK_PYTHON)
+        .env("KVB_TEST_PW", password)
+        .output()
+        .expect("kvbench runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(3)),
+        "{stdout}\n{stderr}"
+    );
+    let rec: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(rec["run"]["completed"].as_u64(), Some(2000), "{stdout}");
+    assert_eq!(workers_completed(&rec["run"]), (2, 2000));
+    // The load went through a worker too, over the same TLS.
+    assert_eq!(
+        rec["load"]["scale_out"]["workers"].as_array().map(Vec::len),
+        Some(2),
+        "{}",
+        rec["load"]
+    );
+    let key_text = std::fs::read_to_string(&key).expect("key");
+    let key_body = key_text.lines().nth(1).expect("a PEM body line");
+    for text in [&stdout, &stderr] {
+        assert!(!text.contains(password), "the password was printed");
+        assert!(!text.contains(key_body), "the TLS key was printed");
+    }
 }
 
 /// Every process under `root`, itself excluded.

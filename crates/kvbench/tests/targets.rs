@@ -17,9 +17,9 @@ const PASSWORD: &str = "kvb-Secret-7f3a9";
 
 /// A redis-server the test started itself (kvbench's own starter refuses
 /// `--port` and TLS options): stopped when dropped, also on failure.
-struct Redis {
+pub(crate) struct Redis {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
     _dir: tempfile::TempDir,
 }
 
@@ -40,7 +40,7 @@ fn free_port() -> u16 {
 impl Redis {
     /// redis-server on loopback with `config` lines appended; waits until
     /// the port accepts connections.
-    fn start(config: &str) -> Redis {
+    pub(crate) fn start(config: &str) -> Redis {
         let dir = tempfile::tempdir().expect("dir");
         let port = free_port();
         let conf = dir.path().join("redis.conf");
@@ -110,7 +110,7 @@ fn dbsize(addr: SocketAddr) -> u64 {
 
 /// A CA, and a server certificate for 127.0.0.1 signed by it, made with
 /// openssl in `dir`; returns (ca.pem, server.pem, server.key).
-fn make_certs(dir: &Path, name: &str) -> (PathBuf, PathBuf, PathBuf) {
+pub(crate) fn make_certs(dir: &Path, name: &str) -> (PathBuf, PathBuf, PathBuf) {
     let p = |f: &str| dir.join(format!("{name}-{f}"));
     let run = |args: &[&str]| {
         let out = Command::new("openssl")

@@ -99,12 +99,6 @@ impl ScaleOut {
                 "--workers cannot be combined with --with yet".into(),
             ));
         }
-        if s.target.as_ref().is_some_and(|t| t.access.is_tls()) {
-            return Err(UsageError(
-                "--workers: TLS targets are not supported yet (the workers would need the certificates)"
-                    .into(),
-            ));
-        }
         crate::analytics::spark::check().map_err(|e| UsageError(format!("--workers: {e:#}")))?;
         Ok(())
     }

@@ -8,10 +8,11 @@
 
 use super::merge::{self, Asked, Delivered, Job};
 use super::part::WorkerPartResult;
-use super::task::{WorkerTask, PASSWORD_ENV};
+use super::task::{WorkerTask, PASSWORD_ENV, TLS_KEY_ENV};
 use super::ScaleOut;
 use crate::analytics::spark::python;
 use anyhow::{anyhow, bail, Context, Result};
+use kvbench_connect::TlsMaterial;
 use kvbench_engine::{
     EngineError, Observer, PhaseConfig, PhaseKind, PhaseOutput, Progress, Window,
 };
@@ -85,11 +86,12 @@ impl Drop for Running {
 pub fn run_phase(
     cfg: &PhaseConfig,
     properties: &[(String, String)],
+    tls: Option<&TlsMaterial>,
     so: &ScaleOut,
     observer: &dyn Observer,
     stop: &Arc<AtomicBool>,
 ) -> Result<PhaseOutput> {
-    let task = WorkerTask::of(cfg, properties)?;
+    let task = WorkerTask::of(cfg, properties, tls)?;
     let (warmup, time_bound, closed_loop) = match cfg.kind {
         PhaseKind::Load => (Duration::ZERO, None, false),
         PhaseKind::Run {
@@ -140,6 +142,9 @@ pub fn run_phase(
     }
     if let Some(p) = &cfg.access.password {
         command.env(PASSWORD_ENV, p.expose());
+    }
+    if let Some(k) = tls.and_then(|t| t.key_pem.as_ref()) {
+        command.env(TLS_KEY_ENV, k.expose());
     }
     command
         .stdin(Stdio::null())

@@ -5,10 +5,12 @@
 //! The workload travels as its effective YCSB properties, the form every
 //! run already records to be repeatable, and is resolved again by the
 //! same code; the password never travels (the worker reads it from its own
-//! environment, [`PASSWORD_ENV`]).
+//! environment, [`PASSWORD_ENV`]), nor does a TLS client key
+//! ([`TLS_KEY_ENV`]); TLS certificates travel as their PEM text, since the
+//! worker's machine need not have the driver's files.
 
-use anyhow::{bail, Context, Result};
-use kvbench_connect::{Access, Secret};
+use anyhow::{anyhow, bail, Context, Result};
+use kvbench_connect::{Access, Secret, TlsMaterial};
 use kvbench_engine::route::ketama::Variant;
 use kvbench_engine::{Arrival, Io, PhaseConfig, PhaseKind, Rate, Topology, Window};
 use kvbench_model::SystemKind;
@@ -22,6 +24,44 @@ use std::time::Duration;
 /// says there is one. The driver sets it for the Spark job it starts; on a
 /// cluster it must be in the executors' environment (docs/scale-out.md).
 pub const PASSWORD_ENV: &str = "KVBENCH_WORKER_PASSWORD";
+
+/// The variable a worker reads the TLS client key (PEM) from, when the
+/// task says there is one; set and documented as [`PASSWORD_ENV`].
+pub const TLS_KEY_ENV: &str = "KVBENCH_WORKER_TLS_KEY";
+
+/// A TLS target's settings as a worker gets them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskTls {
+    /// The CA certificates to trust (PEM); `None`: the worker's system store.
+    pub ca_pem: Option<String>,
+    /// The client certificate chain (PEM), for mutual TLS.
+    pub cert_pem: Option<String>,
+    /// Whether its key is in [`TLS_KEY_ENV`].
+    pub key: bool,
+    /// The name the server's certificate is checked against.
+    pub server_name: String,
+    /// Accept any server certificate.
+    pub insecure: bool,
+}
+
+/// What a worker reads from its environment, never from the task.
+#[derive(Debug, Default)]
+pub struct WorkerSecrets {
+    /// [`PASSWORD_ENV`].
+    pub password: Option<String>,
+    /// [`TLS_KEY_ENV`].
+    pub tls_key: Option<String>,
+}
+
+impl WorkerSecrets {
+    /// This process's.
+    pub fn from_env() -> WorkerSecrets {
+        WorkerSecrets {
+            password: std::env::var(PASSWORD_ENV).ok(),
+            tls_key: std::env::var(TLS_KEY_ENV).ok(),
+        }
+    }
+}
 
 /// One phase for a worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -74,6 +114,9 @@ pub struct WorkerTask {
     pub db: u32,
     /// Aerospike namespace.
     pub namespace: Option<String>,
+    /// TLS (`rediss://`).
+    #[serde(default)]
+    pub tls: Option<TaskTls>,
 }
 
 fn ms(d: Duration) -> u64 {
@@ -84,9 +127,16 @@ impl WorkerTask {
     /// The task for the phase `cfg`, whose workload was resolved from
     /// `properties`.
     ///
+    /// `properties`; `tls`, the TLS settings with their files read, when
+    /// the target uses TLS.
+    ///
     /// # Errors
-    /// For what workers cannot do yet: TLS.
-    pub fn of(cfg: &PhaseConfig, properties: &[(String, String)]) -> Result<WorkerTask> {
+    /// A TLS target without its settings.
+    pub fn of(
+        cfg: &PhaseConfig,
+        properties: &[(String, String)],
+        tls: Option<&TlsMaterial>,
+    ) -> Result<WorkerTask> {
         let (phase, warmup, window, rate) = match cfg.kind {
             PhaseKind::Load => ("load", Duration::ZERO, None, None),
             PhaseKind::Run {
@@ -95,8 +145,8 @@ impl WorkerTask {
                 rate,
             } => ("run", warmup, Some(window), rate),
         };
-        if cfg.access.is_tls() {
-            bail!("--workers: TLS targets are not supported yet (workers would need the certificates)");
+        if cfg.access.is_tls() && tls.is_none() {
+            bail!("--workers: a TLS target without its TLS settings for the workers");
         }
         let (topology, addrs, pool_hash) = match &cfg.topology {
             Topology::Single(a) => ("single", vec![*a], None),
@@ -133,6 +183,13 @@ impl WorkerTask {
             password: cfg.access.password.is_some(),
             db: cfg.access.db,
             namespace: cfg.access.namespace.clone(),
+            tls: tls.filter(|_| cfg.access.is_tls()).map(|t| TaskTls {
+                ca_pem: t.ca_pem.clone(),
+                cert_pem: t.cert_pem.clone(),
+                key: t.key_pem.is_some(),
+                server_name: t.server_name.clone(),
+                insecure: t.insecure,
+            }),
         })
     }
 
@@ -141,7 +198,7 @@ impl WorkerTask {
     ///
     /// # Errors
     /// A message naming the field that does not make sense.
-    pub fn phase(&self, password: Option<String>) -> Result<PhaseConfig> {
+    pub fn phase(&self, secrets: WorkerSecrets) -> Result<PhaseConfig> {
         let mut props = Properties::new();
         for (k, v) in &self.properties {
             props.set(k, v, Origin::CommandLine);
@@ -177,20 +234,33 @@ impl WorkerTask {
             (Some(ops_per_s), arrival) => Some(Rate {
                 ops_per_s,
                 arrival: match arrival {
-                    Some("poisson") => Arrival::Poisson,
-                    Some("uniform") | None => Arrival::Uniform,
-                    Some(other) => {
-                        bail!("the task's arrival \"{other}\" is not uniform or poisson")
-                    }
+                    None => Arrival::Uniform,
+                    Some(a) => a.parse().map_err(|e| anyhow!("the task's arrival: {e}"))?,
                 },
             }),
         };
-        let io = match self.io.as_str() {
-            "uring" => Io::Uring,
-            "tokio" => Io::Tokio,
-            other => bail!("the task's io \"{other}\" is not uring or tokio"),
+        let io: Io = self.io.parse().map_err(|e| anyhow!("the task's io: {e}"))?;
+        let tls = match &self.tls {
+            None => None,
+            Some(t) => {
+                let key_pem = match (t.key, secrets.tls_key) {
+                    (false, _) => None,
+                    (true, Some(k)) => Some(Secret::new(k)),
+                    (true, None) => bail!(
+                        "the target needs a TLS client key: set {TLS_KEY_ENV} in the worker's environment"
+                    ),
+                };
+                let material = TlsMaterial {
+                    ca_pem: t.ca_pem.clone(),
+                    cert_pem: t.cert_pem.clone(),
+                    key_pem,
+                    server_name: t.server_name.clone(),
+                    insecure: t.insecure,
+                };
+                Some(material.build().context("the task's TLS settings")?)
+            }
         };
-        let password = match (self.password, password) {
+        let password = match (self.password, secrets.password) {
             (false, _) => None,
             (true, Some(p)) => Some(Secret::new(p)),
             (true, None) => {
@@ -221,7 +291,7 @@ impl WorkerTask {
                 user: self.user.clone(),
                 password,
                 db: self.db,
-                tls: None,
+                tls,
                 namespace: self.namespace.clone(),
             }),
             io,
@@ -291,14 +361,56 @@ mod tests {
         (cfg, properties)
     }
 
+    fn secrets(password: &str) -> WorkerSecrets {
+        WorkerSecrets {
+            password: Some(password.into()),
+            tls_key: None,
+        }
+    }
+
+    #[test]
+    fn a_tls_task_carries_the_certificates_and_never_the_key() {
+        let (mut cfg, props) = run_cfg();
+        let material = TlsMaterial {
+            ca_pem: None,
+            cert_pem: Some("-----BEGIN CERTIFICATE-----\nnot one\n".into()),
+            key_pem: Some(Secret::new("the-private-key")),
+            server_name: "redis.example".into(),
+            insecure: true,
+        };
+        let tls = TlsMaterial {
+            cert_pem: None,
+            key_pem: None,
+            ..material.clone()
+        }
+        .build()
+        .expect("an insecure configuration");
+        cfg.access = Arc::new(Access {
+            tls: Some(tls),
+            ..(*cfg.access).clone()
+        });
+        let task = WorkerTask::of(&cfg, &props, Some(&material)).expect("task");
+        let json = serde_json::to_string(&task).expect("json");
+        assert!(!json.contains("the-private-key"), "{json}");
+        let t = task.tls.as_ref().expect("tls");
+        assert!(t.key && t.insecure);
+        assert_eq!(t.server_name, "redis.example");
+        assert_eq!(t.cert_pem, material.cert_pem);
+        // The key comes from the worker's environment, or the task fails.
+        let err = task.phase(secrets("hunter2")).expect_err("no key");
+        assert!(err.to_string().contains(TLS_KEY_ENV), "{err}");
+        // A TLS target without the material is refused, not run in clear.
+        assert!(WorkerTask::of(&cfg, &props, None).is_err());
+    }
+
     #[test]
     fn a_task_rebuilds_the_phase_it_was_made_from_without_carrying_the_password() {
         let (cfg, props) = run_cfg();
-        let task = WorkerTask::of(&cfg, &props).expect("task");
+        let task = WorkerTask::of(&cfg, &props, None).expect("task");
         let json = serde_json::to_string(&task).expect("json");
         assert!(!json.contains("hunter2"), "{json}");
         let back: WorkerTask = serde_json::from_str(&json).expect("parse");
-        let phase = back.phase(Some("hunter2".into())).expect("phase");
+        let phase = back.phase(secrets("hunter2")).expect("phase");
         assert_eq!(phase.spec, cfg.spec);
         assert_eq!(phase.keys, cfg.keys);
         assert_eq!(phase.kind, cfg.kind);
@@ -313,7 +425,9 @@ mod tests {
             (6, 2, 2, 42)
         );
         assert_eq!((phase.timeout, phase.stall), (cfg.timeout, cfg.stall));
-        let err = back.phase(None).expect_err("no password");
+        let err = back
+            .phase(WorkerSecrets::default())
+            .expect_err("no password");
         assert!(err.to_string().contains(PASSWORD_ENV), "{err}");
     }
 
@@ -321,14 +435,14 @@ mod tests {
     fn a_load_task_rebuilds_a_load_phase() {
         let (mut cfg, props) = run_cfg();
         cfg.kind = PhaseKind::Load;
-        let task = WorkerTask::of(&cfg, &props).expect("task");
+        let task = WorkerTask::of(&cfg, &props, None).expect("task");
         assert_eq!(task.phase, "load");
-        let back = task.phase(Some("hunter2".into())).expect("phase");
+        let back = task.phase(secrets("hunter2")).expect("phase");
         assert_eq!(back.kind, PhaseKind::Load);
         let broken = WorkerTask {
             phase: "warm".into(),
             ..task
         };
-        assert!(broken.phase(None).is_err());
+        assert!(broken.phase(WorkerSecrets::default()).is_err());
     }
 }

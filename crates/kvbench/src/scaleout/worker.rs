@@ -3,7 +3,7 @@
 //! goes wrong goes to stderr, which the Spark task hands to the driver.
 
 use super::part::WorkerPartResult;
-use super::task::{WorkerTask, PASSWORD_ENV};
+use super::task::{WorkerSecrets, WorkerTask};
 use crate::args::WorkerArgs;
 use crate::exit::{UsageError, Verdict};
 use anyhow::{Context, Result};
@@ -23,9 +23,8 @@ pub fn run(a: WorkerArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     let text = read_task(&a.task)?;
     let task: WorkerTask = serde_json::from_str(&text)
         .map_err(|e| UsageError(format!("--task {}: {e}", a.task.display())))?;
-    let password = std::env::var(PASSWORD_ENV).ok();
     let cfg = task
-        .phase(password)
+        .phase(WorkerSecrets::from_env())
         .map_err(|e| UsageError(format!("--task {}: {e:#}", a.task.display())))?;
     let share = Share {
         slice: a.slice,
