@@ -11,7 +11,8 @@ use crate::target::Target;
 use anyhow::{Context, Result};
 use kvbench_connect::Access;
 use kvbench_engine::{
-    run_phase, CutShort, EngineError, PhaseConfig, PhaseKind, PhaseOutput, Silent, Topology,
+    run_phase, run_share, CutShort, EngineError, PhaseConfig, PhaseKind, PhaseOutput, Share,
+    Silent, Slice, StartAt, Topology,
 };
 use kvbench_model::{
     Companion, CpuCost, Environment, NetnsConfig, OpKind, OpResult, PhaseResult, Protocol,
@@ -27,7 +28,7 @@ use kvbench_store::{CellTag, Store};
 use std::cell::{Cell, RefCell};
 use std::ops::Range;
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 /// Connection set-up limit; a loopback server that cannot accept within this
@@ -321,7 +322,7 @@ fn execute(
         // Recorded before the first insert: an interrupted load wrote some of them.
         written.borrow_mut().push(s.spec.load_range());
         let view = live.phase(false);
-        let load = phase(s, &base, &view, stop);
+        let load = phase(s, &base, &view, None, stop);
         view.finish();
         let load = load?;
         let range = s.spec.load_range();
@@ -378,11 +379,33 @@ fn execute(
         end: Cell::new(None),
         written,
     };
+    // With workers, the --with group runs here and starts at the instant
+    // the workers agree on, so both groups share warm-up and window.
+    let (start_tx, start_rx) = std::sync::mpsc::channel::<SystemTime>();
+    let start_rx = Arc::new(Mutex::new(start_rx));
     let (run, with) = std::thread::scope(|scope| {
-        let with = companion_cfg
-            .as_ref()
-            .map(|cfg| scope.spawn(move || run_phase(cfg, &Silent, stop)));
-        let run = phase(s, &run_cfg, &edges, stop);
+        let with = companion_cfg.as_ref().map(|cfg| {
+            let start_rx = start_rx.clone();
+            scope.spawn(move || match s.scale_out {
+                None => run_phase(cfg, &Silent, stop),
+                Some(_) => {
+                    let start = StartAt::Signalled(Arc::new(move || {
+                        let rx = start_rx.lock().unwrap_or_else(|p| p.into_inner());
+                        rx.recv()
+                            .map_err(|_| "the workers never started".to_string())
+                    }));
+                    let share = Share {
+                        slice: Slice::WHOLE,
+                        start,
+                    };
+                    run_share(cfg, &share, &Silent, stop)
+                }
+            })
+        });
+        let run = phase(s, &run_cfg, &edges, Some(&start_tx), stop);
+        // The workers' job is over: a group still waiting for their start
+        // learns it never comes.
+        drop(start_tx);
         let with = with.map(|h| {
             h.join()
                 .unwrap_or_else(|_| Err(EngineError::Config("the --with group panicked".into())))
@@ -393,6 +416,11 @@ fn execute(
     let mut run: PhaseOutput = run?;
     if let Some(with) = with {
         let with = with.context("the --with group's run")?;
+        // One process counts both groups in its own CPU; with workers the
+        // group ran here, apart from theirs.
+        if s.scale_out.is_some() {
+            run.client_cpu_seconds += with.client_cpu_seconds;
+        }
         merge_group(&mut run.result, with.result);
     }
     let completed = run.result.completed;
@@ -507,17 +535,22 @@ fn execute(
 
 /// One phase, in this process or, with `--workers`, spread over Spark
 /// barrier tasks: the one place the per-cell sequence chooses.
+/// `on_start` hears the workers' common start instant (for `--with`).
 fn phase(
     s: &RunSettings,
     cfg: &PhaseConfig,
     observer: &dyn kvbench_engine::Observer,
+    on_start: Option<&std::sync::mpsc::Sender<SystemTime>>,
     stop: &Arc<AtomicBool>,
 ) -> Result<PhaseOutput> {
     match &s.scale_out {
         Some(so) => {
-            let tls = s.target.as_ref().and_then(|t| t.tls_material.as_ref());
-            let out =
-                crate::scaleout::spark::run_phase(cfg, &s.properties, tls, so, observer, stop);
+            let job = crate::scaleout::spark::JobInputs {
+                properties: &s.properties,
+                tls: s.target.as_ref().and_then(|t| t.tls_material.as_ref()),
+                on_start,
+            };
+            let out = crate::scaleout::spark::run_phase(cfg, &job, so, observer, stop);
             // A spread load's failures name the phase (a worker's message
             // alone would read as the measured run's).
             match cfg.kind {

@@ -465,6 +465,69 @@ fn workers_reach_a_mutual_tls_target_with_a_password() {
     }
 }
 
+/// `--with` beside workers: the second group runs in the driver and starts
+/// at the workers' agreed instant, so the groups overlap. If it started on
+/// its own (before Spark's start-up was over), its window would end before
+/// the workers' began and their SETs would not slow down.
+#[test]
+fn a_with_group_runs_in_the_workers_window() {
+    let _heavy = crate::util::timing_sensitive();
+    let sb = Sandbox::new();
+    let simple = [
+        "run",
+        "--system",
+        "redis",
+        "--workload",
+        "altoros/simple",
+        "--key-maximum",
+        "9999",
+        "--clients",
+        "2",
+        "--pipeline",
+        "4",
+        "--workers",
+        "2",
+        "--duration",
+        "3s",
+        "--warmup",
+        "500ms",
+        "--quiet",
+        "--json",
+    ];
+    let sets = |rec: &serde_json::Value| {
+        crate::util::op(rec, "update")["throughput"]
+            .as_f64()
+            .expect("SETs per second")
+    };
+    let (code, alone, err) = with_spark(&sb, &simple);
+    assert!(matches!(code, Some(0) | Some(3)), "{err}");
+    let mut args = simple.to_vec();
+    args.extend([
+        "--with",
+        "zunionstore",
+        "--with-clients",
+        "2",
+        "--with-property",
+        "kvbench.zset.members=5000",
+    ]);
+    let (code, both, err) = with_spark(&sb, &args);
+    assert!(matches!(code, Some(0) | Some(3)), "{err}");
+    assert_eq!(both["config"]["companion"]["workload"], "zunionstore");
+    let unions = crate::util::op(&both, "zunionstore");
+    assert!(
+        unions["completed"].as_u64().expect("n") > 0,
+        "{}",
+        both["run"]
+    );
+    assert_eq!(unions["with"], true);
+    assert_eq!(workers_completed(&both["run"]).0, 2);
+    let (before, after) = (sets(&alone), sets(&both));
+    assert!(
+        after < before / 2.0,
+        "SETs from 2 workers: {before:.0}/s alone, {after:.0}/s beside the unions"
+    );
+}
+
 /// Every process under `root`, itself excluded.
 fn descendants(root: u32) -> Vec<u32> {
     let all = processes();

@@ -94,11 +94,6 @@ impl ScaleOut {
                 s.spec.insert_proportion
             )));
         }
-        if s.companion.is_some() {
-            return Err(UsageError(
-                "--workers cannot be combined with --with yet".into(),
-            ));
-        }
         crate::analytics::spark::check().map_err(|e| UsageError(format!("--workers: {e:#}")))?;
         Ok(())
     }

@@ -76,6 +76,17 @@ impl Drop for Running {
     }
 }
 
+/// What a phase's Spark job needs besides the phase.
+pub struct JobInputs<'a> {
+    /// The workload's effective properties, as the task carries them.
+    pub properties: &'a [(String, String)],
+    /// A TLS target's settings with their files read.
+    pub tls: Option<&'a TlsMaterial>,
+    /// Told the workers' common start instant as soon as it is agreed, so
+    /// a group run here (`--with`) starts with them.
+    pub on_start: Option<&'a mpsc::Sender<SystemTime>>,
+}
+
 /// Runs the phase `cfg` as `so.workers` Spark barrier tasks (a load: at
 /// most one per load client) and merges what they measured. `observer` sees the start, the window's edges and
 /// the elapsed time (the workers' per-second view comes with the result).
@@ -85,13 +96,13 @@ impl Drop for Running {
 /// cannot be merged; [`EngineError::Interrupted`] when `stop` was set.
 pub fn run_phase(
     cfg: &PhaseConfig,
-    properties: &[(String, String)],
-    tls: Option<&TlsMaterial>,
+    inputs: &JobInputs<'_>,
     so: &ScaleOut,
     observer: &dyn Observer,
     stop: &Arc<AtomicBool>,
 ) -> Result<PhaseOutput> {
-    let task = WorkerTask::of(cfg, properties, tls)?;
+    let tls = inputs.tls;
+    let task = WorkerTask::of(cfg, inputs.properties, tls)?;
     let (warmup, time_bound, closed_loop) = match cfg.kind {
         PhaseKind::Load => (Duration::ZERO, None, false),
         PhaseKind::Run {
@@ -223,6 +234,10 @@ pub fn run_phase(
                     let at = UNIX_EPOCH + Duration::from_nanos(at_ns);
                     let ahead = at.duration_since(SystemTime::now()).unwrap_or_default();
                     start = Some(Instant::now() + ahead);
+                    if let Some(tx) = inputs.on_start {
+                        // Nobody listening (the --with group failed) is its own error.
+                        let _ = tx.send(at);
+                    }
                     observer.started();
                 }
                 Ok(Event::Done { workers }) => break workers,
