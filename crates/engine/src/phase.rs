@@ -25,7 +25,7 @@ use crate::EngineError;
 use kvbench_connect::{Access, AsyncStream};
 use kvbench_model::{PhaseResult, Protocol, SystemKind};
 use kvbench_workload::keys::KeyNamer;
-use kvbench_workload::{client_rngs, purpose_seed, Workload, WorkloadSpec};
+use kvbench_workload::{client_rngs, purpose_seed, InsertSpace, Workload, WorkloadSpec};
 use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -216,13 +216,13 @@ pub fn run_phase(
 /// [`run_phase`] for this process's `share` of the clients, started when the
 /// share says: the clients outside the slice are left to other processes,
 /// and the ones inside keep the seeds, key slices, quotas and schedules they
-/// have when one process runs them all.
+/// have when one process runs them all. Inserts are the exception: no
+/// counter is shared between processes, so slice `I` inserts into a block
+/// of its own ([`InsertSpace::of_worker`]).
 ///
 /// # Errors
 /// As [`run_phase`]; also [`EngineError::Config`] for a slice without
-/// clients, a run phase with inserts split across processes (their keys
-/// come from one counter that processes cannot share), or a failed start
-/// signal.
+/// clients or a failed start signal.
 pub fn run_share(
     cfg: &PhaseConfig,
     share: &Share,
@@ -261,18 +261,8 @@ pub fn run_share(
     }
     crate::limits::ensure_open_files(cfg.clients as u64).map_err(EngineError::Config)?;
 
-    if slice.count > 1
-        && matches!(cfg.kind, PhaseKind::Run { .. })
-        && cfg.spec.insert_proportion > 0.0
-    {
-        return Err(EngineError::Config(format!(
-            "the workload inserts (insertproportion={}): new keys come from one counter that \
-             separate processes cannot share, so it cannot be split across workers",
-            cfg.spec.insert_proportion
-        )));
-    }
-
-    // The run's insert counter, to report which keys it handed out.
+    // The run's insert counter and where its keys land, to report which
+    // keys it handed out.
     let mut insert_counter = None;
     // What this share is expected to do: the progress bar's total and the
     // yardstick of a window cut short.
@@ -309,9 +299,12 @@ pub fn run_share(
         PhaseKind::Run { .. } => {
             // One workload per phase: its insert counter is shared by every
             // client, as YCSB shares it between threads.
-            let workload =
+            let mut workload =
                 Workload::new(&cfg.spec).map_err(|e| EngineError::Config(e.to_string()))?;
-            insert_counter = Some(workload.inserts().clone());
+            // Processes share no counter: each worker inserts into a block
+            // of its own (worker 0, like one process, right after the records).
+            workload.set_space(InsertSpace::of_worker(cfg.spec.record_count, slice.index));
+            insert_counter = Some((workload.inserts().clone(), workload.space()));
             let rngs = client_rngs(purpose_seed(cfg.seed, SEED_RUN), clients);
             let mut schedule_rngs =
                 client_rngs(purpose_seed(cfg.seed, SEED_SCHEDULE), clients).into_iter();
@@ -522,8 +515,11 @@ pub fn run_share(
             observer.second(&second);
         }
     }
-    if let Some(c) = insert_counter {
-        observer.inserts_issued(cfg.spec.record_count..c.issued_until());
+    if let Some((c, space)) = insert_counter {
+        let issued = c.issued_until();
+        if issued > cfg.spec.record_count {
+            observer.inserts_issued(space.record(cfg.spec.record_count)..space.record(issued));
+        }
     }
     if let Some(e) = first_error {
         return Err(e);

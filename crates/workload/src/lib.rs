@@ -41,6 +41,6 @@ pub use spec::{
     ClientSpec, CommandSpec, DataModel, FieldLengthDistribution, InsertOrder, Layout,
     MemcachedUpdate, Mix, RequestDistribution, ScanLengthDistribution, SpecError, WorkloadSpec,
 };
-pub use stream::{OpStream, Workload};
+pub use stream::{InsertSpace, OpStream, Workload};
 pub use ycsb::{Warning, WarningKind};
 pub use zsets::ZsetShape;

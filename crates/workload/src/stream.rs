@@ -19,6 +19,55 @@ use crate::spec::{Mix, ScanLengthDistribution, SpecError, WorkloadSpec, COMMAND_
 use kvbench_model::OpKind;
 use std::sync::Arc;
 
+/// Where a process's inserts land among the record numbers. One process:
+/// right after the loaded records, as YCSB's `transactioninsertkeysequence`.
+/// A worker of a scaled-out run (one of several processes sharing no
+/// counter): `offset` further on, a block of its own, as YCSB's
+/// `insertstart` gives each of several client machines its own range; so
+/// workers never insert the same record, and each reads only records that
+/// exist (the loaded ones and its own inserts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct InsertSpace {
+    /// The loaded records: numbers below stay as they are.
+    pub record_count: u64,
+    /// How far this process's inserts are moved.
+    pub offset: u64,
+}
+
+impl InsertSpace {
+    /// Each worker's block: far beyond any run's inserts (2^40 per worker),
+    /// and 1024 workers stay below 2^51.
+    pub const BLOCK: u64 = 1 << 40;
+
+    /// Worker `index`'s space (worker 0's is one process's).
+    pub fn of_worker(record_count: u64, index: u32) -> InsertSpace {
+        InsertSpace {
+            record_count,
+            offset: u64::from(index) * Self::BLOCK,
+        }
+    }
+
+    /// The record number for the insert sequence's (or a chooser's) `n`.
+    #[inline]
+    pub fn record(self, n: u64) -> u64 {
+        if n < self.record_count {
+            n
+        } else {
+            n + self.offset
+        }
+    }
+
+    /// The sequence's number for record `r` (the inverse of [`record`](Self::record)).
+    #[inline]
+    pub fn sequence(self, r: u64) -> u64 {
+        if r < self.record_count {
+            r
+        } else {
+            r - self.offset
+        }
+    }
+}
+
 /// Scan lengths (CoreWorkload's `scanlength` generator).
 #[derive(Debug, Clone)]
 enum ScanLengths {
@@ -40,6 +89,8 @@ pub struct Workload {
     /// Each command template's chooser (`kvbench.command.N.keypattern`).
     command_keys: Vec<KeyChooser>,
     inserts: Arc<AcknowledgedCounterGenerator>,
+    /// Where the inserts land (moved for a scaled-out worker).
+    space: InsertSpace,
     fields: UniformLongGenerator,
     scan_lengths: ScanLengths,
     read_all_fields: bool,
@@ -114,6 +165,10 @@ impl Workload {
             keys,
             write_keys,
             command_keys,
+            space: InsertSpace {
+                record_count: spec.record_count,
+                offset: 0,
+            },
             inserts,
             fields,
             scan_lengths,
@@ -163,9 +218,21 @@ impl Workload {
         Ok(s)
     }
 
-    /// The run's insert-key sequence, shared by all its streams.
+    /// The run's insert-key sequence, shared by all its streams (numbers
+    /// of the sequence: [`space`](Self::space) maps them to records).
     pub fn inserts(&self) -> &Arc<AcknowledgedCounterGenerator> {
         &self.inserts
+    }
+
+    /// Where this process's inserts land.
+    pub fn space(&self) -> InsertSpace {
+        self.space
+    }
+
+    /// Moves this process's inserts (a scaled-out worker's block); set
+    /// before any stream is made.
+    pub fn set_space(&mut self, space: InsertSpace) {
+        self.space = space;
     }
 }
 
@@ -223,16 +290,17 @@ impl OpStream {
             None => *self.w.ops.next_value(&mut self.rng),
         };
         if kind == OpKind::Insert {
-            return Op::insert(self.w.inserts.next_value());
+            return Op::insert(self.w.space.record(self.w.inserts.next_value()));
         }
         let command_keys = kind
             .command_index()
             .and_then(|i| self.w.command_keys.get_mut(i));
-        let keynum = match (command_keys, &mut self.w.write_keys, kind) {
+        let n = match (command_keys, &mut self.w.write_keys, kind) {
             (Some(c), _, _) => c.next_keynum(&mut self.rng),
             (None, Some(w), OpKind::Update) => w.next_keynum(&mut self.rng),
             _ => self.w.keys.next_keynum(&mut self.rng),
         };
+        let keynum = self.w.space.record(n);
         let mut op = Op {
             kind,
             keynum,
@@ -276,12 +344,12 @@ impl OpStream {
     /// [`DistError::Acknowledge`] when `keynum` was already acknowledged, or
     /// is 2^20 or more past the oldest unacknowledged insert.
     pub fn acknowledge_insert(&self, keynum: u64) -> Result<(), DistError> {
-        self.w.inserts.acknowledge(keynum)
+        self.w.inserts.acknowledge(self.w.space.sequence(keynum))
     }
 
     /// The largest record number reads may choose now.
     pub fn last_readable(&self) -> Option<u64> {
-        self.w.inserts.last_value()
+        self.w.inserts.last_value().map(|n| self.w.space.record(n))
     }
 
     /// The generator, for values that belong to this stream's operations.

@@ -388,3 +388,51 @@ fn command_template_properties_are_checked() {
         "{warnings:?}"
     );
 }
+
+/// A scaled-out worker's inserts land in a block of its own (worker 0's
+/// where one process's would); its reads choose among the loaded records and
+/// its own acknowledged inserts, never the gap between them.
+#[test]
+fn a_workers_inserts_land_in_its_own_block() {
+    use kvbench_workload::InsertSpace;
+    let spec = spec_of(
+        "recordcount=500\noperationcount=20000\nreadproportion=0.6\nupdateproportion=0\n\
+         insertproportion=0.3\nscanproportion=0.1\nrequestdistribution=latest\nmaxscanlength=10\n",
+    );
+    let mut blocks = Vec::new();
+    for worker in 0..3u32 {
+        let mut w = Workload::new(&spec).unwrap();
+        let space = InsertSpace::of_worker(500, worker);
+        w.set_space(space);
+        let mut s = w.stream(client_rngs(5, 1).remove(0));
+        // drive() checks that no insert reuses a record and no read passes
+        // the acknowledged limit.
+        let ops = drive(&mut s, 20_000, 25);
+        let first = 500 + u64::from(worker) * InsertSpace::BLOCK;
+        let inserted: Vec<u64> = ops
+            .iter()
+            .filter(|o| o.kind == OpKind::Insert)
+            .map(|o| o.keynum)
+            .collect();
+        let want: Vec<u64> = (first..first + inserted.len() as u64).collect();
+        assert_eq!(inserted, want, "worker {worker}");
+        for o in ops.iter().filter(|o| o.kind != OpKind::Insert) {
+            assert!(
+                o.keynum < 500 || (first..first + inserted.len() as u64).contains(&o.keynum),
+                "worker {worker}: {o:?} is neither loaded nor its own"
+            );
+        }
+        assert!(
+            ops.iter()
+                .any(|o| o.kind == OpKind::Read && o.keynum >= first),
+            "worker {worker} reads its own inserts (latest)"
+        );
+        assert_eq!(space.sequence(space.record(600)), 600);
+        blocks.push(first..first + inserted.len() as u64);
+    }
+    for (i, a) in blocks.iter().enumerate() {
+        for b in &blocks[i + 1..] {
+            assert!(a.end <= b.start, "blocks overlap: {a:?} {b:?}");
+        }
+    }
+}

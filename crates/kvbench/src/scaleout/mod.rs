@@ -87,13 +87,6 @@ impl ScaleOut {
                 self.workers, s.clients
             )));
         }
-        if s.spec.insert_proportion > 0.0 {
-            return Err(UsageError(format!(
-                "--workers: the workload inserts (insertproportion={}); its new keys come from one \
-                 counter that separate processes cannot share, so run it with one process",
-                s.spec.insert_proportion
-            )));
-        }
         crate::analytics::spark::check().map_err(|e| UsageError(format!("--workers: {e:#}")))?;
         Ok(())
     }

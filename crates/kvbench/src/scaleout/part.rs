@@ -5,6 +5,7 @@
 use kvbench_engine::{CutShort, PhaseOutput, Slice};
 use kvbench_model::PhaseResult;
 use serde::{Deserialize, Serialize};
+use std::ops::Range;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// One worker's result (the last line of `kvbench worker`'s stdout).
@@ -41,6 +42,9 @@ pub struct WorkerPartResult {
     pub clamped: u64,
     /// Connections that ended on an error.
     pub failed_connections: u64,
+    /// The records its inserts were handed (`[start, end)`), for `--cleanup`.
+    #[serde(default)]
+    pub inserted: Vec<(u64, u64)>,
 }
 
 /// Nanoseconds since the Unix epoch (0 for a clock before it).
@@ -51,8 +55,14 @@ pub fn unix_ns(t: SystemTime) -> u64 {
 }
 
 impl WorkerPartResult {
-    /// `out` as slice `slice` of a phase of `clients` clients measured it.
-    pub fn new(slice: Slice, clients: u32, out: PhaseOutput) -> WorkerPartResult {
+    /// `out` as slice `slice` of a phase of `clients` clients measured it,
+    /// having handed out the insert records `inserted`.
+    pub fn new(
+        slice: Slice,
+        clients: u32,
+        out: PhaseOutput,
+        inserted: Vec<Range<u64>>,
+    ) -> WorkerPartResult {
         WorkerPartResult {
             worker: slice.index,
             workers: slice.count,
@@ -68,6 +78,7 @@ impl WorkerPartResult {
             longest_stall_ns: out.recorder.longest_stall_ns,
             clamped: out.recorder.clamped,
             failed_connections: out.recorder.failed_connections,
+            inserted: inserted.into_iter().map(|r| (r.start, r.end)).collect(),
             result: out.result,
         }
     }

@@ -294,6 +294,13 @@ pub fn run_phase(
             })
         })
         .collect::<Result<Vec<_>>>()?;
+    // Each worker's inserts went to a block of its own: every block is
+    // what `--cleanup` must delete.
+    for d in &delivered {
+        for &(start, end) in &d.part.inserted {
+            observer.inserts_issued(start..end);
+        }
+    }
     merge::merge(
         Asked {
             workers,

@@ -7,11 +7,12 @@ use super::task::{WorkerSecrets, WorkerTask};
 use crate::args::WorkerArgs;
 use crate::exit::{UsageError, Verdict};
 use anyhow::{Context, Result};
-use kvbench_engine::{run_share, Share, Silent, StartAt};
+use kvbench_engine::{run_share, Observer, Share, StartAt};
 use std::io::{BufRead, Read, Write};
+use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Runs the worker.
@@ -30,14 +31,27 @@ pub fn run(a: WorkerArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         slice: a.slice,
         start: start_at(&a.start_at, stop)?,
     };
+    let inserts = Inserts::default();
     let out =
-        run_share(&cfg, &share, &Silent, stop).with_context(|| format!("worker {}", a.slice))?;
-    let part = WorkerPartResult::new(a.slice, cfg.clients, out);
+        run_share(&cfg, &share, &inserts, stop).with_context(|| format!("worker {}", a.slice))?;
+    let inserted = inserts.0.into_inner().unwrap_or_else(|p| p.into_inner());
+    let part = WorkerPartResult::new(a.slice, cfg.clients, out, inserted);
     let line = serde_json::to_string(&part).context("cannot write the result")?;
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{line}")?;
     stdout.flush()?;
     Ok(Verdict::Ok)
+}
+
+/// Hears which records the phase's inserts were handed (the driver's
+/// `--cleanup` deletes them); nothing else of the phase is shown here.
+#[derive(Default)]
+struct Inserts(Mutex<Vec<Range<u64>>>);
+
+impl Observer for Inserts {
+    fn inserts_issued(&self, keys: Range<u64>) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(keys);
+    }
 }
 
 fn read_task(path: &Path) -> Result<String> {
