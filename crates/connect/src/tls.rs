@@ -63,9 +63,13 @@ impl TlsOptions {
     /// # Errors
     /// [`TlsError`] naming the flag or file that is wrong.
     pub fn build(&self, host: &str) -> Result<Tls, TlsError> {
-        let roots = match self.insecure {
-            true => None,
-            false => Some(self.roots()?),
+        let roots = match (&self.ca_file, self.insecure) {
+            (_, true) => None,
+            (Some(ca), false) => {
+                let label = format!("--tls-ca {}", ca.display());
+                Some(trust(Some((certs(ca, "--tls-ca")?, &label)))?)
+            }
+            (None, false) => Some(trust(None)?),
         };
         let client = match (&self.cert_file, &self.key_file) {
             (Some(cert), Some(key)) => Some((certs(cert, "--tls-cert")?, private_key(key)?)),
@@ -100,35 +104,6 @@ impl TlsOptions {
             insecure: self.insecure,
         })
     }
-
-    fn roots(&self) -> Result<RootCertStore, TlsError> {
-        let mut roots = RootCertStore::empty();
-        match &self.ca_file {
-            Some(ca) => {
-                for cert in certs(ca, "--tls-ca")? {
-                    roots.add(cert).map_err(|e| {
-                        TlsError(format!(
-                            "--tls-ca {}: unusable certificate: {e}",
-                            ca.display()
-                        ))
-                    })?;
-                }
-            }
-            None => {
-                let found = rustls_native_certs::load_native_certs();
-                for cert in found.certs {
-                    // One odd certificate in the system store is not a reason to fail.
-                    let _ = roots.add(cert);
-                }
-                if roots.is_empty() {
-                    return Err(TlsError(
-                        "TLS: the system has no CA certificates; give --tls-ca FILE".into(),
-                    ));
-                }
-            }
-        }
-        Ok(roots)
-    }
 }
 
 /// TLS settings with their files' contents instead of paths (see
@@ -157,16 +132,11 @@ impl TlsMaterial {
     pub fn build(&self) -> Result<Tls, TlsError> {
         let roots = match (&self.ca_pem, self.insecure) {
             (_, true) => None,
-            (Some(pem), false) => {
-                let mut roots = RootCertStore::empty();
-                for cert in pem_certs(pem.as_bytes(), "--tls-ca")? {
-                    roots
-                        .add(cert)
-                        .map_err(|e| TlsError(format!("--tls-ca: unusable certificate: {e}")))?;
-                }
-                Some(roots)
-            }
-            (None, false) => Some(TlsOptions::default().roots()?),
+            (Some(pem), false) => Some(trust(Some((
+                pem_certs(pem.as_bytes(), "--tls-ca")?,
+                "--tls-ca",
+            )))?),
+            (None, false) => Some(trust(None)?),
         };
         let client = match (&self.cert_pem, &self.key_pem) {
             (Some(cert), Some(key)) => Some((
@@ -179,6 +149,35 @@ impl TlsMaterial {
         };
         configure(roots, client, &self.server_name)
     }
+}
+
+/// The roots to verify against: the `--tls-ca` certificates of `ca` (with
+/// the name messages give them), else the system's store (what redis-cli
+/// trusts).
+fn trust(ca: Option<(Vec<CertificateDer<'static>>, &str)>) -> Result<RootCertStore, TlsError> {
+    let mut roots = RootCertStore::empty();
+    match ca {
+        Some((certs, label)) => {
+            for cert in certs {
+                roots
+                    .add(cert)
+                    .map_err(|e| TlsError(format!("{label}: unusable certificate: {e}")))?;
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            for cert in found.certs {
+                // One odd certificate in the system store is not a reason to fail.
+                let _ = roots.add(cert);
+            }
+            if roots.is_empty() {
+                return Err(TlsError(
+                    "TLS: the system has no CA certificates; give --tls-ca FILE".into(),
+                ));
+            }
+        }
+    }
+    Ok(roots)
 }
 
 type ClientAuth = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);

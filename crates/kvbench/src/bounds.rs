@@ -35,6 +35,9 @@ pub const PIPELINE: Count = Count {
 /// whole connections; beyond the cores they only take turns).
 pub const THREADS: Count = Count { min: 1, max: 256 };
 
+/// `--workers`: kvbench processes a scaled-out phase is spread over.
+pub const WORKERS: Count = Count { min: 1, max: 1024 };
+
 /// `--iterations` (compare, reproduce).
 pub const ITERATIONS: Count = Count { min: 1, max: 1_000 };
 

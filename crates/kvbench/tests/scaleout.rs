@@ -207,6 +207,23 @@ fn worker_pids(slice: Option<&str>) -> Vec<u32> {
         .collect()
 }
 
+/// Waits (at most 120 s: Spark starts first) until at least `n` workers
+/// (of one slice when given) run, and returns their pids.
+fn wait_for_workers(slice: Option<&str>, n: usize) -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let pids = worker_pids(slice);
+        if pids.len() >= n {
+            return pids;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{n} workers {slice:?} never started"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// A 60 s `run --workers` against `url` in the background, its JSON on
 /// stdout. One load client: the load runs as worker 0/1, so a worker `I/N`
 /// with N > 1 is one of the run phase's.
@@ -245,14 +262,7 @@ fn a_killed_worker_fails_the_run_names_it_and_nothing_is_merged() {
     let sb = Sandbox::new();
     let child = spawn_workers(&sb, &url, 4, 4);
     // Wait for worker 2, let the window begin, then kill it.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let victim = loop {
-        if let Some(&pid) = worker_pids(Some("2/4")).first() {
-            break pid;
-        }
-        assert!(Instant::now() < deadline, "worker 2 never started");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let victim = wait_for_workers(Some("2/4"), 1)[0];
     std::thread::sleep(Duration::from_secs(4));
     let killed_at = Instant::now();
     // SAFETY: a signal to a process this test's kvbench started.
@@ -305,11 +315,7 @@ fn an_interrupted_scaled_out_run_stops_spark_and_every_worker() {
     let url = format!("redis://{}", server.addr());
     let sb = Sandbox::new();
     let child = spawn_workers(&sb, &url, 2, 2);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while worker_pids(None).len() < 2 {
-        assert!(Instant::now() < deadline, "the workers never started");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for_workers(None, 2);
     std::thread::sleep(Duration::from_secs(4));
     let asked = Instant::now();
     // SAFETY: a signal to the kvbench this test started.
@@ -606,11 +612,7 @@ fn a_killed_driver_takes_spark_and_every_worker_with_it() {
     let url = format!("redis://{}", server.addr());
     let sb = Sandbox::new();
     let mut child = spawn_workers(&sb, &url, 2, 2);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while worker_pids(Some("1/2")).is_empty() {
-        assert!(Instant::now() < deadline, "the workers never started");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for_workers(Some("1/2"), 1);
     // The Spark job (Python, its JVM, Spark's Python workers) and the
     // kvbench workers under it.
     let below = descendants(child.id());

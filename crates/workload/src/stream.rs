@@ -26,7 +26,7 @@ use std::sync::Arc;
 /// `insertstart` gives each of several client machines its own range; so
 /// workers never insert the same record, and each reads only records that
 /// exist (the loaded ones and its own inserts).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InsertSpace {
     /// The loaded records: numbers below stay as they are.
     pub record_count: u64,
@@ -165,10 +165,7 @@ impl Workload {
             keys,
             write_keys,
             command_keys,
-            space: InsertSpace {
-                record_count: spec.record_count,
-                offset: 0,
-            },
+            space: InsertSpace::of_worker(spec.record_count, 0),
             inserts,
             fields,
             scan_lengths,

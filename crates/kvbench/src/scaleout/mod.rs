@@ -20,9 +20,6 @@ use crate::config::RunSettings;
 use crate::exit::UsageError;
 use kvbench_model::ScaleOutConfig;
 
-/// The most workers one run may ask for.
-pub const MAX_WORKERS: u32 = 1024;
-
 /// Where and how widely a run's phase is spread.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScaleOut {
@@ -49,11 +46,7 @@ impl ScaleOut {
         master: Option<&str>,
         conf: &[String],
     ) -> Result<ScaleOut, UsageError> {
-        if workers == 0 || workers > MAX_WORKERS {
-            return Err(UsageError(format!(
-                "--workers must be between 1 and {MAX_WORKERS}, got {workers}"
-            )));
-        }
+        crate::bounds::WORKERS.check("--workers", workers.into())?;
         for c in conf {
             if !c.contains('=') || c.starts_with('=') {
                 return Err(UsageError(format!(
@@ -119,7 +112,7 @@ mod tests {
         assert!(ScaleOut::new(2, Some("local[2,3]"), &[]).is_ok());
         assert!(ScaleOut::new(64, Some("spark://h:7077"), &[]).is_ok());
         assert!(ScaleOut::new(0, None, &[]).is_err());
-        assert!(ScaleOut::new(MAX_WORKERS + 1, None, &[]).is_err());
+        assert!(ScaleOut::new(crate::bounds::WORKERS.max as u32 + 1, None, &[]).is_err());
         let bad = ScaleOut::new(2, None, &["nokey".into()]).expect_err("not KEY=VALUE");
         assert!(bad.0.contains("--spark-conf"), "{}", bad.0);
     }

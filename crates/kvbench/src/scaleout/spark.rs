@@ -101,8 +101,7 @@ pub fn run_phase(
     observer: &dyn Observer,
     stop: &Arc<AtomicBool>,
 ) -> Result<PhaseOutput> {
-    let tls = inputs.tls;
-    let task = WorkerTask::of(cfg, inputs.properties, tls)?;
+    let task = WorkerTask::of(cfg, inputs.properties, inputs.tls)?;
     let (warmup, time_bound, closed_loop) = match cfg.kind {
         PhaseKind::Load => (Duration::ZERO, None, false),
         PhaseKind::Run {
@@ -154,7 +153,7 @@ pub fn run_phase(
     if let Some(p) = &cfg.access.password {
         command.env(PASSWORD_ENV, p.expose());
     }
-    if let Some(k) = tls.and_then(|t| t.key_pem.as_ref()) {
+    if let Some(k) = inputs.tls.and_then(|t| t.key_pem.as_ref()) {
         command.env(TLS_KEY_ENV, k.expose());
     }
     command

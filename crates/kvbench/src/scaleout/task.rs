@@ -125,8 +125,6 @@ fn ms(d: Duration) -> u64 {
 
 impl WorkerTask {
     /// The task for the phase `cfg`, whose workload was resolved from
-    /// `properties`.
-    ///
     /// `properties`; `tls`, the TLS settings with their files read, when
     /// the target uses TLS.
     ///
