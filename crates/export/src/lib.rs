@@ -235,6 +235,7 @@ pub(crate) mod tests {
                 client_cpus: None,
                 scale_out: None,
                 reload: None,
+                verdict: None,
                 server_args: Vec::new(),
                 threads_reason: None,
                 stall_s: None,

@@ -155,6 +155,7 @@ pub enum Command {
         "  kvbench compare --clients 1,8 --label kernel=6.8\n",
         "  kvbench compare --systems redis,valkey --clients 16,64 --workers 4 --duration 30s\n",
         "  kvbench compare --iterations 3 --duration 2s --reload once-per-system --server-cpus 0 --client-cpus 0\n",
+        "  kvbench compare --systems redis,valkey --until-decided --budget 4m --margin 3\n",
         "  kvbench compare --clients 1,8 --quiet --metrics-listen 127.0.0.1:9464\n",
         "  kvbench compare --systems redis --target redis://127.0.0.1:6379/5 --cleanup --clients 1,8\n",
         "  kvbench compare --systems redis,memcached --netns --link-rate 1gbit --field-count 8 --field-length 1024\n",
@@ -417,6 +418,10 @@ pub struct ReportArgs {
     /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
     #[arg(long, default_value = "kvbench.db")]
     pub db: Location,
+    /// The verdicts' equivalence margin in percent [default: as the runs
+    /// recorded it, else 5].
+    #[arg(long, value_name = "PCT")]
+    pub margin: Option<f64>,
 }
 
 #[derive(Debug, Args)]
@@ -864,6 +869,28 @@ pub struct CompareArgs {
     /// Measure every cell again, even if this comparison is stored already.
     #[arg(long)]
     pub restart: bool,
+    /// The equivalence margin of the verdicts, in percent: two systems are
+    /// equal when the whole 95% interval of their throughput ratio lies
+    /// within ±PCT, one is ahead when it lies wholly beyond.
+    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
+    pub margin: f64,
+    /// After 3 blocks (iterations), keep adding blocks, only for places still
+    /// undecided, until every place is decided or --max-blocks or --budget is
+    /// reached; intervals are widened for the repeated looks (Bonferroni).
+    #[arg(long)]
+    pub until_decided: bool,
+    /// With --until-decided: at most this many blocks per place.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10,
+        requires = "until_decided"
+    )]
+    pub max_blocks: u32,
+    /// With --until-decided: start no new block once the measuring has taken
+    /// this long or the next block would pass it (e.g. 4m).
+    #[arg(long, value_name = "D", value_parser = parse_duration, requires = "until_decided")]
+    pub budget: Option<std::time::Duration>,
     #[command(flatten)]
     pub scale_out: ScaleOutArgs,
     #[command(flatten)]

@@ -40,6 +40,8 @@ pub const WORKERS: Count = Count { min: 1, max: 1024 };
 
 /// `--iterations` (compare, reproduce).
 pub const ITERATIONS: Count = Count { min: 1, max: 1_000 };
+/// `--max-blocks`: at least the 3 blocks a sequential comparison starts with.
+pub const MAX_BLOCKS: Count = Count { min: 3, max: 1_000 };
 
 /// `--rate`, operations per second (a number, not necessarily whole).
 pub const MAX_RATE: f64 = workload::MAX_RATE as f64;

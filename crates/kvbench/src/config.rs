@@ -73,6 +73,8 @@ pub struct RunSettings {
     pub labels: Labels,
     /// `--workers`: the run phase spread over several processes.
     pub scale_out: Option<crate::scaleout::ScaleOut>,
+    /// How a comparison's verdicts are called, when not the default.
+    pub verdict: Option<kvbench_model::VerdictRule>,
 }
 
 /// The largest cluster kvbench starts on one machine: every client opens a
@@ -413,6 +415,7 @@ pub fn settings(
         client_cpus,
         labels: crate::labels::parse_all("--label", &b.labels)?,
         scale_out: None,
+        verdict: None,
         topology,
         nodes,
         replicas,
@@ -437,7 +440,12 @@ pub fn settings(
         load_pipeline: b.load_pipeline,
         timeout: b.timeout,
         stall: b.stall,
-        server_binary: b.server_binary.clone(),
+        // Servers start in a directory of their own: a relative path
+        // would name another file there.
+        server_binary: b
+            .server_binary
+            .as_ref()
+            .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone())),
         server_args,
         target,
         safety: crate::target::safety(b),

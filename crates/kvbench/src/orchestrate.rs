@@ -177,6 +177,7 @@ fn new_record(s: &RunSettings) -> RunRecord {
             client_cpus: s.client_cpus.as_ref().map(CpuList::to_string),
             scale_out: s.scale_out.as_ref().map(|w| w.config()),
             reload: None,
+            verdict: s.verdict,
             server_args: s.server_args.clone(),
             threads_reason: s.threads_reason.clone(),
             stall_s: (s.stall != kvbench_engine::phase::DEFAULT_STALL)

@@ -10,6 +10,7 @@ use crate::exit::{UsageError, Verdict};
 use anyhow::{Context, Result};
 use kvbench_report::cells::Source;
 use kvbench_report::page::{self, Input, Summary};
+use kvbench_report::takeaways::Rule;
 use kvbench_store::Location;
 use kvbench_store::{RunFilter, Store};
 use std::collections::HashMap;
@@ -51,15 +52,26 @@ pub fn report(a: ReportArgs) -> Result<Verdict> {
         ),
         None => None,
     };
+    if let Some(m) = a.margin {
+        if !(m > 0.0 && m < 100.0) {
+            return Err(UsageError(format!(
+                "--margin {m}: give a percentage above 0 and below 100 (e.g. 5)"
+            ))
+            .into());
+        }
+    }
     prepare(&a.out)?;
     let written = write(
         &store,
         &a.db,
         &selection,
         &a.out,
-        a.title.clone(),
-        file,
-        None,
+        Framing {
+            title: a.title.clone(),
+            experiment_file: file,
+            paper: None,
+            margin: a.margin.map(|m| m / 100.0),
+        },
     )?;
     if a.json {
         crate::commands::print(&serde_json::to_string_pretty(&serde_json::json!({
@@ -107,6 +119,19 @@ pub fn prepare(out: &Path) -> Result<()> {
     Ok(())
 }
 
+/// What a report says around its runs; all optional.
+#[derive(Default)]
+pub struct Framing {
+    /// The page's heading [default: from the selection].
+    pub title: Option<String>,
+    /// The experiment file's text, shown in the reproducibility section.
+    pub experiment_file: Option<String>,
+    /// A paper whose findings are set beside the measurements.
+    pub paper: Option<kvbench_report::paper::Paper>,
+    /// The verdicts' margin (a share), over what the runs recorded.
+    pub margin: Option<f64>,
+}
+
 /// What [`write`] wrote.
 pub struct Written {
     pub files: Vec<PathBuf>,
@@ -123,10 +148,14 @@ pub fn write(
     db: &Location,
     selection: &Selection,
     out: &Path,
-    title: Option<String>,
-    experiment_file: Option<String>,
-    paper: Option<kvbench_report::paper::Paper>,
+    framing: Framing,
 ) -> Result<Written> {
+    let Framing {
+        title,
+        experiment_file,
+        paper,
+        margin,
+    } = framing;
     let (sources, title, commands) = match selection {
         Selection::Experiment(name) => {
             let sources = experiment_sources(store, db, name)?;
@@ -157,6 +186,7 @@ pub fn write(
                     record: store.get_run(id).map_err(|e| not_found(e, db))?,
                     cell_key: None,
                     cell_index: None,
+                    block: None,
                 });
             }
             let list = ids
@@ -177,6 +207,10 @@ pub fn write(
     if sources.is_empty() {
         return Err(UsageError("no run to report: the selection is empty".into()).into());
     }
+    let mut rule = Rule::recorded(sources.iter().find_map(|s| s.record.config.verdict));
+    if let Some(m) = margin {
+        rule.margin = m;
+    }
     let input = Input {
         title,
         sources,
@@ -184,6 +218,7 @@ pub fn write(
         commands,
         generated_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
         paper,
+        rule,
     };
     if !kvbench_report::plot::has_font() {
         eprintln!("warning: no font found on this machine, so the PNG figures have no text (the SVGs and index.html are fine); scripts/setup installs DejaVu");
@@ -198,7 +233,7 @@ pub fn write(
 
 /// The runs of the newest pass of `name` that did not fail, with their
 /// cells (numbered in plan order), one per cell and iteration.
-fn experiment_sources(store: &Store, db: &Location, name: &str) -> Result<Vec<Source>> {
+pub(crate) fn experiment_sources(store: &Store, db: &Location, name: &str) -> Result<Vec<Source>> {
     let mut index: HashMap<String, u32> = HashMap::new();
     let mut out = Vec::new();
     for c in crate::export::experiment_pass(store, name, db)? {
@@ -208,6 +243,7 @@ fn experiment_sources(store: &Store, db: &Location, name: &str) -> Result<Vec<So
             record: store.get_run(c.run_id).map_err(|e| not_found(e, db))?,
             cell_key: Some(c.cell_key),
             cell_index: Some(i),
+            block: Some(c.iteration),
         });
     }
     Ok(out)

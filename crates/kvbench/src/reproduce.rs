@@ -145,9 +145,12 @@ pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         &a.db,
         &crate::report::Selection::Experiment(exp.name.clone()),
         &out,
-        Some(format!("kvbench reproduces {}", paper.paper)),
-        Some(file),
-        Some(paper),
+        crate::report::Framing {
+            title: Some(format!("kvbench reproduces {}", paper.paper)),
+            experiment_file: Some(file),
+            paper: Some(paper),
+            margin: None,
+        },
     )?;
     if a.json {
         print(&serde_json::to_string_pretty(&serde_json::json!({

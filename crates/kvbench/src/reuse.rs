@@ -75,6 +75,7 @@ const CLIENT_ONLY: &[&str] = &[
     "io",
     "client_cpus",
     "reload",
+    "verdict",
 ];
 
 /// What defines the workload; shared across workloads only `once-per-system`.

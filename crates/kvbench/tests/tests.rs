@@ -38,5 +38,6 @@ mod scaleout;
 mod stability;
 mod systems;
 mod targets;
+mod verdicts;
 mod ycsb;
 mod zunion;

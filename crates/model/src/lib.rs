@@ -226,6 +226,17 @@ pub struct Setting {
     pub reason: String,
 }
 
+/// How verdicts between alternatives are called (docs/metrics.md,
+/// "Verdicts").
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct VerdictRule {
+    /// The equivalence margin as a share (0.05: equal within ±5%).
+    pub margin: f64,
+    /// The looks a sequential comparison may take (1: a fixed number of
+    /// blocks); each interval's level is corrected for them.
+    pub looks: u32,
+}
+
 /// Everything a run was asked to do, with every default already filled in,
 /// so that the stored record alone is enough to repeat the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -346,6 +357,12 @@ pub struct RunConfig {
     /// loaded; absent when the run started and loaded its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reload: Option<String>,
+    /// How the verdicts of the comparison this run belongs to are called,
+    /// when it was not the default (±5%, one look): a margin given with
+    /// `--margin`, or the looks of a sequential comparison
+    /// (`--until-decided`), whose intervals are widened for them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<VerdictRule>,
     /// `--server-args`: extra arguments given to every server kvbench
     /// started (what they set is also in `server_settings`, reason "user").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

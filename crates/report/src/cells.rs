@@ -20,6 +20,21 @@ pub struct Source {
     pub cell_key: Option<String>,
     /// The cell's place in the experiment's plan.
     pub cell_index: Option<u32>,
+    /// The block (the experiment's iteration) the run belongs to: runs of
+    /// one block at one place ran back to back, so they are compared as
+    /// pairs (kvbench_stats::paired).
+    pub block: Option<u32>,
+}
+
+/// One run's figures that verdicts pair across cells.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    /// Its block, when an experiment ran it.
+    pub block: Option<u32>,
+    /// Run-phase throughput (ops/s).
+    pub throughput: f64,
+    /// Server CPU per operation (us), when the server was local.
+    pub server_cpu_us: Option<f64>,
 }
 
 /// The runs of one cell, summarised.
@@ -60,6 +75,8 @@ pub struct Cell {
     pub run_ids: Vec<i64>,
     /// Run-phase throughput over the runs (ops/s).
     pub throughput: Summary,
+    /// Each summarised run's own figures, with its block, in run order.
+    pub samples: Vec<Sample>,
     /// Per operation kind.
     pub ops: Vec<CellOp>,
     /// Marks and warnings of its runs, by their first word, and `noisy`
@@ -305,6 +322,17 @@ fn cell(sources: &[Source], runs: Vec<usize>, order: (u32, usize)) -> Result<Cel
         rate: c.rate,
         shape,
         run_ids: recs.iter().filter_map(|r| r.id).collect(),
+        samples: runs
+            .iter()
+            .filter_map(|&i| {
+                let r = &sources[i].record;
+                r.run.as_ref().map(|p| Sample {
+                    block: sources[i].block,
+                    throughput: p.throughput,
+                    server_cpu_us: r.cpu.as_ref().and_then(|c| c.server_us_per_op),
+                })
+            })
+            .collect(),
         throughput,
         ops,
         flags,

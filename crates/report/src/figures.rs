@@ -714,6 +714,7 @@ fn placeholder() -> Cell {
         shape: String::new(),
         runs: Vec::new(),
         run_ids: Vec::new(),
+        samples: Vec::new(),
         throughput: kvbench_stats::Summary {
             n: 0,
             mean: 0.0,

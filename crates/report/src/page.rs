@@ -32,6 +32,8 @@ pub struct Input {
     /// A paper whose findings the report sets beside the measurements
     /// (`kvbench reproduce`).
     pub paper: Option<crate::paper::Paper>,
+    /// How the takeaways call their verdicts (margin, repeated looks).
+    pub rule: takeaways::Rule,
 }
 
 /// A rendered report: its files by path relative to the output
@@ -82,8 +84,14 @@ pub(crate) struct Group {
 #[derive(Serialize)]
 struct VerdictView {
     winner: Option<String>,
+    /// `ahead`, `equal` or `undecided`.
+    call: String,
     colour: String,
     margin: String,
+    /// The throughput ratio's interval with its method, when there is one.
+    interval: String,
+    /// Server CPU per operation of the same pair, with its call.
+    cpu: String,
     clients: String,
     note: String,
 }
@@ -157,7 +165,7 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
     let palette = Palette::for_figures(&figures);
     let mut files = Vec::new();
     let groups = figure_groups(&figures, &palette, &mut files)?;
-    let verdicts = takeaways::matrix(&cells);
+    let verdicts = takeaways::matrix(&cells, &input.rule);
     let sentences = takeaways::summary(&verdicts);
     let (bands, matrix) = matrix_rows(&verdicts, &palette);
     let repro = crate::repro::build(
@@ -188,10 +196,8 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
         cell_count => cells.len(),
         systems => systems,
         verdicts => !verdicts.is_empty(),
-        tie_rule => format!(
-            "the two best systems' 95% intervals overlap, or with single runs they are within {:.0}% of each other",
-            takeaways::SINGLE_RUN_TIE * 100.0
-        ),
+        margin => format!("{:.0}%", input.rule.margin * 100.0),
+        looks => input.rule.looks,
         bands => bands,
         matrix => matrix,
         summary => sentences,
@@ -362,6 +368,31 @@ fn matrix_rows(verdicts: &[Verdict], palette: &Palette) -> (Vec<String>, Vec<Row
                         .find(|v| v.clients_band == *b)
                         .map(|v| VerdictView {
                             winner: v.winner.clone(),
+                            call: v.call().as_str().to_string(),
+                            interval: v
+                                .throughput
+                                .interval
+                                .as_ref()
+                                .map(takeaways::interval_text)
+                                .unwrap_or_default(),
+                            cpu: v
+                                .server_cpu
+                                .as_ref()
+                                .and_then(|j| {
+                                    j.interval.as_ref().map(|iv| {
+                                        format!(
+                                            "server CPU/op {:+.1}% {}: {}",
+                                            j.change * 100.0,
+                                            takeaways::interval_text(iv),
+                                            match j.decision.call {
+                                                kvbench_stats::paired::Call::Ahead => "more",
+                                                kvbench_stats::paired::Call::Behind => "less",
+                                                c => c.as_str(),
+                                            }
+                                        )
+                                    })
+                                })
+                                .unwrap_or_default(),
                             colour: palette.hex(v.winner_system.as_deref().unwrap_or("")),
                             margin: if v.margin.is_finite() {
                                 format!("{:.0}%", v.margin * 100.0)

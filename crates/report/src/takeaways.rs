@@ -1,22 +1,73 @@
 //! Which system to pick where: per workload, topology and few or many
-//! clients, the system with the higher mean throughput and its margin, or
-//! "tie" when the data cannot tell them apart; and sentences that say what
-//! the matrix says. Nothing here is written in advance: every word comes
-//! from the cells.
+//! clients, a verdict between the two systems with the highest mean
+//! throughput, with its interval; and sentences that say what the matrix
+//! says. Nothing here is written in advance: every word comes from the
+//! cells.
 //!
 //! Few clients is the smallest client count a workload and topology were
-//! measured at, many the largest (paper B's "few and many"). Two systems
-//! tie when both have confidence intervals (two or more iterations) and
-//! the intervals overlap, or, with a single run on either side, when they
-//! differ by less than [`SINGLE_RUN_TIE`] of the higher.
+//! measured at, many the largest (paper B's "few and many"). The verdict
+//! is kvbench_stats::paired's: the leader's throughput over the
+//! runner-up's, as a mean of per-block log ratios when both ran in the
+//! same blocks (an experiment's iterations), else Welch's interval over
+//! unpaired runs; "ahead" when the whole 95% interval lies beyond the
+//! equivalence margin, "equal" when it lies inside ±margin, "undecided"
+//! otherwise. Single runs give no interval and decide nothing. Server CPU
+//! per operation is judged the same way beside it (lower is better).
 
-use crate::cells::Cell;
+use crate::cells::{Cell, Sample};
+use kvbench_stats::paired::{self, Call, Decision, Method, RatioInterval};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Single runs closer than this share of the higher are a tie: the spread
-/// of repeated runs on a quiet machine (docs/experiments.md).
+/// of repeated runs on a quiet machine (docs/experiments.md). Used where a
+/// finding has nothing but single runs (the reproductions).
 pub const SINGLE_RUN_TIE: f64 = 0.05;
+
+/// How verdicts are called.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Rule {
+    /// The equivalence margin (0.05: equal within ±5%).
+    pub margin: f64,
+    /// The looks a sequential run may take (`--until-decided`): each
+    /// interval's level is corrected for them (Bonferroni); 1 otherwise.
+    pub looks: usize,
+}
+
+impl Default for Rule {
+    fn default() -> Rule {
+        Rule {
+            margin: paired::DEFAULT_MARGIN,
+            looks: 1,
+        }
+    }
+}
+
+impl Rule {
+    /// The rule runs recorded (`config.verdict`), else the default.
+    pub fn recorded(r: Option<kvbench_model::VerdictRule>) -> Rule {
+        r.map_or_else(Rule::default, |r| Rule {
+            margin: r.margin,
+            looks: r.looks.max(1) as usize,
+        })
+    }
+
+    /// Each interval's confidence level.
+    pub fn level(&self) -> f64 {
+        paired::level_for_looks(paired::LEVEL, self.looks)
+    }
+}
+
+/// A ratio between two cells with its verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct Judged {
+    /// The ratio's interval (`a / b` in logs), when there is one.
+    pub interval: Option<RatioInterval>,
+    /// The call; `undecided` without an interval.
+    pub decision: Decision,
+    /// Point estimate of `a / b - 1`.
+    pub change: f64,
+}
 
 /// One cell of the matrix.
 #[derive(Debug, Clone, Serialize)]
@@ -29,24 +80,39 @@ pub struct Verdict {
     pub clients_band: String,
     /// The client count compared.
     pub clients: u32,
-    /// The winner's label, or `None` for a tie.
+    /// The system found ahead (the whole interval beyond the margin), else
+    /// `None` (equal or undecided).
     pub winner: Option<String>,
     /// The winner's system (for its colour).
     pub winner_system: Option<String>,
+    /// The leader by mean throughput (the winner when there is one).
+    pub leader: String,
     /// The runner-up's label.
     pub runner_up: String,
-    /// How much higher the winner's mean is than the runner-up's (0.23 for
-    /// 23%); for a tie, the difference between the two means.
+    /// How much higher the leader's throughput is than the runner-up's
+    /// (0.23 for 23%): the paired estimate when there are blocks.
     pub margin: f64,
-    /// Why a tie is a tie, or the winner's flags worth a second look.
+    /// The throughput verdict of leader over runner-up.
+    pub throughput: Judged,
+    /// Server CPU per operation of leader over runner-up (lower is better):
+    /// on a shared VM far steadier than throughput.
+    pub server_cpu: Option<Judged>,
+    /// Why there is no winner, or the flags worth a second look.
     pub note: String,
     /// Every system's mean throughput here, best first.
     pub ranking: Vec<(String, f64)>,
 }
 
+impl Verdict {
+    /// `ahead`, `equal` or `undecided`.
+    pub fn call(&self) -> Call {
+        self.throughput.decision.call
+    }
+}
+
 /// The matrix: one verdict per workload x topology x few/many, for every
 /// place with at least two systems measured in closed loop.
-pub fn matrix(cells: &[Cell]) -> Vec<Verdict> {
+pub fn matrix(cells: &[Cell], rule: &Rule) -> Vec<Verdict> {
     let mut by: BTreeMap<(String, String, String, u32), Vec<&Cell>> = BTreeMap::new();
     for c in cells
         .iter()
@@ -77,10 +143,64 @@ pub fn matrix(cells: &[Cell]) -> Vec<Verdict> {
             if here.len() < 2 {
                 continue;
             }
-            out.push(verdict(&workload, &topology, band, clients, &here));
+            out.push(verdict(&workload, &topology, band, clients, &here, rule));
         }
     }
     out
+}
+
+/// The interval of `a / b` for the figure `value` picks: paired over the
+/// blocks both ran (two or more), else Welch over their runs.
+pub fn ratio(
+    a: &Cell,
+    b: &Cell,
+    value: impl Fn(&Sample) -> Option<f64>,
+    level: f64,
+) -> Option<RatioInterval> {
+    let logs = |c: &Cell| -> Vec<(Option<u32>, f64)> {
+        c.samples
+            .iter()
+            .filter_map(|s| value(s).filter(|v| *v > 0.0).map(|v| (s.block, v.ln())))
+            .collect()
+    };
+    let (la, lb) = (logs(a), logs(b));
+    let mut pairs = Vec::new();
+    for (block, x) in la.iter().filter_map(|(k, x)| k.map(|k| (k, x))) {
+        // One run per block and cell; a repeated block keeps its first.
+        if let Some((_, y)) = lb.iter().find(|(k, _)| *k == Some(block)) {
+            if !pairs.iter().any(|(k, _)| *k == block) {
+                pairs.push((block, x - y));
+            }
+        }
+    }
+    if pairs.len() >= 2 {
+        let d: Vec<f64> = pairs.into_iter().map(|(_, d)| d).collect();
+        return paired::paired(&d, level);
+    }
+    let xs: Vec<f64> = la.iter().map(|(_, x)| *x).collect();
+    let ys: Vec<f64> = lb.iter().map(|(_, y)| *y).collect();
+    paired::unpaired(&xs, &ys, level)
+}
+
+/// A judged ratio: the interval's call, or undecided without one (with
+/// `fallback` as the point estimate).
+pub fn judge(iv: Option<RatioInterval>, fallback: f64, rule: &Rule) -> Judged {
+    match iv {
+        Some(iv) => Judged {
+            change: iv.change(),
+            decision: paired::decide(&iv, rule.margin),
+            interval: Some(iv),
+        },
+        None => Judged {
+            interval: None,
+            decision: Decision {
+                call: Call::Undecided,
+                margin: rule.margin,
+                blocks_needed: None,
+            },
+            change: fallback,
+        },
+    }
 }
 
 fn verdict(
@@ -89,14 +209,30 @@ fn verdict(
     band: &str,
     clients: u32,
     best_first: &[&Cell],
+    rule: &Rule,
 ) -> Verdict {
-    let (a, b) = (best_first[0], best_first[1]);
-    let margin = if b.throughput.mean > 0.0 {
+    let (mut a, mut b) = (best_first[0], best_first[1]);
+    let means = if b.throughput.mean > 0.0 {
         a.throughput.mean / b.throughput.mean - 1.0
     } else {
         f64::INFINITY
     };
-    let tie = tie(a, b);
+    let mut throughput = judge(
+        ratio(a, b, |s| Some(s.throughput), rule.level()),
+        means,
+        rule,
+    );
+    // The pairs can reverse a close order of means: name the leader by them.
+    if throughput.change < 0.0 {
+        std::mem::swap(&mut a, &mut b);
+        throughput = judge(throughput.interval.map(|iv| iv.flipped()), -means, rule);
+    }
+    let server_cpu = Some(judge(
+        ratio(a, b, |s| s.server_cpu_us, rule.level()),
+        f64::NAN,
+        rule,
+    ))
+    .filter(|j| j.interval.is_some());
     let flagged: Vec<&str> = a
         .flags
         .iter()
@@ -109,10 +245,31 @@ fn verdict(
             )
         })
         .collect();
-    // A tie still says who was ahead, so a reader sees how close it was.
-    let mut note = match &tie {
-        Some(why) => format!("{} ahead by {:.0}%, but {why}", a.series, margin * 100.0),
-        None => String::new(),
+    let mut note = match (throughput.decision.call, &throughput.interval) {
+        (Call::Ahead, _) => String::new(),
+        (Call::Equal, Some(iv)) => format!(
+            "{} and {} equal within ±{:.0}% ({})",
+            a.series,
+            b.series,
+            rule.margin * 100.0,
+            interval_text(iv)
+        ),
+        (_, Some(iv)) => format!(
+            "{} ahead by {:.1}% {}, undecided at ±{:.0}%{}",
+            a.series,
+            throughput.change * 100.0,
+            interval_text(iv),
+            rule.margin * 100.0,
+            match throughput.decision.blocks_needed {
+                Some(k) => format!(" (about {k} blocks would decide it)"),
+                None => String::new(),
+            }
+        ),
+        (_, None) => format!(
+            "{} ahead by {:.0}%, but single runs give no interval (run 3 or more iterations)",
+            a.series,
+            throughput.change * 100.0
+        ),
     };
     if !flagged.is_empty() {
         let mut f = flagged.clone();
@@ -123,21 +280,40 @@ fn verdict(
         }
         note.push_str(&format!("flagged: {}", f.join(", ")));
     }
+    let ahead = throughput.decision.call == Call::Ahead;
     Verdict {
         workload: workload.into(),
         topology: topology.into(),
         clients_band: band.into(),
         clients,
-        winner: tie.is_none().then(|| a.series.clone()),
-        winner_system: tie.is_none().then(|| a.system.clone()),
+        winner: ahead.then(|| a.series.clone()),
+        winner_system: ahead.then(|| a.system.clone()),
+        leader: a.series.clone(),
         runner_up: b.series.clone(),
-        margin,
+        margin: throughput.change,
+        throughput,
+        server_cpu,
         note,
         ranking: best_first
             .iter()
             .map(|c| (c.series.clone(), c.throughput.mean))
             .collect(),
     }
+}
+
+/// `[+3.1%, +9.8%] (paired t, 5 blocks)`.
+pub fn interval_text(iv: &RatioInterval) -> String {
+    let (lo, hi) = iv.change_bounds();
+    let what = match iv.method {
+        Method::Welch => format!("{}, {} runs", iv.method.as_str(), iv.n),
+        _ => format!("{}, {} blocks", iv.method.as_str(), iv.n),
+    };
+    let level = if (iv.level - paired::LEVEL).abs() > 1e-9 {
+        format!(", {:.2}% for repeated looks", iv.level * 100.0)
+    } else {
+        String::new()
+    };
+    format!("[{:+.1}%, {:+.1}%] ({what}{level})", lo * 100.0, hi * 100.0)
 }
 
 /// What the loaded data costs beyond its raw size, as a share of the raw
@@ -217,19 +393,34 @@ pub fn summary(verdicts: &[Verdict]) -> Vec<String> {
             }
         }
     }
-    if !ties.is_empty() {
-        let places: Vec<String> = ties
-            .iter()
-            .map(|v| format!("{}, {}, {}", v.workload, v.topology, clients(v.clients)))
-            .collect();
+    let equal: Vec<&&Verdict> = ties.iter().filter(|v| v.call() == Call::Equal).collect();
+    let undecided: Vec<&&Verdict> = ties.iter().filter(|v| v.call() != Call::Equal).collect();
+    if !equal.is_empty() {
+        let margin = equal[0].throughput.decision.margin;
         out.push(format!(
-            "{} place{} could not be called (a tie): {}.",
-            ties.len(),
-            if ties.len() == 1 { "" } else { "s" },
-            places.join("; ")
+            "{} place{} equal within ±{:.0}%: {}.",
+            equal.len(),
+            if equal.len() == 1 { " was" } else { "s were" },
+            margin * 100.0,
+            places(&equal)
+        ));
+    }
+    if !undecided.is_empty() {
+        out.push(format!(
+            "{} place{} undecided: {}.",
+            undecided.len(),
+            if undecided.len() == 1 { " is" } else { "s are" },
+            places(&undecided)
         ));
     }
     out
+}
+
+fn places(vs: &[&&Verdict]) -> String {
+    vs.iter()
+        .map(|v| format!("{}, {}, {}", v.workload, v.topology, clients(v.clients)))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// `1 client`, `8 clients`.

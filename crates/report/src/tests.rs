@@ -81,7 +81,8 @@ fn cell(
 ) -> Vec<Source> {
     tputs
         .iter()
-        .map(|&t| {
+        .enumerate()
+        .map(|(block, &t)| {
             *next += 1;
             Source {
                 record: run(
@@ -94,6 +95,7 @@ fn cell(
                 ),
                 cell_key: Some(format!("{key}-{system}-{workload}-{clients}")),
                 cell_index: Some(*next as u32),
+                block: Some(block as u32 + 1),
             }
         })
         .collect()
@@ -133,8 +135,26 @@ fn sources() -> Vec<Source> {
         "memcached",
         "iterated",
         8,
-        &[105_000.0, 135_000.0, 75_000.0],
+        &[120_000.0, 150_000.0, 88_000.0],
         "a",
+    ));
+    // Paired: within 1% of each other in every block, although each
+    // side's iterations spread by 30%.
+    v.extend(cell(
+        &mut n,
+        "redis",
+        "paired-equal",
+        1,
+        &[100_000.0, 130_000.0, 70_000.0],
+        "c",
+    ));
+    v.extend(cell(
+        &mut n,
+        "memcached",
+        "paired-equal",
+        1,
+        &[101_000.0, 131_000.0, 70_500.0],
+        "c",
     ));
     // Single runs: within 5% is a tie, 20% apart is not.
     v.extend(cell(&mut n, "redis", "single-runs", 1, &[100_000.0], "b"));
@@ -169,38 +189,69 @@ fn verdict<'a>(
 }
 
 #[test]
-fn the_matrix_names_the_higher_mean_and_calls_indistinguishable_ones_ties() {
+fn the_matrix_judges_paired_blocks_and_names_equal_and_undecided_places() {
     let cells = crate::cells::group(&sources()).expect("cells");
-    assert_eq!(cells.len(), 8);
-    let vs = takeaways::matrix(&cells);
-    assert_eq!(vs.len(), 4);
+    assert_eq!(cells.len(), 10);
+    let rule = takeaways::Rule::default();
+    let vs = takeaways::matrix(&cells, &rule);
+    assert_eq!(vs.len(), 5);
 
     let v = verdict(&vs, "iterated", 1);
     assert_eq!(v.winner.as_deref(), Some("memcached 1.0"));
+    assert_eq!(v.call(), kvbench_stats::paired::Call::Ahead);
     assert_eq!(v.clients_band, "few");
-    assert!((v.margin - 0.5).abs() < 1e-9, "{}", v.margin);
+    assert!((v.margin - 0.5).abs() < 0.01, "{}", v.margin);
+    let iv = v.throughput.interval.expect("an interval");
+    assert_eq!(
+        (iv.n, iv.method),
+        (3, kvbench_stats::paired::Method::StudentT)
+    );
 
+    // Each side spreads 30% over its blocks, so their own intervals
+    // overlap; their ratio is steady (1.20, 1.15, 1.26): ahead.
     let v = verdict(&vs, "iterated", 8);
-    assert_eq!(v.winner, None, "overlapping intervals: {v:?}");
+    assert_eq!(v.winner.as_deref(), Some("memcached 1.0"), "{v:?}");
     assert_eq!(v.clients_band, "many");
-    assert!(v.note.contains("intervals overlap"), "{}", v.note);
+    let (lo, _) = v.throughput.interval.expect("an interval").change_bounds();
+    assert!(lo > 0.05, "{v:?}");
 
-    let v = verdict(&vs, "single-runs", 1);
-    assert_eq!(v.winner, None, "3% apart, single runs: {v:?}");
+    let v = verdict(&vs, "paired-equal", 1);
+    assert_eq!(v.call(), kvbench_stats::paired::Call::Equal, "{v:?}");
+    assert_eq!(v.winner, None);
+    assert!(v.note.contains("equal within ±5%"), "{}", v.note);
+
+    // Single runs give no interval: undecided, however far apart.
+    for clients in [1, 8] {
+        let v = verdict(&vs, "single-runs", clients);
+        assert_eq!(v.call(), kvbench_stats::paired::Call::Undecided, "{v:?}");
+        assert_eq!(v.winner, None);
+        assert!(v.note.contains("single runs"), "{}", v.note);
+    }
     let v = verdict(&vs, "single-runs", 8);
-    assert_eq!(v.winner.as_deref(), Some("redis 1.0"));
+    assert_eq!(v.leader, "redis 1.0");
     assert!((v.margin - 0.2).abs() < 1e-9);
+
+    // Server CPU per operation is judged beside throughput: the
+    // constructed runs all cost 5 us, so the pair is equal.
+    let v = verdict(&vs, "iterated", 1);
+    let cpu = v.server_cpu.as_ref().expect("a CPU verdict");
+    assert_eq!(cpu.decision.call, kvbench_stats::paired::Call::Equal);
 
     let words = takeaways::summary(&vs).join(" ");
     assert!(
-        words.contains("memcached 1.0 had the highest throughput in 1 of 4 places"),
+        words.contains("memcached 1.0 had the highest throughput in 2 of 5 places"),
         "{words}"
     );
-    assert!(
-        words.contains("redis 1.0 had the highest throughput in 1 of 4 places"),
-        "{words}"
-    );
-    assert!(words.contains("2 places could not be called"), "{words}");
+    assert!(words.contains("1 place was equal within ±5%"), "{words}");
+    assert!(words.contains("2 places are undecided"), "{words}");
+    // A margin of 1% leaves the equal pair undecided.
+    let strict = takeaways::Rule {
+        margin: 0.005,
+        looks: 1,
+    };
+    let vs = takeaways::matrix(&cells, &strict);
+    let v = verdict(&vs, "paired-equal", 1);
+    assert_eq!(v.call(), kvbench_stats::paired::Call::Undecided, "{v:?}");
 }
 
 #[test]
@@ -230,6 +281,7 @@ fn every_figure_is_a_titled_labelled_picture_in_both_formats() {
         commands: vec!["kvbench report --experiment constructed --out x".into()],
         generated_at: "2026-11-23T00:00:00Z".into(),
         paper: None,
+        rule: takeaways::Rule::default(),
     };
     let r = render(&input).expect("renders");
     let file = |name: &str| -> &[u8] {
@@ -330,6 +382,7 @@ fn merged_percentiles_are_those_of_every_request_not_averages() {
                 record: r,
                 cell_key: Some("k".into()),
                 cell_index: Some(0),
+                block: None,
             }
         })
         .collect();
@@ -382,6 +435,7 @@ fn clusters_and_rate_sweeps_get_their_own_figures() {
                     record: r,
                     cell_key: None,
                     cell_index: None,
+                    block: None,
                 });
             }
         }
@@ -404,6 +458,7 @@ fn clusters_and_rate_sweeps_get_their_own_figures() {
             record: r,
             cell_key: None,
             cell_index: None,
+            block: None,
         });
     }
     let cells = crate::cells::group(&sources).expect("cells");
@@ -443,7 +498,7 @@ fn clusters_and_rate_sweeps_get_their_own_figures() {
     assert_eq!(p99.points[2].flags, vec!["overloaded".to_string()]);
     assert!(lt.flag_notes().iter().any(|n| n.contains("overloaded")));
     // Open-loop cells are not in the closed-loop matrix.
-    let vs = takeaways::matrix(&cells);
+    let vs = takeaways::matrix(&cells, &takeaways::Rule::default());
     assert!(
         vs.iter()
             .all(|v| v.topology == "single" || v.topology == "3 nodes"),
@@ -670,6 +725,7 @@ fn a_combined_cell_is_set_beside_its_second_group_alone() {
         commands: Vec::new(),
         generated_at: "2026-11-23T00:00:00Z".into(),
         paper: None,
+        rule: takeaways::Rule::default(),
     };
     let r = render(&input).expect("renders");
     let page = |name: &str| {

@@ -541,3 +541,59 @@ fn estimate(m: &MetricDelta, e: Option<Estimate>) -> String {
         None => show(e.mean),
     }
 }
+
+/// The verdicts of a comparison as a table: per place, the leader, the
+/// call, the throughput ratio with its interval, and server CPU per
+/// operation of the same pair.
+pub fn verdicts(vs: &[crate::takeaways::Verdict], rule: &crate::takeaways::Rule) -> String {
+    let mut t = Table::new(&[
+        "workload",
+        "topology",
+        ">clients",
+        "leader",
+        "runner-up",
+        "call",
+        ">ratio",
+        "95% interval",
+        "server CPU/op",
+    ]);
+    for v in vs {
+        let th = &v.throughput;
+        t.row(vec![
+            v.workload.clone(),
+            v.topology.clone(),
+            v.clients.to_string(),
+            v.leader.clone(),
+            v.runner_up.clone(),
+            match (th.decision.call, th.decision.blocks_needed) {
+                (kvbench_stats::paired::Call::Undecided, Some(k)) => {
+                    format!("undecided (~{k} blocks)")
+                }
+                (c, _) => c.as_str().to_string(),
+            },
+            format!("{:+.1}%", th.change * 100.0),
+            th.interval
+                .as_ref()
+                .map_or("- (single runs)".into(), crate::takeaways::interval_text),
+            v.server_cpu.as_ref().map_or("-".into(), |j| {
+                format!("{:+.1}% {}", j.change * 100.0, j.decision.call.as_str())
+            }),
+        ]);
+    }
+    let looks = if rule.looks > 1 {
+        format!(
+            ", each interval at {:.2}% for {} repeated looks",
+            rule.level() * 100.0,
+            rule.looks
+        )
+    } else {
+        String::new()
+    };
+    let decided = vs.iter().filter(|v| v.call().decided()).count();
+    format!(
+        "verdicts ({decided} of {} places decided; leader over runner-up, paired over blocks; ahead/behind beyond ±{:.0}%, equal within it{looks}):\n{}",
+        vs.len(),
+        rule.margin * 100.0,
+        t.to_text()
+    )
+}

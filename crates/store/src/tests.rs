@@ -123,6 +123,10 @@ fn full_record() -> RunRecord {
             client_cpus: Some("1-3".into()),
             scale_out: None,
             reload: Some("per-workload".into()),
+            verdict: Some(kvbench_model::VerdictRule {
+                margin: 0.03,
+                looks: 8,
+            }),
             server_args: vec!["--hz".into(), "20".into()],
             threads_reason: Some("default: test".into()),
             stall_s: None,

@@ -5,7 +5,9 @@
 //!
 //! Order: iterations outermost (a stopped experiment has whole passes, and
 //! drift on the machine spreads over every cell instead of one), then
-//! system, deployment, workload, and the sweep with its last list fastest.
+//! blocks (`blocks`): one per comparison place, in the order of workload and
+//! the sweep with its last list fastest, each running the place's systems
+//! and deployments back to back in a random order drawn from the seed.
 
 use super::file::{self, ExperimentFile, Source, SystemEntry, TopologyEntry, WorkloadEntry};
 use crate::args::Command;
@@ -714,6 +716,8 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
             });
         }
     }
+    let seed = resolved.first().map_or(0, |r| r.4.seed);
+    let cells = super::blocks::arrange(cells, seed);
     Ok(Experiment {
         name: f.name.get_ref().clone(),
         iterations,

@@ -16,7 +16,8 @@ use crate::args::CompareArgs;
 use crate::config::{self, RunSettings};
 use crate::exit::UsageError;
 use crate::reuse::Reload;
-use kvbench_model::TopologyKind;
+use kvbench_model::{TopologyKind, VerdictRule};
+use kvbench_stats::paired::{DEFAULT_MARGIN, MIN_BLOCKS};
 use sha2::{Digest, Sha256};
 
 /// Flags of `compare` that are not `run` flags: what is swept, and what is
@@ -29,6 +30,10 @@ const OWN: &[(&str, bool)] = &[
     ("--reload", true),
     ("--iterations", true),
     ("--restart", false),
+    ("--margin", true),
+    ("--until-decided", false),
+    ("--max-blocks", true),
+    ("--budget", true),
 ];
 
 /// The experiment `compare` with `argv` (its arguments after `compare`,
@@ -50,6 +55,7 @@ pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageE
     for sys in &a.systems {
         config::system(sys)?;
     }
+    let rule = rule(a)?;
     let resolve_all = |seed: Option<u64>| -> Result<Vec<Cell>, UsageError> {
         let mut out = Vec::new();
         for sys in &a.systems {
@@ -67,7 +73,8 @@ pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageE
                     if let Some(s) = seed {
                         args.extend(["--seed".to_string(), s.to_string()]);
                     }
-                    let settings = cells::run_settings(args.clone())?;
+                    let mut settings = cells::run_settings(args.clone())?;
+                    settings.verdict = rule;
                     out.push(Cell {
                         index: out.len() as u32,
                         iteration: 1,
@@ -100,9 +107,17 @@ pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageE
         }
     };
     crate::bounds::ITERATIONS.check("--iterations", a.iterations.into())?;
-    // Whole passes, iterations outermost, as in an experiment file. The
-    // name leaves the count out: more iterations later add to the stored ones.
-    let cells = (1..=a.iterations)
+    // A sequential comparison starts with the fewest blocks it may judge.
+    let iterations = if a.until_decided {
+        a.iterations.max(MIN_BLOCKS as u32).min(a.max_blocks)
+    } else {
+        a.iterations
+    };
+    // Whole passes, iterations outermost, then blocks, as in an experiment
+    // file. The name leaves the count out: more iterations later add to the
+    // stored ones.
+    let seed = cells.first().map_or(0, |c| c.settings.seed);
+    let cells: Vec<Cell> = (1..=iterations)
         .flat_map(|it| {
             cells.iter().cloned().map(move |mut c| {
                 c.iteration = it;
@@ -115,13 +130,34 @@ pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageE
             c
         })
         .collect();
+    let cells = super::blocks::arrange(cells, seed);
     Ok(Experiment {
         name,
-        iterations: a.iterations,
+        iterations,
         reload,
         cells,
         absent: Vec::new(),
     })
+}
+
+/// The verdicts' rule the flags ask for; `None` for the default (±5%, one
+/// look), so a plain comparison keeps the cells (and name) it always had.
+fn rule(a: &CompareArgs) -> Result<Option<VerdictRule>, UsageError> {
+    if !(a.margin > 0.0 && a.margin < 100.0) {
+        return Err(UsageError(format!(
+            "--margin {}: give a percentage above 0 and below 100 (e.g. 5)",
+            a.margin
+        )));
+    }
+    let looks = if a.until_decided {
+        crate::bounds::MAX_BLOCKS.check("--max-blocks", a.max_blocks.into())?;
+        a.max_blocks - MIN_BLOCKS as u32 + 1
+    } else {
+        1
+    };
+    let margin = a.margin / 100.0;
+    Ok(((margin - DEFAULT_MARGIN).abs() > 1e-12 || looks > 1)
+        .then_some(VerdictRule { margin, looks }))
 }
 
 /// `argv` without compare's own flags (`--flag value` and `--flag=value`).

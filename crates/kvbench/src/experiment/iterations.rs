@@ -126,6 +126,7 @@ fn cell(
             record: r.clone(),
             cell_key: Some(p.cell.key.clone()),
             cell_index: Some(index),
+            block: None,
         })
         .collect();
     let Some(c) = kvbench_report::cells::group(&sources)

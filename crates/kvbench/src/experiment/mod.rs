@@ -2,12 +2,14 @@
 //! into cells that are `kvbench run` flag sets (`cells`), listed with
 //! estimates (`plan`) and run resumably (`run`). See docs/experiments.md.
 
+pub(crate) mod blocks;
 mod cells;
 mod compare;
 mod file;
 mod iterations;
 mod plan;
 mod run;
+pub(crate) mod sequential;
 
 pub(crate) use cells::expand;
 pub(crate) use cells::key as cell_key;

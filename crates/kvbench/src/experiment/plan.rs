@@ -79,10 +79,13 @@ pub fn plan<'a>(
         .iter()
         .enumerate()
         .map(|(i, cell)| {
-            let kept = i > 0
-                && share[i].is_some()
-                && share[i] == share[i - 1]
-                && crate::reuse::leaves_dataset_intact(&exp.cells[i - 1].settings);
+            // An earlier cell left a server for this one (blocks
+            // interleave systems, so not only the previous cell).
+            let kept = share[i].is_some()
+                && (0..i)
+                    .rev()
+                    .find(|&j| share[j] == share[i])
+                    .is_some_and(|j| crate::reuse::leaves_dataset_intact(&exp.cells[j].settings));
             let (estimate_s, source) = match seconds.get(cell.key.as_str()).copied().flatten() {
                 Some(s) => (s, Source::Stored),
                 None => (guess_seconds(&cell.settings, kept), Source::Guess),

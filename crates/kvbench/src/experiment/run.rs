@@ -14,14 +14,16 @@ use crate::orchestrate::run_cell;
 use crate::reuse::{self, Sharing};
 use anyhow::Result;
 use kvbench_model::RunRecord;
+use kvbench_report::takeaways::Rule;
 use kvbench_store::Location;
 use kvbench_store::{CellTag, Store};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// How to run an experiment, whichever command declared it.
+#[derive(Clone, Copy)]
 pub struct Options<'a> {
     pub db: &'a Location,
     pub restart: bool,
@@ -58,7 +60,11 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         let store = open_store(&a.db)?;
         let file = std::fs::read_to_string(&a.file).ok();
         let selection = crate::report::Selection::Experiment(exp.name.clone());
-        let w = crate::report::write(&store, &a.db, &selection, &dir, None, file, None)?;
+        let framing = crate::report::Framing {
+            experiment_file: file,
+            ..Default::default()
+        };
+        let w = crate::report::write(&store, &a.db, &selection, &dir, framing)?;
         if !a.json {
             eprintln!(
                 "report ({} figures): {}",
@@ -79,14 +85,49 @@ pub fn execute(
     stop: &Arc<AtomicBool>,
 ) -> Result<(Verdict, Vec<RunRecord>)> {
     let (verdict, records, generation) = execute_quietly(exp, a, stop)?;
-    print_comparison(&records, a.json)?;
-    if exp.iterations > 1 && !a.json {
-        let store = open_store(a.db)?;
+    print_pass(exp, a, generation, &records)?;
+    Ok((verdict, records))
+}
+
+/// The tables at the end of a pass: every run, the iterations' statistics
+/// when there are several, and the verdicts between systems.
+pub fn print_pass(
+    exp: &Experiment,
+    a: &Options<'_>,
+    generation: i64,
+    records: &[RunRecord],
+) -> Result<()> {
+    print_comparison(records, a.json)?;
+    if a.json {
+        return Ok(());
+    }
+    let store = open_store(a.db)?;
+    if exp.iterations > 1 {
         let rows = plan::plan(exp, Some(&store), generation)?;
         let cells = super::iterations::summarise(&rows, |id| Ok(store.get_run(id)?))?;
         print(&format!("\n{}", super::iterations::text(&cells)))?;
     }
-    Ok((verdict, records))
+    let (verdicts, rule) = verdicts(&store, a.db, &exp.name)?;
+    if !verdicts.is_empty() {
+        print(&format!(
+            "\n{}",
+            kvbench_report::text::verdicts(&verdicts, &rule)
+        ))?;
+    }
+    Ok(())
+}
+
+/// The takeaways' verdicts over the newest pass of experiment `name`, with
+/// the rule its runs recorded.
+pub fn verdicts(
+    store: &Store,
+    db: &Location,
+    name: &str,
+) -> Result<(Vec<kvbench_report::takeaways::Verdict>, Rule)> {
+    let sources = crate::report::experiment_sources(store, db, name)?;
+    let rule = Rule::recorded(sources.iter().find_map(|s| s.record.config.verdict));
+    let cells = kvbench_report::cells::group(&sources).map_err(anyhow::Error::msg)?;
+    Ok((kvbench_report::takeaways::matrix(&cells, &rule), rule))
 }
 
 /// [`execute`] without printing the tables at the end; also returns the
@@ -125,12 +166,14 @@ pub fn execute_quietly(
     let mut verdict = Verdict::Ok;
     let mut ran = 0;
     // Each cell to run with its sharing key; a cell keeps its deployment
-    // when the next cell to run can use it.
+    // when a later cell to run can use it. Blocks interleave systems, so
+    // several deployments are kept at once, one per key, each stopped once
+    // no later cell needs it.
     let keys: Vec<Option<String>> = todo
         .iter()
         .map(|p| reuse::key(&p.cell.settings, exp.reload))
         .collect();
-    let mut kept = None;
+    let mut pool: HashMap<String, reuse::Kept> = HashMap::new();
     for p in &rows {
         if let Some(id) = p.finished {
             let rec = store.get_run(id)?;
@@ -164,13 +207,13 @@ pub fn execute_quietly(
             labels: labels.clone(),
             ..p.cell.settings.clone()
         };
+        let key = keys[ran - 1].clone();
+        let mut slot = key.as_ref().and_then(|k| pool.remove(k));
         let sharing = Sharing {
-            slot: &mut kept,
-            key: keys[ran - 1].clone(),
+            slot: &mut slot,
+            key: key.clone(),
             policy: exp.reload,
-            keep_after: keys
-                .get(ran)
-                .is_some_and(|next| next.is_some() && *next == keys[ran - 1]),
+            keep_after: key.is_some() && keys[ran..].contains(&key),
         };
         let rec = run_cell(
             &settings,
@@ -179,7 +222,17 @@ pub fn execute_quietly(
             stop,
             Some(&tag),
             Some(sharing),
-        )?;
+        );
+        if let Some(k) = slot {
+            pool.insert(k.key.clone(), k);
+        }
+        let rec = match rec {
+            Ok(rec) => rec,
+            Err(e) => {
+                pool.into_values().for_each(|k| reuse::release(Some(k)));
+                return Err(e);
+            }
+        };
         live.end_cell();
         verdict = verdict.max(verdict_of(&rec, stop));
         if !a.json {
@@ -187,7 +240,7 @@ pub fn execute_quietly(
         }
         records.push(rec);
     }
-    reuse::release(kept.take());
+    pool.into_values().for_each(|k| reuse::release(Some(k)));
     live.finish();
     Ok((verdict, records, generation))
 }

@@ -1,0 +1,131 @@
+//! Blocks: the order in which an experiment's cells run, so that every
+//! verdict compares alternatives that met the same machine.
+//!
+//! On a shared VM the machine's slow states last minutes (docs/experiments.md,
+//! "Durations and iterations"), far longer than a cell. Run system by
+//! system, two systems at one place are minutes apart and each lands in
+//! whatever state the machine was in then; their ratio carries that noise.
+//! So an iteration is cut into blocks: one per comparison place (the
+//! settings minus what picks the alternative: system, deployment, server
+//! binary and arguments), each running its alternatives back to back in a
+//! random order (Randomized Multiple Interleaved Trials, Abedi & Brecht,
+//! ICPE 2017). The order is drawn from the experiment's seed, the
+//! iteration and the place, so the same file or command runs the same
+//! order again; a new random order each block keeps any "who runs first"
+//! effect out of the mean ratio. Servers are kept between blocks as the
+//! reload policy allows (`run`'s pool of kept deployments).
+
+use super::cells::Cell;
+use crate::config::RunSettings;
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// What makes two cells alternatives of one place: everything but what
+/// chooses the system and how it is deployed (a 3-node Redis Cluster and
+/// a 3-server Memcached pool stand at the same place, as in the papers).
+pub fn place(s: &RunSettings) -> String {
+    let nodes = if s.target.is_some() { 0 } else { s.nodes };
+    format!(
+        "{}|{:?}|{}|{}|{:?}|{}|{:?}|{:?}|{}|{:?}",
+        s.spec.name,
+        s.properties,
+        s.clients,
+        s.pipeline,
+        s.rate.map(|r| r.ops_per_s.to_bits()),
+        nodes,
+        s.window,
+        s.warmup,
+        s.spec.record_count,
+        s.companion
+            .as_ref()
+            .map(|c| (&c.name, &c.properties, c.clients, c.pipeline)),
+    )
+}
+
+/// `cells` (iterations outermost, as expanded) put in block order: within
+/// each iteration, places in the order they first appear, and each
+/// place's alternatives shuffled by a generator seeded from `seed`, the
+/// iteration and the place's rank. Indexes are renumbered.
+pub fn arrange(cells: Vec<Cell>, seed: u64) -> Vec<Cell> {
+    let mut out: Vec<Cell> = Vec::with_capacity(cells.len());
+    let mut iterations: Vec<(u32, Vec<Cell>)> = Vec::new();
+    for c in cells {
+        match iterations.last_mut() {
+            Some((it, v)) if *it == c.iteration => v.push(c),
+            _ => iterations.push((c.iteration, vec![c])),
+        }
+    }
+    for (iteration, cells) in iterations {
+        let mut places: Vec<(String, Vec<Cell>)> = Vec::new();
+        for c in cells {
+            let p = place(&c.settings);
+            match places.iter_mut().find(|(q, _)| *q == p) {
+                Some((_, v)) => v.push(c),
+                None => places.push((p, vec![c])),
+            }
+        }
+        for (rank, (_, mut group)) in places.into_iter().enumerate() {
+            shuffle(&mut group, block_seed(seed, iteration, rank as u64));
+            out.extend(group);
+        }
+    }
+    for (i, c) in out.iter_mut().enumerate() {
+        c.index = i as u32;
+    }
+    out
+}
+
+/// One generator per block, independent of every other block's.
+fn block_seed(seed: u64, iteration: u32, rank: u64) -> u64 {
+    // SplitMix64's finaliser spreads nearby inputs over the whole range.
+    let mut z = seed ^ (u64::from(iteration) << 40) ^ rank.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Fisher-Yates.
+fn shuffle<T>(v: &mut [T], seed: u64) {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    for i in (1..v.len()).rev() {
+        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+        v.swap(i, j);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shuffles_are_permutations_and_vary_between_blocks() {
+        let mut orders = std::collections::HashSet::new();
+        for rank in 0..40 {
+            let mut v: Vec<u32> = (0..3).collect();
+            shuffle(&mut v, block_seed(7, 1, rank));
+            let mut sorted = v.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, vec![0, 1, 2]);
+            orders.insert(v);
+        }
+        // All six orders of three appear over 40 blocks.
+        assert_eq!(orders.len(), 6, "{orders:?}");
+        // The same seed, the same order.
+        let (mut a, mut b): (Vec<u32>, Vec<u32>) = ((0..5).collect(), (0..5).collect());
+        shuffle(&mut a, block_seed(7, 2, 3));
+        shuffle(&mut b, block_seed(7, 2, 3));
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn each_system_leads_about_as_often_as_the_others() {
+        let mut first = [0u32; 3];
+        for it in 1..=300 {
+            let mut v: Vec<usize> = (0..3).collect();
+            shuffle(&mut v, block_seed(2016, it, 0));
+            first[v[0]] += 1;
+        }
+        // 100 expected each; 3 standard deviations is about 25.
+        assert!(first.iter().all(|&n| (75..=125).contains(&n)), "{first:?}");
+    }
+}

@@ -1,0 +1,144 @@
+//! `compare --until-decided`: blocks are added only where a verdict is
+//! still open. After the first blocks (at least three), each round reads
+//! the takeaways' verdicts over everything stored in the pass, and runs one
+//! more block of every place still undecided, until every place is decided,
+//! `--max-blocks` is reached, or the next block would pass `--budget`.
+//!
+//! Looking after every block and stopping when sure would call differences
+//! that are not there more often than 5%; the runs record the looks the
+//! sequence may take (`config.verdict.looks`), and every interval of the
+//! comparison is taken at the Bonferroni-corrected level for them
+//! (kvbench_stats::paired::level_for_looks), in the printed table and in
+//! any later report alike.
+
+use super::cells::{Cell, Experiment};
+use super::run::{execute_quietly, print_pass, verdicts, Options};
+use super::{blocks, plan};
+use crate::commands::open_store;
+use crate::exit::Verdict;
+use anyhow::Result;
+use kvbench_model::{RunRecord, TopologyKind};
+use kvbench_report::takeaways;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// When a sequential comparison stops adding blocks.
+pub struct Limits {
+    /// Blocks per place at most.
+    pub max_blocks: u32,
+    /// No block starts that would end after this much measuring.
+    pub budget: Option<Duration>,
+}
+
+/// Runs `exp` (its first blocks), then adds blocks for undecided places
+/// within `limits`; prints the pass's tables at the end like `execute`.
+pub fn run(
+    exp: &Experiment,
+    a: &Options<'_>,
+    stop: &Arc<AtomicBool>,
+    limits: &Limits,
+) -> Result<(Verdict, Vec<RunRecord>)> {
+    let started = Instant::now();
+    let (mut verdict, _, generation) = execute_quietly(exp, a, stop)?;
+    let resume = Options {
+        restart: false,
+        ..*a
+    };
+    let first: Vec<&Cell> = exp.cells.iter().filter(|c| c.iteration == 1).collect();
+    let seed = first.first().map_or(0, |c| c.settings.seed);
+    let mut done_blocks = exp.iterations;
+    while !stop.load(Ordering::Relaxed) {
+        let store = open_store(a.db)?;
+        let (vs, _) = verdicts(&store, a.db, &exp.name)?;
+        let open: Vec<&takeaways::Verdict> = vs.iter().filter(|v| !v.call().decided()).collect();
+        let left = limits.budget.map(|b| b.saturating_sub(started.elapsed()));
+        if !a.quiet && !a.json {
+            eprintln!(
+                "until-decided: {done_blocks} blocks: {} of {} places decided{}",
+                vs.len() - open.len(),
+                vs.len(),
+                left.map_or(String::new(), |l| format!(
+                    ", {} of the budget left",
+                    crate::experiment::duration_text(l.as_secs_f64())
+                ))
+            );
+        }
+        if open.is_empty() || done_blocks >= limits.max_blocks {
+            break;
+        }
+        let cells: Vec<Cell> = first
+            .iter()
+            .filter(|c| open.iter().any(|v| judges(v, c)))
+            .map(|&c| Cell {
+                iteration: done_blocks + 1,
+                ..c.clone()
+            })
+            .collect();
+        if cells.is_empty() {
+            break;
+        }
+        let round = Experiment {
+            name: exp.name.clone(),
+            iterations: done_blocks + 1,
+            reload: exp.reload,
+            cells: blocks::arrange(cells, seed),
+            absent: Vec::new(),
+        };
+        if let Some(left) = left {
+            let next: f64 = plan::plan(&round, Some(&store), generation)?
+                .iter()
+                .filter(|p| p.finished.is_none())
+                .map(|p| p.estimate_s)
+                .sum();
+            if next > left.as_secs_f64() {
+                if !a.quiet && !a.json {
+                    eprintln!(
+                        "until-decided: the next block (about {}) would pass the budget; {} place{} left undecided",
+                        crate::experiment::duration_text(next),
+                        open.len(),
+                        if open.len() == 1 { "" } else { "s" }
+                    );
+                }
+                break;
+            }
+        }
+        drop(store);
+        let (v, _, _) = execute_quietly(&round, &resume, stop)?;
+        verdict = verdict.max(v);
+        done_blocks += 1;
+    }
+    // Every block that ran, for the iterations' table.
+    let whole = Experiment {
+        name: exp.name.clone(),
+        iterations: done_blocks,
+        reload: exp.reload,
+        cells: (1..=done_blocks)
+            .flat_map(|it| {
+                first.iter().map(move |&c| Cell {
+                    iteration: it,
+                    ..c.clone()
+                })
+            })
+            .collect(),
+        absent: Vec::new(),
+    };
+    let store = open_store(a.db)?;
+    let records = crate::export::experiment_pass(&store, &exp.name, a.db)?
+        .iter()
+        .map(|c| Ok(store.get_run(c.run_id)?))
+        .collect::<Result<Vec<RunRecord>>>()?;
+    drop(store);
+    print_pass(&whole, a, generation, &records)?;
+    Ok((verdict, records))
+}
+
+/// Whether verdict `v` is about cell `c`'s place.
+fn judges(v: &takeaways::Verdict, c: &Cell) -> bool {
+    let s = &c.settings;
+    let place = match (s.topology, &s.target) {
+        (TopologyKind::Single, None) => "single".to_string(),
+        _ => format!("{} nodes", s.nodes),
+    };
+    v.workload == c.workload && v.clients == s.clients && v.topology == place
+}
