@@ -227,7 +227,7 @@ pub struct Setting {
 }
 
 /// How verdicts between alternatives are called (docs/metrics.md,
-/// "Verdicts").
+/// "Comparing systems").
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct VerdictRule {
     /// The equivalence margin as a share (0.05: equal within ±5%).
