@@ -19,6 +19,7 @@ use kvbench_model::{
     ReusedServer, RunConfig, RunRecord, RunStatus, SystemKind,
 };
 use kvbench_servers::aerospike::{Aerospike, Config as AerospikeConfig, PAPER_PRESET};
+use kvbench_servers::canary::Snapshot;
 use kvbench_servers::{
     Cluster, Deployment, Hosts, Network, Pool, Proxied, RemoteServer, Server, ServerSpec,
     TopologyKind,
@@ -40,6 +41,9 @@ const CLIENT_BOUND_SHARE: f64 = 0.9;
 /// Scale-out: workers whose starts (or clocks) differ by more than this
 /// did not measure the same window.
 const START_BOUND_MS: f64 = 5.0;
+
+/// How long the canary's loopback ping-pong runs before each cell.
+const CANARY_PING: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Runs one cell and saves it, with its experiment cell (`cell`) in the
 /// same transaction when it has one. Returns the saved record (with its id).
@@ -372,12 +376,15 @@ fn execute(
         pipeline: s.pipeline,
         ..base
     };
+    // The machine's loopback floor just before the window (the canary).
+    let base_rtt = kvbench_servers::canary::base_rtt(CANARY_PING);
     let view = live.phase(true);
     let edges = WindowCpu {
         server: &*server,
         view: &view,
         start: Cell::new(None),
         end: Cell::new(None),
+        machine: RefCell::new((None, None)),
         written,
     };
     // With workers, the --with group runs here and starts at the instant
@@ -467,6 +474,10 @@ fn execute(
         server_us_per_op: server_seconds.and_then(per_op),
         client_seconds: run.client_cpu_seconds,
         client_us_per_op: per_op(run.client_cpu_seconds),
+        canary: match &*edges.machine.borrow() {
+            (Some(a), Some(b)) => Some(a.until(b, base_rtt)),
+            _ => None,
+        },
     });
     // A worker thread that was busy nearly all the window may have been the
     // bottleneck; the numbers are still what was measured, so this is a
@@ -741,6 +752,8 @@ struct WindowCpu<'a> {
     view: &'a PhaseView<'a>,
     start: Cell<Option<f64>>,
     end: Cell<Option<f64>>,
+    /// The machine's counters at the window's edges (the noise canary).
+    machine: RefCell<(Option<Snapshot>, Option<Snapshot>)>,
     written: &'a RefCell<Vec<Range<u64>>>,
 }
 
@@ -750,6 +763,7 @@ impl kvbench_engine::Observer for WindowCpu<'_> {
     }
     fn window_started(&self) {
         self.start.set(self.server.cpu_seconds());
+        self.machine.borrow_mut().0 = Some(Snapshot::take(&self.server.pids()));
         self.view.window_started();
     }
     fn progress(&self, p: &kvbench_engine::Progress) {
@@ -760,6 +774,7 @@ impl kvbench_engine::Observer for WindowCpu<'_> {
     }
     fn finished(&self) {
         self.end.set(self.server.cpu_seconds());
+        self.machine.borrow_mut().1 = Some(Snapshot::take(&self.server.pids()));
     }
     fn inserts_issued(&self, keys: Range<u64>) {
         if !keys.is_empty() {

@@ -140,6 +140,16 @@ fn an_a_a_pair_is_never_ahead_and_a_slowed_server_is_found_behind() {
     assert_eq!(iv["n"], 4, "paired over the 4 blocks: {aa}");
     assert_eq!(iv["method"], "student_t");
 
+    // Every run carries the machine's canary.
+    let run = sb.json(&["show", "1", "--json"]);
+    let c = &run["cpu"]["canary"];
+    assert!(c["base_rtt_us"].as_f64().is_some_and(|r| r > 0.0), "{c}");
+    assert!(c["server_involuntary_per_s"].as_f64().is_some(), "{c}");
+    let busy = c["client_cpu_per_wall"].as_f64().unwrap_or(-1.0);
+    assert!(busy > 0.0 && busy <= 2.5, "{c}");
+    let steal = c["steal"].as_f64().unwrap_or(-1.0);
+    assert!((0.0..=1.0).contains(&steal), "{c}");
+
     // A/B: the paused server is behind, by far more than the margin.
     let stop = Arc::new(AtomicBool::new(false));
     let pauser = duty_cycle(stop.clone());

@@ -848,6 +848,33 @@ pub struct CpuCost {
     /// would read as free).
     #[serde(default)]
     pub client_us_per_op: Option<f64>,
+    /// What the machine was doing around the window (the noise canary), so
+    /// a block that met an unusual machine can be told apart; absent in
+    /// runs stored before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canary: Option<Canary>,
+}
+
+/// The noise canary of one run: how busy or disturbed the machine was
+/// during its window (docs/metrics.md, "Machine noise").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Canary {
+    /// Share of all CPUs' time the hypervisor gave to others (steal in
+    /// /proc/stat) during the window.
+    pub steal: f64,
+    /// Share of all CPUs' time idle waiting for I/O (iowait) during the window.
+    pub iowait: f64,
+    /// kvbench's own CPU time over the window's wall time (all threads;
+    /// with --workers only the driver's).
+    pub client_cpu_per_wall: f64,
+    /// kvbench's involuntary context switches per second of the window.
+    pub client_involuntary_per_s: f64,
+    /// The local servers' involuntary context switches per second (all
+    /// threads of every node); absent for a target.
+    pub server_involuntary_per_s: Option<f64>,
+    /// Median round trip of a 1-byte loopback TCP ping-pong for 100 ms
+    /// just before the cell's run phase (microseconds).
+    pub base_rtt_us: Option<f64>,
 }
 
 /// One run, as stored: configuration, environment, measurements and verdict.

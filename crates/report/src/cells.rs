@@ -27,7 +27,7 @@ pub struct Source {
 }
 
 /// One run's figures that verdicts pair across cells.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
     /// Its block, when an experiment ran it.
     pub block: Option<u32>,
@@ -35,6 +35,13 @@ pub struct Sample {
     pub throughput: f64,
     /// Server CPU per operation (us), when the server was local.
     pub server_cpu_us: Option<f64>,
+    /// Why the noise canary calls the machine unusual during this run
+    /// (crate::noise), or `None`.
+    pub unusual: Option<String>,
+    /// p50 and p99 (us) of the run's commonest operation.
+    pub p50_us: Option<f64>,
+    /// See `p50_us`.
+    pub p99_us: Option<f64>,
 }
 
 /// The runs of one cell, summarised.
@@ -189,10 +196,11 @@ pub fn group(sources: &[Source]) -> Result<Vec<Cell>, String> {
             .or_insert((s.cell_index.unwrap_or(u32::MAX), i));
         by_key.entry(key).or_default().push(i);
     }
+    let unusual = crate::noise::unusual(sources);
     let mut cells = Vec::new();
     for (key, runs) in by_key {
         let order = first.get(&key).copied().unwrap_or((u32::MAX, usize::MAX));
-        cells.push(cell(sources, runs, order)?);
+        cells.push(cell(sources, &unusual, runs, order)?);
     }
     cells.sort_by_key(|c| c.order);
     Ok(cells)
@@ -213,7 +221,12 @@ fn config_key(r: &RunRecord) -> String {
     )
 }
 
-fn cell(sources: &[Source], runs: Vec<usize>, order: (u32, usize)) -> Result<Cell, String> {
+fn cell(
+    sources: &[Source],
+    unusual: &[Option<String>],
+    runs: Vec<usize>,
+    order: (u32, usize),
+) -> Result<Cell, String> {
     let recs: Vec<&RunRecord> = runs.iter().map(|&i| &sources[i].record).collect();
     let r0 = recs[0];
     let c = &r0.config;
@@ -326,10 +339,16 @@ fn cell(sources: &[Source], runs: Vec<usize>, order: (u32, usize)) -> Result<Cel
             .iter()
             .filter_map(|&i| {
                 let r = &sources[i].record;
-                r.run.as_ref().map(|p| Sample {
-                    block: sources[i].block,
-                    throughput: p.throughput,
-                    server_cpu_us: r.cpu.as_ref().and_then(|c| c.server_us_per_op),
+                r.run.as_ref().map(|p| {
+                    let main = p.ops.iter().max_by_key(|o| o.completed);
+                    Sample {
+                        block: sources[i].block,
+                        throughput: p.throughput,
+                        server_cpu_us: r.cpu.as_ref().and_then(|c| c.server_us_per_op),
+                        unusual: unusual.get(i).cloned().flatten(),
+                        p50_us: main.map(|o| o.latency.p50_us).filter(|v| *v > 0.0),
+                        p99_us: main.map(|o| o.latency.p99_us).filter(|v| *v > 0.0),
+                    }
                 })
             })
             .collect(),

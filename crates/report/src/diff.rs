@@ -4,12 +4,15 @@
 //!
 //! A side made by an experiment cell with several iterations stands for the
 //! cell: each metric is the mean over the iterations with its 95% interval
-//! (kvbench_stats), and a change is called significant when the two
-//! intervals do not overlap. A side without iterations is a single run and
-//! has no interval. This module only computes; `text::diff` renders.
+//! (kvbench_stats). The change B / A gets Welch's 95% interval of the
+//! ratio (kvbench_stats::paired; the two sides' runs are not paired) and a
+//! call against ±5%: B higher or lower beyond it, equal within it, or
+//! undecided. A side without iterations is a single run and has no
+//! interval. This module only computes; `text::diff` renders.
 
 use crate::fields::{changes, FieldChange};
 use kvbench_model::{OpKind, OpResult, RunRecord, RunStatus};
+use kvbench_stats::paired::{self, Call, RatioInterval};
 use kvbench_stats::Summary;
 use kvbench_store::CellRuns;
 use serde::Serialize;
@@ -80,9 +83,12 @@ pub struct MetricDelta {
     pub b: Option<Estimate>,
     /// (B - A) / A of the means; `None` without both, or when A's is 0.
     pub change: Option<f64>,
-    /// Whether the two 95% intervals do not overlap; `None` unless both
-    /// sides have an interval.
-    pub significant: Option<bool>,
+    /// Welch's 95% interval of B / A (in logs); `None` unless both sides
+    /// have two or more runs.
+    pub interval: Option<RatioInterval>,
+    /// What the interval says against ±5%: `ahead` (B higher), `behind`
+    /// (B lower), `equal` or `undecided`; `None` without an interval.
+    pub call: Option<Call>,
 }
 
 /// A metric over a side's runs.
@@ -218,39 +224,45 @@ fn metrics(a: &[RunRecord], b: &[RunRecord]) -> Vec<MetricDelta> {
     out
 }
 
-/// The summary of the figures that exist.
-fn estimate(values: impl Iterator<Item = Option<f64>>) -> Option<Estimate> {
+/// The summary of the figures that exist, with the figures.
+fn estimate(values: impl Iterator<Item = Option<f64>>) -> (Option<Estimate>, Vec<f64>) {
     let values: Vec<f64> = values.flatten().collect();
-    let s = Summary::of(&values)?;
-    Some(Estimate {
+    let e = Summary::of(&values).map(|s| Estimate {
         n: s.n,
         mean: s.mean,
         sd: s.sd,
         ci95: s.interval(),
-    })
+    });
+    (e, values)
+}
+
+fn logs(values: &[f64]) -> Vec<f64> {
+    values
+        .iter()
+        .filter(|v| **v > 0.0)
+        .map(|v| v.ln())
+        .collect()
 }
 
 fn delta(
     op: String,
     metric: &'static str,
-    a: Option<Estimate>,
-    b: Option<Estimate>,
+    (a, a_values): (Option<Estimate>, Vec<f64>),
+    (b, b_values): (Option<Estimate>, Vec<f64>),
 ) -> MetricDelta {
     let change = match (a, b) {
         (Some(a), Some(b)) if a.mean != 0.0 => Some((b.mean - a.mean) / a.mean),
         _ => None,
     };
-    let significant = match (a.and_then(|e| e.ci95), b.and_then(|e| e.ci95)) {
-        (Some((alo, ahi)), Some((blo, bhi))) => Some(ahi < blo || bhi < alo),
-        _ => None,
-    };
+    let interval = paired::unpaired(&logs(&b_values), &logs(&a_values), paired::LEVEL);
     MetricDelta {
         op,
         metric,
         a,
         b,
         change,
-        significant,
+        call: interval.map(|iv| paired::decide(&iv, paired::DEFAULT_MARGIN).call),
+        interval,
     }
 }
 
@@ -354,14 +366,14 @@ mod tests {
         assert!(d.environment.is_empty() && d.labels.is_empty());
         let t = find(&d, "read", "throughput");
         assert_eq!(t.change, Some(0.5));
-        assert_eq!(t.significant, None);
+        assert_eq!((t.interval, t.call), (None, None));
         assert_eq!(t.a.unwrap().ci95, None);
         assert_eq!(find(&d, "read", "p99_us").change, Some(0.0));
         assert_eq!(find(&d, "total", "throughput").b.unwrap().mean, 1500.0);
     }
 
     #[test]
-    fn iterations_give_intervals_and_significance() {
+    fn iterations_give_intervals_and_a_call_on_the_ratio() {
         let a = record(1, 1, &[990.0, 1000.0, 1010.0]);
         let far = record(10, 8, &[1490.0, 1500.0, 1510.0]);
         let near = record(20, 8, &[900.0, 1000.0, 1200.0]);
@@ -372,9 +384,12 @@ mod tests {
         let half = 4.3027 * 10.0 / 3f64.sqrt();
         let (lo, hi) = est.ci95.unwrap();
         assert!((lo - (1000.0 - half)).abs() < 1e-9 && (hi - (1000.0 + half)).abs() < 1e-9);
-        assert_eq!(t.significant, Some(true));
+        // B / A = 1.5 with tiny spreads: B ahead beyond 5%.
+        assert_eq!(t.call, Some(Call::Ahead));
+        let (lo, hi) = t.interval.expect("an interval").change_bounds();
+        assert!(lo > 0.4 && hi < 0.6, "{lo} {hi}");
         assert_eq!(d.b.runs, vec![10, 11, 12]);
         let d = diff(&side(&a), &side(&near));
-        assert_eq!(find(&d, "read", "throughput").significant, Some(false));
+        assert_eq!(find(&d, "read", "throughput").call, Some(Call::Undecided));
     }
 }

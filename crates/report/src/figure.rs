@@ -53,6 +53,8 @@ pub enum FigureKind {
     GraphMemory,
     /// Single-key lookup latency per system (analytics).
     Lookup,
+    /// The noise canary of every run.
+    Noise,
 }
 
 impl FigureKind {
@@ -70,6 +72,7 @@ impl FigureKind {
             FigureKind::Pagerank => "PageRank time",
             FigureKind::GraphMemory => "Graph memory",
             FigureKind::Lookup => "Random gets",
+            FigureKind::Noise => "Machine noise",
         }
     }
 }

@@ -91,6 +91,7 @@ pub fn build(cells: &[Cell], sources: &[Source]) -> Vec<Figure> {
     out.extend(topologies(&naming, cells));
     out.extend(memory(cells));
     out.extend(time_series(&groups, &naming, sources));
+    out.extend(crate::noise::figure(sources));
     // Ids are unique: a figure repeated for a second group gets a suffix.
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for f in &mut out {

@@ -17,6 +17,7 @@ pub mod figure;
 pub mod figures;
 pub mod format;
 pub mod markdown;
+pub mod noise;
 pub mod page;
 pub mod paper;
 pub mod plot;

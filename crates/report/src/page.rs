@@ -375,24 +375,17 @@ fn matrix_rows(verdicts: &[Verdict], palette: &Palette) -> (Vec<String>, Vec<Row
                                 .as_ref()
                                 .map(takeaways::interval_text)
                                 .unwrap_or_default(),
-                            cpu: v
-                                .server_cpu
-                                .as_ref()
-                                .and_then(|j| {
-                                    j.interval.as_ref().map(|iv| {
-                                        format!(
-                                            "server CPU/op {:+.1}% {}: {}",
-                                            j.change * 100.0,
-                                            takeaways::interval_text(iv),
-                                            match j.decision.call {
-                                                kvbench_stats::paired::Call::Ahead => "more",
-                                                kvbench_stats::paired::Call::Behind => "less",
-                                                c => c.as_str(),
-                                            }
-                                        )
-                                    })
-                                })
-                                .unwrap_or_default(),
+                            cpu: [
+                                ("server CPU/op", &v.server_cpu),
+                                ("p50", &v.latency_p50),
+                                ("p99", &v.latency_p99),
+                            ]
+                            .iter()
+                            .filter_map(|(name, j)| {
+                                j.as_ref().map(|j| takeaways::lower_text(name, j))
+                            })
+                            .collect::<Vec<_>>()
+                            .join(" · "),
                             colour: palette.hex(v.winner_system.as_deref().unwrap_or("")),
                             margin: if v.margin.is_finite() {
                                 format!("{:.0}%", v.margin * 100.0)

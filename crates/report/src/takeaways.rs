@@ -97,6 +97,16 @@ pub struct Verdict {
     /// Server CPU per operation of leader over runner-up (lower is better):
     /// on a shared VM far steadier than throughput.
     pub server_cpu: Option<Judged>,
+    /// p50 and p99 latency of the commonest operation, leader over
+    /// runner-up (lower is better).
+    pub latency_p50: Option<Judged>,
+    /// See `latency_p50`.
+    pub latency_p99: Option<Judged>,
+    /// Blocks in which the noise canary found the machine unusual, each
+    /// with why (`block 3: base RTT 95 us (median 40 us)`).
+    pub unusual_blocks: Vec<String>,
+    /// The throughput verdict without those blocks (two or more left).
+    pub without_unusual: Option<Judged>,
     /// Why there is no winner, or the flags worth a second look.
     pub note: String,
     /// Every system's mean throughput here, best first.
@@ -157,9 +167,21 @@ pub fn ratio(
     value: impl Fn(&Sample) -> Option<f64>,
     level: f64,
 ) -> Option<RatioInterval> {
+    ratio_without(a, b, value, level, &[])
+}
+
+/// [`ratio`] leaving out the blocks in `skip`.
+fn ratio_without(
+    a: &Cell,
+    b: &Cell,
+    value: impl Fn(&Sample) -> Option<f64>,
+    level: f64,
+    skip: &[u32],
+) -> Option<RatioInterval> {
     let logs = |c: &Cell| -> Vec<(Option<u32>, f64)> {
         c.samples
             .iter()
+            .filter(|s| s.block.is_none_or(|k| !skip.contains(&k)))
             .filter_map(|s| value(s).filter(|v| *v > 0.0).map(|v| (s.block, v.ln())))
             .collect()
     };
@@ -227,12 +249,30 @@ fn verdict(
         std::mem::swap(&mut a, &mut b);
         throughput = judge(throughput.interval.map(|iv| iv.flipped()), -means, rule);
     }
-    let server_cpu = Some(judge(
-        ratio(a, b, |s| s.server_cpu_us, rule.level()),
-        f64::NAN,
-        rule,
-    ))
-    .filter(|j| j.interval.is_some());
+    // Blocks where either side met an unusual machine (the canary), and
+    // the verdict without them.
+    let mut unusual: Vec<(u32, String)> = a
+        .samples
+        .iter()
+        .chain(&b.samples)
+        .filter_map(|s| Some((s.block?, s.unusual.clone()?)))
+        .collect();
+    unusual.sort_by_key(|(k, _)| *k);
+    unusual.dedup_by_key(|(k, _)| *k);
+    let skip: Vec<u32> = unusual.iter().map(|(k, _)| *k).collect();
+    let without_unusual = (!skip.is_empty() && throughput.interval.is_some())
+        .then(|| ratio_without(a, b, |s| Some(s.throughput), rule.level(), &skip))
+        .flatten()
+        .filter(|iv| iv.method != Method::Welch)
+        .map(|iv| judge(Some(iv), throughput.change, rule));
+    // The other dimensions of the same pair: lower is better in each.
+    let other = |value: fn(&Sample) -> Option<f64>| {
+        Some(judge(ratio(a, b, value, rule.level()), f64::NAN, rule))
+            .filter(|j| j.interval.is_some())
+    };
+    let server_cpu = other(|s| s.server_cpu_us);
+    let latency_p50 = other(|s| s.p50_us);
+    let latency_p99 = other(|s| s.p99_us);
     let flagged: Vec<&str> = a
         .flags
         .iter()
@@ -271,6 +311,26 @@ fn verdict(
             throughput.change * 100.0
         ),
     };
+    if !unusual.is_empty() {
+        if !note.is_empty() {
+            note.push_str("; ");
+        }
+        let what: Vec<String> = unusual
+            .iter()
+            .map(|(k, why)| format!("block {k}: {why}"))
+            .collect();
+        note.push_str(&format!("machine unusual in {}", what.join(", ")));
+        match &without_unusual {
+            Some(j) => note.push_str(&format!(
+                "; without {}: {} {:+.1}% {}",
+                if unusual.len() == 1 { "it" } else { "them" },
+                j.decision.call.as_str(),
+                j.change * 100.0,
+                j.interval.as_ref().map(interval_text).unwrap_or_default()
+            )),
+            None => note.push_str("; too few blocks left to judge without them"),
+        }
+    }
     if !flagged.is_empty() {
         let mut f = flagged.clone();
         f.sort_unstable();
@@ -293,11 +353,40 @@ fn verdict(
         margin: throughput.change,
         throughput,
         server_cpu,
+        latency_p50,
+        latency_p99,
+        unusual_blocks: unusual
+            .iter()
+            .map(|(k, why)| format!("block {k}: {why}"))
+            .collect(),
+        without_unusual,
         note,
         ranking: best_first
             .iter()
             .map(|c| (c.series.clone(), c.throughput.mean))
             .collect(),
+    }
+}
+
+/// A dimension where lower is better, leader over runner-up, its interval
+/// taken as the throughput's is: `p99 -12.0% [-15.1%, -8.8%] less`.
+pub fn lower_text(name: &str, j: &Judged) -> String {
+    let word = match j.decision.call {
+        Call::Ahead => "more",
+        Call::Behind => "less",
+        c => c.as_str(),
+    };
+    match &j.interval {
+        Some(iv) => {
+            let (lo, hi) = iv.change_bounds();
+            format!(
+                "{name} {:+.1}% [{:+.1}%, {:+.1}%] {word}",
+                j.change * 100.0,
+                lo * 100.0,
+                hi * 100.0
+            )
+        }
+        None => format!("{name}: no interval"),
     }
 }
 
@@ -309,7 +398,7 @@ pub fn interval_text(iv: &RatioInterval) -> String {
         _ => format!("{}, {} blocks", iv.method.as_str(), iv.n),
     };
     let level = if (iv.level - paired::LEVEL).abs() > 1e-9 {
-        format!(", {:.2}% for repeated looks", iv.level * 100.0)
+        format!(", at {:.2}%", iv.level * 100.0)
     } else {
         String::new()
     };

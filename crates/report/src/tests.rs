@@ -833,6 +833,7 @@ fn cpu_per_operation_is_a_dash_when_nothing_completed() {
         server_us_per_op: None,
         client_seconds: 0.25,
         client_us_per_op: None,
+        canary: None,
     });
     let text = crate::text::run_summary(&r);
     let line = text
@@ -842,4 +843,68 @@ fn cpu_per_operation_is_a_dash_when_nothing_completed() {
     assert_eq!(line.matches("(- us/op)").count(), 2, "{line}");
     let json = serde_json::to_value(&r).expect("JSON");
     assert!(json["cpu"]["client_us_per_op"].is_null(), "{}", json["cpu"]);
+}
+
+/// The noise canary: a block whose loopback round trip was 5x the median
+/// is named in the verdict, which is also given without it; the "Machine
+/// noise" figure draws every run and marks that one.
+#[test]
+fn an_unusual_block_is_named_and_the_verdict_given_without_it() {
+    let mut n = 0;
+    let mut v = cell(
+        &mut n,
+        "redis",
+        "w",
+        1,
+        &[100_000.0, 101_000.0, 99_000.0, 100_500.0],
+        "n",
+    );
+    v.extend(cell(
+        &mut n,
+        "memcached",
+        "w",
+        1,
+        &[120_000.0, 160_000.0, 119_000.0, 121_000.0],
+        "n",
+    ));
+    for s in &mut v {
+        let block = s.block.unwrap_or(0);
+        let rtt = if block == 2 {
+            200.0
+        } else {
+            40.0 + block as f64
+        };
+        if let Some(c) = s.record.cpu.as_mut() {
+            c.canary = Some(kvbench_model::Canary {
+                base_rtt_us: Some(rtt),
+                server_involuntary_per_s: Some(10.0),
+                ..Default::default()
+            });
+        }
+    }
+    let flags = crate::noise::unusual(&v);
+    assert_eq!(flags.iter().filter(|f| f.is_some()).count(), 2, "{flags:?}");
+    assert!(
+        flags[1].as_deref().unwrap_or("").contains("base RTT 200"),
+        "{flags:?}"
+    );
+    let cells = crate::cells::group(&v).expect("cells");
+    let vs = takeaways::matrix(&cells, &takeaways::Rule::default());
+    let w = &vs[0];
+    assert_eq!(w.unusual_blocks.len(), 1, "{w:?}");
+    assert!(
+        w.unusual_blocks[0].starts_with("block 2: base RTT"),
+        "{w:?}"
+    );
+    let without = w.without_unusual.as_ref().expect("a verdict without it");
+    assert_eq!(without.interval.expect("interval").n, 3);
+    assert!(w.note.contains("machine unusual in block 2"), "{}", w.note);
+    assert!(w.note.contains("without it: ahead"), "{}", w.note);
+    let fig = crate::noise::figure(&v).expect("a noise figure");
+    assert_eq!(fig.kind, crate::figure::FigureKind::Noise);
+    let rtt = &fig.panels[0].series[0].points;
+    assert_eq!(rtt.len(), 8);
+    assert_eq!(rtt.iter().filter(|p| !p.flags.is_empty()).count(), 2);
+    // Without canaries (runs stored before it existed): no figure, no marks.
+    assert!(crate::noise::figure(&sources()).is_none());
 }

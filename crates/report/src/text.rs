@@ -453,7 +453,15 @@ pub fn diff(d: &Diff) -> String {
         }
     }
     s.push_str("\nrun phase, B against A (latencies in microseconds):\n");
-    let mut t = Table::new(&["op", "metric", ">A", ">B", ">change", "significant"]);
+    let mut t = Table::new(&[
+        "op",
+        "metric",
+        ">A",
+        ">B",
+        ">change",
+        "B/A 95% interval",
+        "call",
+    ]);
     for m in &d.metrics {
         t.row(vec![
             m.op.clone(),
@@ -461,17 +469,21 @@ pub fn diff(d: &Diff) -> String {
             estimate(m, m.a),
             estimate(m, m.b),
             opt(m.change, |c| format!("{:+.1}%", c * 100.0)),
-            match m.significant {
-                Some(true) => "yes".into(),
-                Some(false) => "no".into(),
-                None => "-".into(),
-            },
+            m.interval
+                .as_ref()
+                .map_or("-".into(), crate::takeaways::interval_text),
+            m.call.map_or("-".into(), |c| match c {
+                kvbench_stats::paired::Call::Ahead => "B higher".to_string(),
+                kvbench_stats::paired::Call::Behind => "B lower".to_string(),
+                c => c.as_str().to_string(),
+            }),
         ]);
     }
     s.push_str(&t.to_text());
     s.push_str(
         "A value with ± is a mean over a cell's iterations with its 95% interval; \
-         significant: the intervals do not overlap (- : a side has no interval).\n",
+         the change's interval is Welch's over the two sides' runs (- : a side has fewer than two), \
+         called higher/lower beyond ±5%, equal within it, else undecided.\n",
     );
     for n in &d.notes {
         s.push_str(&format!("note: {n}\n"));
@@ -556,6 +568,7 @@ pub fn verdicts(vs: &[crate::takeaways::Verdict], rule: &crate::takeaways::Rule)
         ">ratio",
         "95% interval",
         "server CPU/op",
+        "p99",
     ]);
     for v in vs {
         let th = &v.throughput;
@@ -575,11 +588,16 @@ pub fn verdicts(vs: &[crate::takeaways::Verdict], rule: &crate::takeaways::Rule)
             th.interval
                 .as_ref()
                 .map_or("- (single runs)".into(), crate::takeaways::interval_text),
-            v.server_cpu.as_ref().map_or("-".into(), |j| {
-                format!("{:+.1}% {}", j.change * 100.0, j.decision.call.as_str())
-            }),
+            lower(&v.server_cpu),
+            lower(&v.latency_p99),
         ]);
     }
+    let decided = vs.iter().filter(|v| v.call().decided()).count();
+    let notes: Vec<String> = vs
+        .iter()
+        .filter(|v| !v.unusual_blocks.is_empty())
+        .map(|v| format!("{} x{}: {}", v.workload, v.clients, v.note))
+        .collect();
     let looks = if rule.looks > 1 {
         format!(
             ", each interval at {:.2}% for {} repeated looks",
@@ -589,11 +607,27 @@ pub fn verdicts(vs: &[crate::takeaways::Verdict], rule: &crate::takeaways::Rule)
     } else {
         String::new()
     };
-    let decided = vs.iter().filter(|v| v.call().decided()).count();
-    format!(
-        "verdicts ({decided} of {} places decided; leader over runner-up, paired over blocks; ahead/behind beyond ±{:.0}%, equal within it{looks}):\n{}",
+    let mut out = format!(
+        "verdicts ({decided} of {} places decided; leader over runner-up, paired over blocks; ahead/behind beyond ±{:.0}%, equal within it{looks}; server CPU/op and p99 of the same pair, lower is better: less/more/equal):\n{}",
         vs.len(),
         rule.margin * 100.0,
         t.to_text()
-    )
+    );
+    for n in notes {
+        out.push_str(&n);
+        out.push('\n');
+    }
+    out
+}
+
+/// `-18.8% less`, or `-` without an interval.
+fn lower(j: &Option<crate::takeaways::Judged>) -> String {
+    j.as_ref().map_or("-".into(), |j| {
+        let word = match j.decision.call {
+            kvbench_stats::paired::Call::Ahead => "more",
+            kvbench_stats::paired::Call::Behind => "less",
+            c => c.as_str(),
+        };
+        format!("{:+.1}% {word}", j.change * 100.0)
+    })
 }

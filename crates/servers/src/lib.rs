@@ -15,6 +15,7 @@
 #![deny(missing_docs)]
 
 pub mod aerospike;
+pub mod canary;
 mod cluster;
 mod deployment;
 mod env;

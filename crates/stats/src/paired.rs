@@ -117,6 +117,24 @@ pub fn level_for_looks(level: f64, looks: usize) -> f64 {
     1.0 - (1.0 - level) / looks.max(1) as f64
 }
 
+/// The blocks after which a sequential comparison looks at its verdicts,
+/// from `min` to `max`: each about 1.5 times the last (3, 5, 8, 12, 18,
+/// ...), `max` always the last. Few looks keep the Bonferroni correction
+/// mild (four looks up to 10 blocks: each at 98.75%), and a look after
+/// a few more blocks rather than after every one loses little (group
+/// sequential designs, Jennison & Turnbull 2000).
+pub fn look_points(min: u32, max: u32) -> Vec<u32> {
+    let min = min.max(2);
+    let mut out = Vec::new();
+    let mut k = min;
+    while k < max {
+        out.push(k);
+        k = (k * 3).div_ceil(2).max(k + 1);
+    }
+    out.push(max.max(min));
+    out
+}
+
 /// The two-sided critical value of Student's t with `df` degrees of
 /// freedom at confidence `level`.
 pub fn t_critical(level: f64, df: f64) -> f64 {
@@ -370,6 +388,14 @@ mod tests {
         }
         assert!((level_for_looks(0.95, 8) - 0.99375).abs() < 1e-15);
         assert_eq!(level_for_looks(0.95, 0), 0.95);
+    }
+
+    #[test]
+    fn looks_grow_by_half_and_end_at_the_maximum() {
+        assert_eq!(look_points(3, 10), vec![3, 5, 8, 10]);
+        assert_eq!(look_points(3, 3), vec![3]);
+        assert_eq!(look_points(3, 4), vec![3, 4]);
+        assert_eq!(look_points(3, 30), vec![3, 5, 8, 12, 18, 27, 30]);
     }
 
     #[test]

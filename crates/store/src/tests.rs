@@ -269,6 +269,14 @@ fn full_record() -> RunRecord {
             server_us_per_op: Some(6.201_562_5),
             client_seconds: 40.5,
             client_us_per_op: Some(4.100_625),
+            canary: Some(kvbench_model::Canary {
+                steal: 0.01,
+                iowait: 0.0,
+                client_cpu_per_wall: 0.93,
+                client_involuntary_per_s: 12.5,
+                server_involuntary_per_s: Some(3.0),
+                base_rtt_us: Some(41.5),
+            }),
         }),
         labels: [
             ("host", "bench-07"),

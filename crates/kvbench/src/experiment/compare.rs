@@ -17,7 +17,7 @@ use crate::config::{self, RunSettings};
 use crate::exit::UsageError;
 use crate::reuse::Reload;
 use kvbench_model::{TopologyKind, VerdictRule};
-use kvbench_stats::paired::{DEFAULT_MARGIN, MIN_BLOCKS};
+use kvbench_stats::paired::{look_points, DEFAULT_MARGIN, MIN_BLOCKS};
 use sha2::{Digest, Sha256};
 
 /// Flags of `compare` that are not `run` flags: what is swept, and what is
@@ -151,7 +151,7 @@ fn rule(a: &CompareArgs) -> Result<Option<VerdictRule>, UsageError> {
     }
     let looks = if a.until_decided {
         crate::bounds::MAX_BLOCKS.check("--max-blocks", a.max_blocks.into())?;
-        a.max_blocks - MIN_BLOCKS as u32 + 1
+        look_points(MIN_BLOCKS as u32, a.max_blocks).len() as u32
     } else {
         1
     };

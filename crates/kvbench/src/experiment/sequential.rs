@@ -1,15 +1,19 @@
 //! `compare --until-decided`: blocks are added only where a verdict is
-//! still open. After the first blocks (at least three), each round reads
-//! the takeaways' verdicts over everything stored in the pass, and runs one
-//! more block of every place still undecided, until every place is decided,
-//! `--max-blocks` is reached, or the next block would pass `--budget`.
+//! still open. After the first blocks (at least three), each look reads the
+//! takeaways' verdicts over everything stored in the pass, and the next
+//! round runs the blocks up to the next look (kvbench_stats::paired::
+//! look_points: 3, 5, 8, 10 for at most 10) for every place still
+//! undecided, until every place is decided, `--max-blocks` is reached, or
+//! no further block fits in `--budget` (then a round runs the blocks that
+//! fit and the last look is made there).
 //!
-//! Looking after every block and stopping when sure would call differences
-//! that are not there more often than 5%; the runs record the looks the
-//! sequence may take (`config.verdict.looks`), and every interval of the
-//! comparison is taken at the Bonferroni-corrected level for them
-//! (kvbench_stats::paired::level_for_looks), in the printed table and in
-//! any later report alike.
+//! Looking repeatedly and stopping when sure would call differences that
+//! are not there more often than 5%; the runs record the looks the sequence
+//! may take (`config.verdict.looks`), and every interval of the comparison
+//! is taken at the Bonferroni-corrected level for them (kvbench_stats::
+//! paired::level_for_looks), in the printed table and in any later report
+//! alike. Bonferroni holds for any looks up to that number, wherever they
+//! fall, so a look moved earlier by the budget keeps the guarantee.
 
 use super::cells::{Cell, Experiment};
 use super::run::{execute_quietly, print_pass, verdicts, Options};
@@ -19,6 +23,7 @@ use crate::exit::Verdict;
 use anyhow::Result;
 use kvbench_model::{RunRecord, TopologyKind};
 use kvbench_report::takeaways;
+use kvbench_stats::paired::{look_points, MIN_BLOCKS};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -67,46 +72,49 @@ pub fn run(
         if open.is_empty() || done_blocks >= limits.max_blocks {
             break;
         }
-        let cells: Vec<Cell> = first
+        let open_cells: Vec<&Cell> = first
             .iter()
+            .copied()
             .filter(|c| open.iter().any(|v| judges(v, c)))
-            .map(|&c| Cell {
-                iteration: done_blocks + 1,
-                ..c.clone()
-            })
             .collect();
-        if cells.is_empty() {
+        if open_cells.is_empty() {
             break;
         }
-        let round = Experiment {
-            name: exp.name.clone(),
-            iterations: done_blocks + 1,
-            reload: exp.reload,
-            cells: blocks::arrange(cells, seed),
-            absent: Vec::new(),
-        };
-        if let Some(left) = left {
-            let next: f64 = plan::plan(&round, Some(&store), generation)?
+        let next_look = look_points(MIN_BLOCKS as u32, limits.max_blocks)
+            .into_iter()
+            .find(|&k| k > done_blocks)
+            .unwrap_or(limits.max_blocks);
+        // The blocks up to the next look, fewer if the budget ends first.
+        let mut upto = next_look;
+        let round = loop {
+            let round = round(exp, &open_cells, done_blocks, upto, seed);
+            let Some(left) = left else { break Some(round) };
+            let cost: f64 = plan::plan(&round, Some(&store), generation)?
                 .iter()
                 .filter(|p| p.finished.is_none())
                 .map(|p| p.estimate_s)
                 .sum();
-            if next > left.as_secs_f64() {
+            if cost <= left.as_secs_f64() {
+                break Some(round);
+            }
+            if upto == done_blocks + 1 {
                 if !a.quiet && !a.json {
                     eprintln!(
                         "until-decided: the next block (about {}) would pass the budget; {} place{} left undecided",
-                        crate::experiment::duration_text(next),
+                        crate::experiment::duration_text(cost),
                         open.len(),
                         if open.len() == 1 { "" } else { "s" }
                     );
                 }
-                break;
+                break None;
             }
-        }
+            upto -= 1;
+        };
+        let Some(round) = round else { break };
         drop(store);
         let (v, _, _) = execute_quietly(&round, &resume, stop)?;
         verdict = verdict.max(v);
-        done_blocks += 1;
+        done_blocks = upto;
     }
     // Every block that ran, for the iterations' table.
     let whole = Experiment {
@@ -131,6 +139,26 @@ pub fn run(
     drop(store);
     print_pass(&whole, a, generation, &records)?;
     Ok((verdict, records))
+}
+
+/// Blocks `after + 1 ..= upto` of the places of `cells` (each block in
+/// its own random order).
+fn round(exp: &Experiment, cells: &[&Cell], after: u32, upto: u32, seed: u64) -> Experiment {
+    let all: Vec<Cell> = (after + 1..=upto)
+        .flat_map(|it| {
+            cells.iter().map(move |&c| Cell {
+                iteration: it,
+                ..c.clone()
+            })
+        })
+        .collect();
+    Experiment {
+        name: exp.name.clone(),
+        iterations: upto,
+        reload: exp.reload,
+        cells: blocks::arrange(all, seed),
+        absent: Vec::new(),
+    }
 }
 
 /// Whether verdict `v` is about cell `c`'s place.
