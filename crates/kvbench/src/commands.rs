@@ -209,15 +209,7 @@ fn compare(a: CompareArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         metrics_listen: a.bench.metrics_listen.as_deref(),
         skip_memory_check: a.bench.skip_memory_check,
     };
-    let (verdict, records) = if a.until_decided {
-        let limits = crate::experiment::sequential::Limits {
-            max_blocks: a.max_blocks,
-            budget: a.budget,
-        };
-        crate::experiment::sequential::run(&exp, &opts, stop, &limits)?
-    } else {
-        crate::experiment::execute(&exp, &opts, stop)?
-    };
+    let (verdict, records) = crate::experiment::execute(&exp, &opts, stop)?;
     if !a.bench.quiet && !a.bench.json {
         eprintln!(
             "compare: stored as experiment '{}' (kvbench export --experiment {} --format csv)",

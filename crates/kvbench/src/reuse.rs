@@ -12,6 +12,7 @@
 use crate::config::RunSettings;
 use anyhow::{Context, Result};
 use kvbench_servers::{Deployment, Network};
+use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -164,6 +165,38 @@ pub fn release(kept: Option<Kept>) {
     if let Some(k) = kept {
         if let Err(e) = k.stop() {
             eprintln!("warning: {e:#}");
+        }
+    }
+}
+
+/// Deployments kept for later cells, one per sharing key (blocks
+/// interleave systems, so several at once). Each is stopped when taken out
+/// and not put back, or when the pool is dropped, on every path out.
+#[derive(Default)]
+pub struct Pool {
+    kept: HashMap<String, Kept>,
+}
+
+impl Pool {
+    /// The deployment kept under `key`, if any.
+    pub fn take(&mut self, key: Option<&String>) -> Option<Kept> {
+        key.and_then(|k| self.kept.remove(k))
+    }
+
+    /// Keeps `kept` (what a cell left for later cells) under its key.
+    pub fn put(&mut self, kept: Option<Kept>) {
+        if let Some(k) = kept {
+            if let Some(old) = self.kept.insert(k.key.clone(), k) {
+                release(Some(old));
+            }
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        for (_, k) in self.kept.drain() {
+            release(Some(k));
         }
     }
 }

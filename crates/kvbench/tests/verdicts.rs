@@ -168,3 +168,63 @@ fn an_a_a_pair_is_never_ahead_and_a_slowed_server_is_found_behind() {
         .unwrap_or(0.0);
     assert!(lo > 1.05f64.ln(), "{ab}");
 }
+
+/// An experiment file's `[verdicts]`: blocks are added only while a place
+/// is undecided, up to `max_blocks`, and the rule is recorded in every run;
+/// a setting that belongs to `until_decided` without it is one line, exit 2.
+#[test]
+fn a_file_can_ask_for_blocks_until_decided() {
+    let _timing = timing_sensitive();
+    let sb = Sandbox::new();
+    let text = file(0)
+        .replace("iterations = 4\n", "")
+        .replace(
+            "[dataset]",
+            "[verdicts]\nuntil_decided = true\nmax_blocks = 4\nmargin = 0.5\n\n[dataset]",
+        )
+        .replace("duration = \"1s\"", "duration = \"300ms\"")
+        .replace("warmup = \"200ms\"", "warmup = \"50ms\"");
+    std::fs::write(sb.path().join("seq.toml"), &text).expect("write file");
+    std::os::unix::fs::symlink(redis_server(), sb.path().join("redis-slow"))
+        .expect("link redis-slow");
+    let out = sb
+        .kvbench()
+        .args(["experiment", "run", "seq.toml", "--no-report"])
+        .output()
+        .expect("experiment run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("until-decided: 3 blocks: "), "{err}");
+    let runs = sb.json(&["runs", "--json"]);
+    let runs = runs.as_array().expect("runs");
+    // Two systems, 3 blocks, then (a ±0.5% margin is rarely met in 3
+    // blocks) one more block up to the maximum of 4.
+    assert!(runs.len() == 6 || runs.len() == 8, "{} runs", runs.len());
+    if runs.len() == 8 {
+        assert!(err.contains("until-decided: 4 blocks: "), "{err}");
+    }
+    let first = sb.json(&["show", "1", "--json"]);
+    assert_eq!(
+        first["config"]["verdict"],
+        serde_json::json!({"margin": 0.005, "looks": 2}),
+        "3 and 4 blocks: two looks"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("at 97.50%"), "the corrected level: {text}");
+
+    let bad = file(0).replace("[dataset]", "[verdicts]\nmax_blocks = 4\n\n[dataset]");
+    std::fs::write(sb.path().join("bad.toml"), bad).expect("write file");
+    let out = sb
+        .kvbench()
+        .args(["experiment", "plan", "bad.toml"])
+        .output()
+        .expect("plan");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.toml:")
+            && err.contains("verdicts.max_blocks")
+            && err.contains("until_decided"),
+        "{err}"
+    );
+}

@@ -46,6 +46,9 @@ pub struct Experiment {
     /// Optional systems left out, each with why (`aerospike: asd not
     /// found ...`), for the plan, the run and the report to name.
     pub absent: Vec<String>,
+    /// Blocks are added until each place is decided (`--until-decided`,
+    /// `[verdicts] until_decided`), within these limits.
+    pub sequential: Option<super::sequential::Limits>,
 }
 
 /// A `run` flag and the place in the file it came from, so that an error
@@ -656,6 +659,8 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
             ));
         }
     }
+    let verdicts = f.verdicts.resolve(&src)?;
+    let iterations = verdicts.first_blocks(iterations);
     let common = common(&f);
     let mut once: Vec<(String, String, String, Flags, Range<usize>)> = Vec::new();
     for system in &systems {
@@ -695,6 +700,7 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
         if f.seed.is_none() {
             settings.seed_source = "experiment name";
         }
+        settings.verdict = verdicts.rule;
         let deployment = match &settings.target {
             Some(t) => t.redacted(),
             None => deployment,
@@ -724,6 +730,7 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
         reload,
         cells,
         absent,
+        sequential: verdicts.limits,
     })
 }
 

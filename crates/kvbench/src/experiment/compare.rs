@@ -16,8 +16,7 @@ use crate::args::CompareArgs;
 use crate::config::{self, RunSettings};
 use crate::exit::UsageError;
 use crate::reuse::Reload;
-use kvbench_model::{TopologyKind, VerdictRule};
-use kvbench_stats::paired::{look_points, DEFAULT_MARGIN, MIN_BLOCKS};
+use kvbench_model::TopologyKind;
 use sha2::{Digest, Sha256};
 
 /// Flags of `compare` that are not `run` flags: what is swept, and what is
@@ -55,7 +54,9 @@ pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageE
     for sys in &a.systems {
         config::system(sys)?;
     }
-    let rule = rule(a)?;
+    let verdicts = super::sequential::Plan::new(a.margin, a.until_decided, a.max_blocks, a.budget)
+        .map_err(|(key, e)| UsageError(format!("--{}: {e}", key.replace('_', "-"))))?;
+    let rule = verdicts.rule;
     let resolve_all = |seed: Option<u64>| -> Result<Vec<Cell>, UsageError> {
         let mut out = Vec::new();
         for sys in &a.systems {
@@ -108,11 +109,7 @@ pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageE
     };
     crate::bounds::ITERATIONS.check("--iterations", a.iterations.into())?;
     // A sequential comparison starts with the fewest blocks it may judge.
-    let iterations = if a.until_decided {
-        a.iterations.max(MIN_BLOCKS as u32).min(a.max_blocks)
-    } else {
-        a.iterations
-    };
+    let iterations = verdicts.first_blocks(a.iterations);
     // Whole passes, iterations outermost, then blocks, as in an experiment
     // file. The name leaves the count out: more iterations later add to the
     // stored ones.
@@ -137,27 +134,8 @@ pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageE
         reload,
         cells,
         absent: Vec::new(),
+        sequential: verdicts.limits,
     })
-}
-
-/// The verdicts' rule the flags ask for; `None` for the default (±5%, one
-/// look), so a plain comparison keeps the cells (and name) it always had.
-fn rule(a: &CompareArgs) -> Result<Option<VerdictRule>, UsageError> {
-    if !(a.margin > 0.0 && a.margin < 100.0) {
-        return Err(UsageError(format!(
-            "--margin {}: give a percentage above 0 and below 100 (e.g. 5)",
-            a.margin
-        )));
-    }
-    let looks = if a.until_decided {
-        crate::bounds::MAX_BLOCKS.check("--max-blocks", a.max_blocks.into())?;
-        look_points(MIN_BLOCKS as u32, a.max_blocks).len() as u32
-    } else {
-        1
-    };
-    let margin = a.margin / 100.0;
-    Ok(((margin - DEFAULT_MARGIN).abs() > 1e-12 || looks > 1)
-        .then_some(VerdictRule { margin, looks }))
 }
 
 /// `argv` without compare's own flags (`--flag value` and `--flag=value`).

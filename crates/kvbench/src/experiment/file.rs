@@ -36,6 +36,73 @@ pub struct ExperimentFile {
     /// As --server-cpus and --client-cpus (CPU lists such as "0" or "0-1,3").
     pub server_cpus: Option<Spanned<String>>,
     pub client_cpus: Option<Spanned<String>>,
+    /// How verdicts are called, and whether blocks are added until they
+    /// are decided (as compare's --margin, --until-decided, --max-blocks,
+    /// --budget).
+    #[serde(default)]
+    pub verdicts: VerdictsTable,
+}
+
+/// `[verdicts]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerdictsTable {
+    /// Percent, as --margin.
+    pub margin: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub until_decided: bool,
+    pub max_blocks: Option<Spanned<u32>>,
+    /// A duration, as --budget ("4m").
+    pub budget: Option<Spanned<String>>,
+}
+
+impl VerdictsTable {
+    /// The table checked, as the experiment needs it.
+    ///
+    /// # Errors
+    /// [`UsageError`] naming the file, line and key.
+    pub fn resolve(&self, src: &Source) -> Result<super::sequential::Plan, UsageError> {
+        let margin = self.margin.as_ref();
+        let max = self.max_blocks.as_ref();
+        let budget = match &self.budget {
+            Some(b) => Some(
+                humantime::parse_duration(b.get_ref())
+                    .map_err(|e| src.error(b.span(), "verdicts.budget", &e.to_string()))?,
+            ),
+            None => None,
+        };
+        if !self.until_decided {
+            if let Some(m) = max {
+                return Err(src.error(
+                    m.span(),
+                    "verdicts.max_blocks",
+                    "goes with until_decided = true",
+                ));
+            }
+            if let Some(b) = &self.budget {
+                return Err(src.error(
+                    b.span(),
+                    "verdicts.budget",
+                    "goes with until_decided = true",
+                ));
+            }
+        }
+        super::sequential::Plan::new(
+            margin.map_or(kvbench_stats::paired::DEFAULT_MARGIN * 100.0, |m| {
+                *m.get_ref()
+            }),
+            self.until_decided,
+            max.map_or(super::sequential::DEFAULT_MAX_BLOCKS, |m| *m.get_ref()),
+            budget,
+        )
+        .map_err(|(key, e)| {
+            let span = match key {
+                "margin" => margin.map(Spanned::span),
+                _ => max.map(Spanned::span),
+            };
+            src.error(span.unwrap_or(0..0), &format!("verdicts.{key}"), &e)
+        })
+    }
 }
 
 /// A system as `--system` names it, with an optional server binary.

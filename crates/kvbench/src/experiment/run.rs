@@ -17,7 +17,7 @@ use kvbench_model::RunRecord;
 use kvbench_report::takeaways::Rule;
 use kvbench_store::Location;
 use kvbench_store::{CellTag, Store};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -102,6 +102,20 @@ pub fn print_pass(
         return Ok(());
     }
     let store = open_store(a.db)?;
+    // A sequential pass may hold more blocks than it started with.
+    let blocks = store
+        .finished_cells(&exp.name, generation)?
+        .iter()
+        .map(|c| c.iteration)
+        .max()
+        .unwrap_or(0);
+    let whole;
+    let exp = if exp.sequential.is_some() && blocks > exp.iterations {
+        whole = super::sequential::whole(exp, blocks);
+        &whole
+    } else {
+        exp
+    };
     if exp.iterations > 1 {
         let rows = plan::plan(exp, Some(&store), generation)?;
         let cells = super::iterations::summarise(&rows, |id| Ok(store.get_run(id)?))?;
@@ -136,6 +150,22 @@ pub fn execute_quietly(
     exp: &Experiment,
     a: &Options<'_>,
     stop: &Arc<AtomicBool>,
+) -> Result<(Verdict, Vec<RunRecord>, i64)> {
+    match &exp.sequential {
+        Some(limits) => super::sequential::run_quietly(exp, a, stop, limits),
+        None => execute_pooled(exp, a, stop, &mut reuse::Pool::default(), false),
+    }
+}
+
+/// [`execute_quietly`] with deployments kept in `pool`, which outlives
+/// the call; `keep_for_later` keeps every reusable deployment in it (for
+/// cells a caller will run next), not only those a later cell here needs.
+pub fn execute_pooled(
+    exp: &Experiment,
+    a: &Options<'_>,
+    stop: &Arc<AtomicBool>,
+    pool: &mut reuse::Pool,
+    keep_for_later: bool,
 ) -> Result<(Verdict, Vec<RunRecord>, i64)> {
     let labels = crate::labels::parse_all("--label", a.labels)?;
     let mut store = open_store(a.db)?;
@@ -173,7 +203,6 @@ pub fn execute_quietly(
         .iter()
         .map(|p| reuse::key(&p.cell.settings, exp.reload))
         .collect();
-    let mut pool: HashMap<String, reuse::Kept> = HashMap::new();
     for p in &rows {
         if let Some(id) = p.finished {
             let rec = store.get_run(id)?;
@@ -208,12 +237,12 @@ pub fn execute_quietly(
             ..p.cell.settings.clone()
         };
         let key = keys[ran - 1].clone();
-        let mut slot = key.as_ref().and_then(|k| pool.remove(k));
+        let mut slot = pool.take(key.as_ref());
         let sharing = Sharing {
             slot: &mut slot,
             key: key.clone(),
             policy: exp.reload,
-            keep_after: key.is_some() && keys[ran..].contains(&key),
+            keep_after: key.is_some() && (keep_for_later || keys[ran..].contains(&key)),
         };
         let rec = run_cell(
             &settings,
@@ -223,16 +252,8 @@ pub fn execute_quietly(
             Some(&tag),
             Some(sharing),
         );
-        if let Some(k) = slot {
-            pool.insert(k.key.clone(), k);
-        }
-        let rec = match rec {
-            Ok(rec) => rec,
-            Err(e) => {
-                pool.into_values().for_each(|k| reuse::release(Some(k)));
-                return Err(e);
-            }
-        };
+        pool.put(slot);
+        let rec = rec?;
         live.end_cell();
         verdict = verdict.max(verdict_of(&rec, stop));
         if !a.json {
@@ -240,7 +261,6 @@ pub fn execute_quietly(
         }
         records.push(rec);
     }
-    pool.into_values().for_each(|k| reuse::release(Some(k)));
     live.finish();
     Ok((verdict, records, generation))
 }

@@ -16,19 +16,23 @@
 //! fall, so a look moved earlier by the budget keeps the guarantee.
 
 use super::cells::{Cell, Experiment};
-use super::run::{execute_quietly, print_pass, verdicts, Options};
+use super::run::{execute_pooled, verdicts, Options};
 use super::{blocks, plan};
 use crate::commands::open_store;
 use crate::exit::Verdict;
 use anyhow::Result;
-use kvbench_model::{RunRecord, TopologyKind};
+use kvbench_model::{RunRecord, TopologyKind, VerdictRule};
 use kvbench_report::takeaways;
-use kvbench_stats::paired::{look_points, MIN_BLOCKS};
+use kvbench_stats::paired::{look_points, DEFAULT_MARGIN, MIN_BLOCKS};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// `--max-blocks` when not given.
+pub const DEFAULT_MAX_BLOCKS: u32 = 10;
+
 /// When a sequential comparison stops adding blocks.
+#[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Blocks per place at most.
     pub max_blocks: u32,
@@ -36,16 +40,77 @@ pub struct Limits {
     pub budget: Option<Duration>,
 }
 
+/// How an experiment's verdicts are called and its blocks stopped, from
+/// compare's flags or a file's `[verdicts]`.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    /// Recorded in every run; `None` for the default (±5%, one look), so a
+    /// plain experiment keeps the cells (and name) it always had.
+    pub rule: Option<VerdictRule>,
+    /// `Some` when blocks are added until decided.
+    pub limits: Option<Limits>,
+}
+
+impl Plan {
+    /// Checks the settings; an error names the setting (`margin`,
+    /// `max_blocks`) and what is wrong.
+    pub fn new(
+        margin_pct: f64,
+        until_decided: bool,
+        max_blocks: u32,
+        budget: Option<Duration>,
+    ) -> Result<Plan, (&'static str, String)> {
+        if !(margin_pct > 0.0 && margin_pct < 100.0) {
+            return Err((
+                "margin",
+                format!("{margin_pct}: give a percentage above 0 and below 100 (e.g. 5)"),
+            ));
+        }
+        let range = crate::bounds::MAX_BLOCKS;
+        if until_decided && !(range.min..=range.max).contains(&u64::from(max_blocks)) {
+            return Err((
+                "max_blocks",
+                format!(
+                    "{max_blocks}: must be {} to {} (a sequential comparison starts with {} blocks)",
+                    range.min, range.max, MIN_BLOCKS
+                ),
+            ));
+        }
+        let looks = if until_decided {
+            look_points(MIN_BLOCKS as u32, max_blocks).len() as u32
+        } else {
+            1
+        };
+        let margin = margin_pct / 100.0;
+        Ok(Plan {
+            rule: ((margin - DEFAULT_MARGIN).abs() > 1e-12 || looks > 1)
+                .then_some(VerdictRule { margin, looks }),
+            limits: until_decided.then_some(Limits { max_blocks, budget }),
+        })
+    }
+
+    /// The blocks the first pass runs: `iterations`, and at least the
+    /// fewest a sequential comparison judges.
+    pub fn first_blocks(&self, iterations: u32) -> u32 {
+        match self.limits {
+            Some(l) => iterations.max(MIN_BLOCKS as u32).min(l.max_blocks),
+            None => iterations,
+        }
+    }
+}
+
 /// Runs `exp` (its first blocks), then adds blocks for undecided places
-/// within `limits`; prints the pass's tables at the end like `execute`.
-pub fn run(
+/// within `limits`; returns the verdict, every run of the pass and the pass.
+pub fn run_quietly(
     exp: &Experiment,
     a: &Options<'_>,
     stop: &Arc<AtomicBool>,
     limits: &Limits,
-) -> Result<(Verdict, Vec<RunRecord>)> {
+) -> Result<(Verdict, Vec<RunRecord>, i64)> {
     let started = Instant::now();
-    let (mut verdict, _, generation) = execute_quietly(exp, a, stop)?;
+    // Servers stay up from round to round (the pool stops them at the end).
+    let mut pool = crate::reuse::Pool::default();
+    let (mut verdict, _, generation) = execute_pooled(exp, a, stop, &mut pool, true)?;
     let resume = Options {
         restart: false,
         ..*a
@@ -112,33 +177,40 @@ pub fn run(
         };
         let Some(round) = round else { break };
         drop(store);
-        let (v, _, _) = execute_quietly(&round, &resume, stop)?;
+        let (v, _, _) = execute_pooled(&round, &resume, stop, &mut pool, true)?;
         verdict = verdict.max(v);
         done_blocks = upto;
     }
-    // Every block that ran, for the iterations' table.
-    let whole = Experiment {
-        name: exp.name.clone(),
-        iterations: done_blocks,
-        reload: exp.reload,
-        cells: (1..=done_blocks)
-            .flat_map(|it| {
-                first.iter().map(move |&c| Cell {
-                    iteration: it,
-                    ..c.clone()
-                })
-            })
-            .collect(),
-        absent: Vec::new(),
-    };
+    drop(pool);
     let store = open_store(a.db)?;
     let records = crate::export::experiment_pass(&store, &exp.name, a.db)?
         .iter()
         .map(|c| Ok(store.get_run(c.run_id)?))
         .collect::<Result<Vec<RunRecord>>>()?;
-    drop(store);
-    print_pass(&whole, a, generation, &records)?;
-    Ok((verdict, records))
+    Ok((verdict, records, generation))
+}
+
+/// `exp` with every block up to `blocks` (the first pass's cells again
+/// with later iterations), so the iterations' table covers them all.
+pub fn whole(exp: &Experiment, blocks: u32) -> Experiment {
+    Experiment {
+        name: exp.name.clone(),
+        iterations: blocks,
+        reload: exp.reload,
+        cells: (1..=blocks)
+            .flat_map(|it| {
+                exp.cells
+                    .iter()
+                    .filter(|c| c.iteration == 1)
+                    .map(move |c| Cell {
+                        iteration: it,
+                        ..c.clone()
+                    })
+            })
+            .collect(),
+        absent: Vec::new(),
+        sequential: exp.sequential,
+    }
 }
 
 /// Blocks `after + 1 ..= upto` of the places of `cells` (each block in
@@ -158,6 +230,7 @@ fn round(exp: &Experiment, cells: &[&Cell], after: u32, upto: u32, seed: u64) ->
         reload: exp.reload,
         cells: blocks::arrange(all, seed),
         absent: Vec::new(),
+        sequential: None,
     }
 }
 
