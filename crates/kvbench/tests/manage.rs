@@ -221,7 +221,7 @@ fn diff_names_the_differing_configuration_and_the_metric_deltas() {
         assert_eq!(m["b"]["mean"].as_f64(), Some(tb), "{op}");
         assert!((m["change"].as_f64().expect("change") - (tb - ta) / ta).abs() < 1e-12);
         assert!(
-            m["a"]["ci95"].is_null() && m["significant"].is_null(),
+            m["a"]["ci95"].is_null() && m["interval"].is_null() && m["call"].is_null(),
             "{m}"
         );
     }
@@ -304,9 +304,28 @@ fn diff_of_experiment_cells_uses_every_iteration_and_experiments_are_labelled_an
             (lo - (mean - half)).abs() < 1e-6 * mean && (hi - (mean + half)).abs() < 1e-6 * mean
         );
     }
-    let bound = |s: &str, i: usize| m[s]["ci95"][i].as_f64().expect("bound");
-    let apart = bound("a", 1) < bound("b", 0) || bound("b", 1) < bound("a", 0);
-    assert_eq!(m["significant"], json!(apart));
+    // The change B / A: Welch's interval over the two cells' 3 runs each,
+    // and a call that agrees with it against ±5%.
+    let iv = &m["interval"];
+    assert_eq!(
+        (iv["n"].clone(), iv["method"].clone()),
+        (json!(3), json!("welch"))
+    );
+    let (lo, hi) = (
+        iv["lo_log"].as_f64().expect("lo"),
+        iv["hi_log"].as_f64().expect("hi"),
+    );
+    let edge = 1.05f64.ln();
+    let want = if lo > edge {
+        "ahead"
+    } else if hi < -edge {
+        "behind"
+    } else if lo >= -edge && hi <= edge {
+        "equal"
+    } else {
+        "undecided"
+    };
+    assert_eq!(m["call"], json!(want), "{m}");
     let text = sb.stdout(&["diff", &id(one[0]).to_string(), &id(two[0]).to_string()]);
     assert!(
         text.contains("mean of 3 iterations") && text.contains(" ± "),

@@ -208,7 +208,7 @@ pub fn group(sources: &[Source]) -> Result<Vec<Cell>, String> {
 
 /// The configuration without what differs between iterations of one cell
 /// (the seed and where it came from) or only explains a default.
-fn config_key(r: &RunRecord) -> String {
+pub(crate) fn config_key(r: &RunRecord) -> String {
     let mut v = serde_json::to_value(&r.config).unwrap_or_default();
     if let Some(o) = v.as_object_mut() {
         for k in ["seed", "seed_source", "threads_reason"] {

@@ -1,11 +1,15 @@
 //! Runs that met an unusual machine, by the noise canary (kvbench_model::
 //! Canary), and the "Machine noise" figure.
 //!
-//! A run is unusual when one of its canary figures lies far from the median
-//! of every run in the report: more than three scaled median absolute
-//! deviations away *and* more than a floor (half the median for the loopback
-//! round trip and the involuntary switches, 5 points for steal and iowait),
-//! so a quiet machine's tiny spread does not turn every wobble into a mark.
+//! A run is unusual when one of its canary figures lies far from the
+//! median: more than three scaled median absolute deviations away *and*
+//! more than a floor (half the median for the loopback round trip and the
+//! involuntary switches, 5 points for steal and iowait), so a quiet
+//! machine's tiny spread does not turn every wobble into a mark. The
+//! machine-wide figures (round trip, steal, iowait) are set against every
+//! run in the report; the servers' context switches depend on the cell
+//! (8 clients on one CPU switch far more than 1), so they are set against
+//! the other runs of the same cell (at least 4).
 //! Verdicts show what they would be without the blocks holding such runs
 //! (takeaways); nothing is dropped from any figure or table.
 
@@ -21,6 +25,8 @@ struct Gauge {
     /// The smallest distance from the median that can be unusual: a share
     /// of the median (relative) or an absolute amount.
     floor: Floor,
+    /// Judged among the runs of the same cell, not of the whole report.
+    per_cell: bool,
 }
 
 enum Floor {
@@ -34,24 +40,28 @@ const GAUGES: [Gauge; 4] = [
         unit: "us",
         value: |c| c.base_rtt_us,
         floor: Floor::Relative(0.5),
+        per_cell: false,
     },
     Gauge {
         name: "steal",
         unit: "%",
         value: |c| Some(c.steal * 100.0),
         floor: Floor::Absolute(5.0),
+        per_cell: false,
     },
     Gauge {
         name: "iowait",
         unit: "%",
         value: |c| Some(c.iowait * 100.0),
         floor: Floor::Absolute(5.0),
+        per_cell: false,
     },
     Gauge {
         name: "server involuntary switches",
         unit: "/s",
         value: |c| c.server_involuntary_per_s,
         floor: Floor::Relative(0.5),
+        per_cell: true,
     },
 ];
 
@@ -76,41 +86,64 @@ pub fn unusual(sources: &[Source]) -> Vec<Option<String>> {
         .map(|s| s.record.cpu.as_ref().and_then(|c| c.canary.as_ref()))
         .collect();
     let mut out: Vec<Option<String>> = vec![None; sources.len()];
+    let everyone: Vec<usize> = (0..sources.len()).collect();
+    let mut by_cell: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+    for (i, s) in sources.iter().enumerate() {
+        let key = s
+            .cell_key
+            .clone()
+            .unwrap_or_else(|| crate::cells::config_key(&s.record));
+        by_cell.entry(key).or_default().push(i);
+    }
     for g in &GAUGES {
-        let mut values: Vec<f64> = canaries
-            .iter()
-            .filter_map(|c| c.and_then(|c| (g.value)(c)))
-            .collect();
-        if values.len() < 4 {
-            continue;
-        }
-        let Some(m) = median(&mut values) else {
-            continue;
+        let groups: Vec<&Vec<usize>> = if g.per_cell {
+            by_cell.values().collect()
+        } else {
+            vec![&everyone]
         };
-        let mut dev: Vec<f64> = values.iter().map(|v| (v - m).abs()).collect();
-        let mad = median(&mut dev).unwrap_or(0.0) * 1.4826;
-        let floor = match g.floor {
-            Floor::Relative(r) => r * m.abs(),
-            Floor::Absolute(a) => a,
-        };
-        let limit = (3.0 * mad).max(floor);
-        for (i, c) in canaries.iter().enumerate() {
-            let Some(v) = c.and_then(|c| (g.value)(c)) else {
-                continue;
-            };
-            if (v - m).abs() > limit && out[i].is_none() {
-                out[i] = Some(format!(
-                    "{} {} {} (median {} {})",
-                    g.name,
-                    short(v),
-                    g.unit,
-                    short(m),
-                    g.unit
-                ));
-            }
+        for group in groups {
+            judge(g, group, &canaries, &mut out);
         }
     }
     out
+}
+
+/// Marks in `out` the runs of `group` whose gauge `g` is far from the
+/// group's median.
+fn judge(g: &Gauge, group: &[usize], canaries: &[Option<&Canary>], out: &mut [Option<String>]) {
+    let mut values: Vec<f64> = group
+        .iter()
+        .filter_map(|&i| canaries[i].and_then(|c| (g.value)(c)))
+        .collect();
+    if values.len() < 4 {
+        return;
+    }
+    let Some(m) = median(&mut values) else {
+        return;
+    };
+    let mut dev: Vec<f64> = values.iter().map(|v| (v - m).abs()).collect();
+    let mad = median(&mut dev).unwrap_or(0.0) * 1.4826;
+    let floor = match g.floor {
+        Floor::Relative(r) => r * m.abs(),
+        Floor::Absolute(a) => a,
+    };
+    let limit = (3.0 * mad).max(floor);
+    for &i in group {
+        let Some(v) = canaries[i].and_then(|c| (g.value)(c)) else {
+            continue;
+        };
+        if (v - m).abs() > limit && out[i].is_none() {
+            out[i] = Some(format!(
+                "{} {} {} (median {} {}{})",
+                g.name,
+                short(v),
+                g.unit,
+                short(m),
+                g.unit,
+                if g.per_cell { " in its cell" } else { "" }
+            ));
+        }
+    }
 }
 
 fn short(v: f64) -> String {

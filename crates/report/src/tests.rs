@@ -867,6 +867,14 @@ fn an_unusual_block_is_named_and_the_verdict_given_without_it() {
         &[120_000.0, 160_000.0, 119_000.0, 121_000.0],
         "n",
     ));
+    v.extend(cell(
+        &mut n,
+        "valkey",
+        "w",
+        1,
+        &[50_000.0, 50_000.0, 50_000.0, 50_000.0],
+        "n",
+    ));
     for s in &mut v {
         let block = s.block.unwrap_or(0);
         let rtt = if block == 2 {
@@ -874,16 +882,27 @@ fn an_unusual_block_is_named_and_the_verdict_given_without_it() {
         } else {
             40.0 + block as f64
         };
+        // Context switches depend on the cell: judged within it, Redis's
+        // 10/s is not unusual beside the others' 1000/s.
+        let switches = if s.record.config.system.as_str() == "redis" {
+            10.0
+        } else {
+            1000.0
+        };
         if let Some(c) = s.record.cpu.as_mut() {
             c.canary = Some(kvbench_model::Canary {
                 base_rtt_us: Some(rtt),
-                server_involuntary_per_s: Some(10.0),
+                server_involuntary_per_s: Some(switches),
                 ..Default::default()
             });
         }
     }
     let flags = crate::noise::unusual(&v);
-    assert_eq!(flags.iter().filter(|f| f.is_some()).count(), 2, "{flags:?}");
+    assert_eq!(flags.iter().filter(|f| f.is_some()).count(), 3, "{flags:?}");
+    assert!(
+        flags.iter().flatten().all(|f| f.starts_with("base RTT")),
+        "{flags:?}"
+    );
     assert!(
         flags[1].as_deref().unwrap_or("").contains("base RTT 200"),
         "{flags:?}"
@@ -903,8 +922,8 @@ fn an_unusual_block_is_named_and_the_verdict_given_without_it() {
     let fig = crate::noise::figure(&v).expect("a noise figure");
     assert_eq!(fig.kind, crate::figure::FigureKind::Noise);
     let rtt = &fig.panels[0].series[0].points;
-    assert_eq!(rtt.len(), 8);
-    assert_eq!(rtt.iter().filter(|p| !p.flags.is_empty()).count(), 2);
+    assert_eq!(rtt.len(), 12);
+    assert_eq!(rtt.iter().filter(|p| !p.flags.is_empty()).count(), 3);
     // Without canaries (runs stored before it existed): no figure, no marks.
     assert!(crate::noise::figure(&sources()).is_none());
 }
