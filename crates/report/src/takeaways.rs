@@ -371,11 +371,7 @@ fn verdict(
 /// A dimension where lower is better, leader over runner-up, its interval
 /// taken as the throughput's is: `p99 -12.0% [-15.1%, -8.8%] less`.
 pub fn lower_text(name: &str, j: &Judged) -> String {
-    let word = match j.decision.call {
-        Call::Ahead => "more",
-        Call::Behind => "less",
-        c => c.as_str(),
-    };
+    let word = lower_word(j.decision.call);
     match &j.interval {
         Some(iv) => {
             let (lo, hi) = iv.change_bounds();
@@ -387,6 +383,16 @@ pub fn lower_text(name: &str, j: &Judged) -> String {
             )
         }
         None => format!("{name}: no interval"),
+    }
+}
+
+/// A call where lower is better, in words: `more`, `less`, `equal` or
+/// `undecided` (the leader's figure against the runner-up's).
+pub fn lower_word(call: Call) -> &'static str {
+    match call {
+        Call::Ahead => "more",
+        Call::Behind => "less",
+        c => c.as_str(),
     }
 }
 

@@ -623,11 +623,10 @@ pub fn verdicts(vs: &[crate::takeaways::Verdict], rule: &crate::takeaways::Rule)
 /// `-18.8% less`, or `-` without an interval.
 fn lower(j: &Option<crate::takeaways::Judged>) -> String {
     j.as_ref().map_or("-".into(), |j| {
-        let word = match j.decision.call {
-            kvbench_stats::paired::Call::Ahead => "more",
-            kvbench_stats::paired::Call::Behind => "less",
-            c => c.as_str(),
-        };
-        format!("{:+.1}% {word}", j.change * 100.0)
+        format!(
+            "{:+.1}% {}",
+            j.change * 100.0,
+            crate::takeaways::lower_word(j.decision.call)
+        )
     })
 }
