@@ -212,6 +212,45 @@ fn a_file_can_ask_for_blocks_until_decided() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("at 97.50%"), "the corrected level: {text}");
 
+    // A budget smaller than the first blocks: said before they start, and
+    // no block is added after them.
+    let out = sb
+        .kvbench()
+        .args([
+            "compare",
+            "--systems",
+            "redis,memcached",
+            "--workloads",
+            "read-heavy",
+            "--clients",
+            "1",
+            "--records",
+            "500",
+            "--duration",
+            "200ms",
+            "--warmup",
+            "0s",
+            "--until-decided",
+            "--budget",
+            "1s",
+            "--max-blocks",
+            "4",
+            "--db",
+            "budget.db",
+        ])
+        .output()
+        .expect("compare");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("more than the budget of 1s"), "{err}");
+    assert!(err.contains("would pass the budget"), "{err}");
+    let runs = sb.json(&["runs", "--json", "--db", "budget.db"]);
+    assert_eq!(
+        runs.as_array().map(Vec::len),
+        Some(6),
+        "3 blocks of 2 systems"
+    );
+
     let bad = file(0).replace("[dataset]", "[verdicts]\nmax_blocks = 4\n\n[dataset]");
     std::fs::write(sb.path().join("bad.toml"), bad).expect("write file");
     let out = sb

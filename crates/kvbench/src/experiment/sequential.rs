@@ -108,6 +108,23 @@ pub fn run_quietly(
     limits: &Limits,
 ) -> Result<(Verdict, Vec<RunRecord>, i64)> {
     let started = Instant::now();
+    if let (Some(budget), false) = (limits.budget, a.quiet || a.json) {
+        let store = open_store(a.db)?;
+        let generation = plan::generation(Some(&store), &exp.name, a.restart)?;
+        let first: f64 = plan::plan(exp, Some(&store), generation)?
+            .iter()
+            .filter(|p| p.finished.is_none())
+            .map(|p| p.estimate_s)
+            .sum();
+        if first > budget.as_secs_f64() {
+            eprintln!(
+                "until-decided: the first {} blocks are estimated at {}, more than the budget of {}; they run whole, and no block is added after them",
+                exp.iterations,
+                crate::experiment::duration_text(first),
+                crate::experiment::duration_text(budget.as_secs_f64())
+            );
+        }
+    }
     // Servers stay up from round to round (the pool stops them at the end).
     let mut pool = crate::reuse::Pool::default();
     let (mut verdict, _, generation) = execute_pooled(exp, a, stop, &mut pool, true)?;
