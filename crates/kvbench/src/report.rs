@@ -52,14 +52,11 @@ pub fn report(a: ReportArgs) -> Result<Verdict> {
         ),
         None => None,
     };
-    if let Some(m) = a.margin {
-        if !(m > 0.0 && m < 100.0) {
-            return Err(UsageError(format!(
-                "--margin {m}: give a percentage above 0 and below 100 (e.g. 5)"
-            ))
-            .into());
-        }
-    }
+    let margin = a
+        .margin
+        .map(crate::experiment::sequential::margin_share)
+        .transpose()
+        .map_err(|e| UsageError(format!("--margin {e}")))?;
     prepare(&a.out)?;
     let written = write(
         &store,
@@ -70,7 +67,7 @@ pub fn report(a: ReportArgs) -> Result<Verdict> {
             title: a.title.clone(),
             experiment_file: file,
             paper: None,
-            margin: a.margin.map(|m| m / 100.0),
+            margin,
         },
     )?;
     if a.json {

@@ -90,7 +90,8 @@ struct VerdictView {
     margin: String,
     /// The throughput ratio's interval with its method, when there is one.
     interval: String,
-    /// Server CPU per operation of the same pair, with its call.
+    /// Server CPU per operation, p50 and p99 of the same pair (lower is
+    /// better), each with its call.
     cpu: String,
     clients: String,
     note: String,

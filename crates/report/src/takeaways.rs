@@ -111,6 +111,9 @@ pub struct Verdict {
     pub note: String,
     /// Every system's mean throughput here, best first.
     pub ranking: Vec<(String, f64)>,
+    /// The runs of every system at this place: what a caller adding
+    /// blocks to an undecided place runs again.
+    pub runs: Vec<i64>,
 }
 
 impl Verdict {
@@ -364,6 +367,10 @@ fn verdict(
         ranking: best_first
             .iter()
             .map(|c| (c.series.clone(), c.throughput.mean))
+            .collect(),
+        runs: best_first
+            .iter()
+            .flat_map(|c| c.run_ids.iter().copied())
             .collect(),
     }
 }

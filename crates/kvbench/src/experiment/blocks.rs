@@ -75,13 +75,10 @@ pub fn arrange(cells: Vec<Cell>, seed: u64) -> Vec<Cell> {
     out
 }
 
-/// One generator per block, independent of every other block's.
+/// One generator per block, independent of every other block's: the
+/// workload's seed mixer, with the place's rank as the purpose.
 fn block_seed(seed: u64, iteration: u32, rank: u64) -> u64 {
-    // SplitMix64's finaliser spreads nearby inputs over the whole range.
-    let mut z = seed ^ (u64::from(iteration) << 40) ^ rank.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    kvbench_workload::purpose_seed(seed ^ (u64::from(iteration) << 40), rank)
 }
 
 /// Fisher-Yates.

@@ -21,9 +21,10 @@ use super::{blocks, plan};
 use crate::commands::open_store;
 use crate::exit::Verdict;
 use anyhow::Result;
-use kvbench_model::{RunRecord, TopologyKind, VerdictRule};
+use kvbench_model::{RunRecord, VerdictRule};
 use kvbench_report::takeaways;
 use kvbench_stats::paired::{look_points, DEFAULT_MARGIN, MIN_BLOCKS};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -60,28 +61,23 @@ impl Plan {
         max_blocks: u32,
         budget: Option<Duration>,
     ) -> Result<Plan, (&'static str, String)> {
-        if !(margin_pct > 0.0 && margin_pct < 100.0) {
-            return Err((
-                "margin",
-                format!("{margin_pct}: give a percentage above 0 and below 100 (e.g. 5)"),
-            ));
-        }
-        let range = crate::bounds::MAX_BLOCKS;
-        if until_decided && !(range.min..=range.max).contains(&u64::from(max_blocks)) {
-            return Err((
-                "max_blocks",
-                format!(
-                    "{max_blocks}: must be {} to {} (a sequential comparison starts with {} blocks)",
-                    range.min, range.max, MIN_BLOCKS
-                ),
-            ));
+        let margin = margin_share(margin_pct).map_err(|e| ("margin", e))?;
+        if until_decided {
+            let range = crate::bounds::MAX_BLOCKS;
+            kvbench_workload::bounds::check(u64::from(max_blocks), range.min, range.max).map_err(
+                |e| {
+                    (
+                        "max_blocks",
+                        format!("{e} (a sequential comparison starts with {MIN_BLOCKS} blocks)"),
+                    )
+                },
+            )?;
         }
         let looks = if until_decided {
             look_points(MIN_BLOCKS as u32, max_blocks).len() as u32
         } else {
             1
         };
-        let margin = margin_pct / 100.0;
         Ok(Plan {
             rule: ((margin - DEFAULT_MARGIN).abs() > 1e-12 || looks > 1)
                 .then_some(VerdictRule { margin, looks }),
@@ -96,6 +92,18 @@ impl Plan {
             Some(l) => iterations.max(MIN_BLOCKS as u32).min(l.max_blocks),
             None => iterations,
         }
+    }
+}
+
+/// An equivalence margin given in percent (`--margin`, `[verdicts]
+/// margin`) as a share, or why it cannot be one.
+pub fn margin_share(pct: f64) -> Result<f64, String> {
+    if pct > 0.0 && pct < 100.0 {
+        Ok(pct / 100.0)
+    } else {
+        Err(format!(
+            "{pct}: give a percentage above 0 and below 100 (e.g. 5)"
+        ))
     }
 }
 
@@ -154,10 +162,18 @@ pub fn run_quietly(
         if open.is_empty() || done_blocks >= limits.max_blocks {
             break;
         }
+        // The cells of the open places: their runs' cells in this pass.
+        let open_runs: HashSet<i64> = open.iter().flat_map(|v| v.runs.iter().copied()).collect();
+        let open_keys: HashSet<String> = store
+            .finished_cells(&exp.name, generation)?
+            .into_iter()
+            .filter(|c| open_runs.contains(&c.run_id))
+            .map(|c| c.cell_key)
+            .collect();
         let open_cells: Vec<&Cell> = first
             .iter()
             .copied()
-            .filter(|c| open.iter().any(|v| judges(v, c)))
+            .filter(|c| open_keys.contains(&c.key))
             .collect();
         if open_cells.is_empty() {
             break;
@@ -210,21 +226,12 @@ pub fn run_quietly(
 /// `exp` with every block up to `blocks` (the first pass's cells again
 /// with later iterations), so the iterations' table covers them all.
 pub fn whole(exp: &Experiment, blocks: u32) -> Experiment {
+    let first: Vec<&Cell> = exp.cells.iter().filter(|c| c.iteration == 1).collect();
     Experiment {
         name: exp.name.clone(),
         iterations: blocks,
         reload: exp.reload,
-        cells: (1..=blocks)
-            .flat_map(|it| {
-                exp.cells
-                    .iter()
-                    .filter(|c| c.iteration == 1)
-                    .map(move |c| Cell {
-                        iteration: it,
-                        ..c.clone()
-                    })
-            })
-            .collect(),
+        cells: again(&first, 1..=blocks),
         absent: Vec::new(),
         sequential: exp.sequential,
     }
@@ -233,30 +240,24 @@ pub fn whole(exp: &Experiment, blocks: u32) -> Experiment {
 /// Blocks `after + 1 ..= upto` of the places of `cells` (each block in
 /// its own random order).
 fn round(exp: &Experiment, cells: &[&Cell], after: u32, upto: u32, seed: u64) -> Experiment {
-    let all: Vec<Cell> = (after + 1..=upto)
+    Experiment {
+        name: exp.name.clone(),
+        iterations: upto,
+        reload: exp.reload,
+        cells: blocks::arrange(again(cells, after + 1..=upto), seed),
+        absent: Vec::new(),
+        sequential: None,
+    }
+}
+
+/// `cells` once for each iteration of `iterations`.
+fn again(cells: &[&Cell], iterations: std::ops::RangeInclusive<u32>) -> Vec<Cell> {
+    iterations
         .flat_map(|it| {
             cells.iter().map(move |&c| Cell {
                 iteration: it,
                 ..c.clone()
             })
         })
-        .collect();
-    Experiment {
-        name: exp.name.clone(),
-        iterations: upto,
-        reload: exp.reload,
-        cells: blocks::arrange(all, seed),
-        absent: Vec::new(),
-        sequential: None,
-    }
-}
-
-/// Whether verdict `v` is about cell `c`'s place.
-fn judges(v: &takeaways::Verdict, c: &Cell) -> bool {
-    let s = &c.settings;
-    let place = match (s.topology, &s.target) {
-        (TopologyKind::Single, None) => "single".to_string(),
-        _ => format!("{} nodes", s.nodes),
-    };
-    v.workload == c.workload && v.clients == s.clients && v.topology == place
+        .collect()
 }
