@@ -243,7 +243,12 @@ fn a_file_can_ask_for_blocks_until_decided() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("more than the budget of 1s"), "{err}");
-    assert!(err.contains("would pass the budget"), "{err}");
+    // After them: the place was decided, or no block fits the budget
+    // (which one depends on the measured ratio; either way none is added).
+    assert!(
+        err.contains("would pass the budget") || err.contains("1 of 1 places decided"),
+        "{err}"
+    );
     let runs = sb.json(&["runs", "--json", "--db", "budget.db"]);
     assert_eq!(
         runs.as_array().map(Vec::len),
