@@ -197,7 +197,7 @@ pub fn render(input: &Input) -> Result<Rendered, String> {
         cell_count => cells.len(),
         systems => systems,
         verdicts => !verdicts.is_empty(),
-        margin => format!("{:.0}%", input.rule.margin * 100.0),
+        margin => takeaways::margin_text(input.rule.margin),
         looks => input.rule.looks,
         bands => bands,
         matrix => matrix,

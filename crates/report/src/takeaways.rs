@@ -291,18 +291,18 @@ fn verdict(
     let mut note = match (throughput.decision.call, &throughput.interval) {
         (Call::Ahead, _) => String::new(),
         (Call::Equal, Some(iv)) => format!(
-            "{} and {} equal within ±{:.0}% ({})",
+            "{} and {} equal within ±{} ({})",
             a.series,
             b.series,
-            rule.margin * 100.0,
+            margin_text(rule.margin),
             interval_text(iv)
         ),
         (_, Some(iv)) => format!(
-            "{} ahead by {:.1}% {}, undecided at ±{:.0}%{}",
+            "{} ahead by {:.1}% {}, undecided at ±{}{}",
             a.series,
             throughput.change * 100.0,
             interval_text(iv),
-            rule.margin * 100.0,
+            margin_text(rule.margin),
             match throughput.decision.blocks_needed {
                 Some(k) => format!(" (about {k} blocks would decide it)"),
                 None => String::new(),
@@ -391,6 +391,12 @@ pub fn lower_text(name: &str, j: &Judged) -> String {
         }
         None => format!("{name}: no interval"),
     }
+}
+
+/// An equivalence margin as people write it: `5%`, `0.5%`, `2.25%` (to
+/// a hundredth of a point, so a margin below 1% is never shown as 0%).
+pub fn margin_text(margin: f64) -> String {
+    format!("{}%", (margin * 1e4).round() / 100.0)
 }
 
 /// A call where lower is better, in words: `more`, `less`, `equal` or
@@ -500,10 +506,10 @@ pub fn summary(verdicts: &[Verdict]) -> Vec<String> {
     if !equal.is_empty() {
         let margin = equal[0].throughput.decision.margin;
         out.push(format!(
-            "{} place{} equal within ±{:.0}%: {}.",
+            "{} place{} equal within ±{}: {}.",
             equal.len(),
             if equal.len() == 1 { " was" } else { "s were" },
-            margin * 100.0,
+            margin_text(margin),
             places(&equal)
         ));
     }

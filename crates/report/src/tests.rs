@@ -252,6 +252,10 @@ fn the_matrix_judges_paired_blocks_and_names_equal_and_undecided_places() {
     let vs = takeaways::matrix(&cells, &strict);
     let v = verdict(&vs, "paired-equal", 1);
     assert_eq!(v.call(), kvbench_stats::paired::Call::Undecided, "{v:?}");
+    // A margin under 1% is written as it is, never rounded to 0%.
+    assert!(v.note.contains("undecided at ±0.5%"), "{}", v.note);
+    assert_eq!(takeaways::margin_text(0.05), "5%");
+    assert_eq!(takeaways::margin_text(0.001), "0.1%");
 }
 
 #[test]

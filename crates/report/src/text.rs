@@ -608,9 +608,9 @@ pub fn verdicts(vs: &[crate::takeaways::Verdict], rule: &crate::takeaways::Rule)
         String::new()
     };
     let mut out = format!(
-        "verdicts ({decided} of {} places decided; leader over runner-up, paired over blocks; ahead/behind beyond ±{:.0}%, equal within it{looks}; server CPU/op and p99 of the same pair, lower is better: less/more/equal):\n{}",
+        "verdicts ({decided} of {} places decided; leader over runner-up, paired over blocks; ahead/behind beyond ±{}, equal within it{looks}; server CPU/op and p99 of the same pair, lower is better: less/more/equal):\n{}",
         vs.len(),
-        rule.margin * 100.0,
+        crate::takeaways::margin_text(rule.margin),
         t.to_text()
     );
     for n in notes {
