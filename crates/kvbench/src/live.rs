@@ -313,7 +313,12 @@ pub fn second_line(s: &SecondStats) -> String {
     let at = if (end - end.round()).abs() < 1e-9 {
         format!("{end:.0}s")
     } else {
-        format!("{end:.1}s")
+        // A short last part must not read as a whole second ("1.0s" after
+        // "1s"): as few decimals as keep it off the whole number.
+        (1..=6)
+            .map(|d| format!("{end:.d$}s"))
+            .find(|t| !t.trim_end_matches('s').trim_end_matches('0').ends_with('.'))
+            .unwrap_or_else(|| format!("{end:.6}s"))
     };
     format!(
         "  run {at}  {} ops/s  p50 {} us  p99 {} us  errors {}",
@@ -392,6 +397,9 @@ mod tests {
             second_line(&stats(2, 0.5, 500)),
             "  run 2.5s  1,000 ops/s  p50 41.3 us  p99 1,480 us  errors 1,234"
         );
+        // A window ending 40 ms past a whole second is not "2.0s".
+        assert!(second_line(&stats(2, 0.04, 40)).starts_with("  run 2.04s  1,000 ops/s"));
+        assert!(second_line(&stats(2, 0.0004, 4)).starts_with("  run 2.0004s"));
     }
 
     #[test]
