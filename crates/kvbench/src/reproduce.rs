@@ -360,6 +360,60 @@ mod tests {
             .and_then(|inner| inner.get(key))
     }
 
+    /// Every finding keeps its citation, its id is unique, and what it is
+    /// about is run by the paper's experiment: a finding that silently
+    /// stopped being measured, or lost where the paper says it, fails here.
+    #[test]
+    fn every_paper_keeps_its_findings_and_their_citations() {
+        let papers: Vec<(&str, &str, Option<&str>)> = KNOWN
+            .iter()
+            .map(|k| (k.name, k.findings, Some(k.experiment)))
+            .chain([("zhang2014", ZHANG2014, None)])
+            .collect();
+        let counts: Vec<(&str, usize)> = papers
+            .iter()
+            .map(|(name, text, experiment)| {
+                let p: Paper = toml::from_str(text).expect(name);
+                let mut ids: Vec<&str> = p.findings.iter().map(|f| f.id.as_str()).collect();
+                ids.sort_unstable();
+                ids.dedup();
+                assert_eq!(ids.len(), p.findings.len(), "{name}: an id twice");
+                for f in &p.findings {
+                    let cites = ["Sec. ", "Fig. ", "Table ", "Abstract", "Conclusion"];
+                    assert!(
+                        cites.iter().any(|c| f.source.contains(c)),
+                        "{name} {}: no section, figure or table: {}",
+                        f.id,
+                        f.source
+                    );
+                    assert!(!f.claim.trim().is_empty(), "{name} {}: no claim", f.id);
+                    if let Some(exp) = experiment {
+                        let main = f.workload.split(" + ").next().unwrap_or_default();
+                        assert!(
+                            exp.contains(&format!("\"{main}\"")),
+                            "{name} {}: {main} is not in its experiment file",
+                            f.id
+                        );
+                    }
+                }
+                assert!(
+                    p.tolerance.is_some_and(|t| (0.0..=0.2).contains(&t)),
+                    "{name}: its tolerance is stated"
+                );
+                (*name, p.findings.len())
+            })
+            .collect();
+        assert_eq!(
+            counts,
+            [
+                ("anthony2016", 22),
+                ("sadat2019", 10),
+                ("altoros", 10),
+                ("zhang2014", 7)
+            ]
+        );
+    }
+
     #[test]
     fn the_papers_scale_runs_its_full_matrix_by_operation_count() {
         let t = run(1.0, &args());

@@ -42,6 +42,22 @@ pub struct Sample {
     pub p50_us: Option<f64>,
     /// See `p50_us`.
     pub p99_us: Option<f64>,
+    /// Each operation kind's throughput and p50 in this run.
+    pub ops: Vec<SampleOp>,
+    /// Server memory after the run phase (bytes; resident set, else what
+    /// the server reports, summed over nodes).
+    pub memory_after_run: Option<f64>,
+}
+
+/// One operation kind of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleOp {
+    /// Which operation.
+    pub op: OpKind,
+    /// Ops/s of this kind in the run phase.
+    pub throughput: f64,
+    /// Its p50 (us).
+    pub p50_us: f64,
 }
 
 /// The runs of one cell, summarised.
@@ -348,6 +364,16 @@ fn cell(
                         unusual: unusual.get(i).cloned().flatten(),
                         p50_us: main.map(|o| o.latency.p50_us).filter(|v| *v > 0.0),
                         p99_us: main.map(|o| o.latency.p99_us).filter(|v| *v > 0.0),
+                        ops: p
+                            .ops
+                            .iter()
+                            .map(|o| SampleOp {
+                                op: o.op,
+                                throughput: o.throughput,
+                                p50_us: o.latency.p50_us,
+                            })
+                            .collect(),
+                        memory_after_run: memory(&[r]).at("after_run"),
                     }
                 })
             })

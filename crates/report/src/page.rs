@@ -282,6 +282,7 @@ pub(crate) fn paper_view(p: &crate::paper::Paper, outcomes: &[crate::paper::Outc
         differs => tally(crate::paper::Verdict::Differs),
         inconclusive => tally(crate::paper::Verdict::Inconclusive),
         not_measured => tally(crate::paper::Verdict::NotMeasured),
+        not_comparable => tally(crate::paper::Verdict::NotComparable),
     }
 }
 

@@ -19,11 +19,6 @@ use kvbench_stats::paired::{self, Call, Decision, Method, RatioInterval};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// Single runs closer than this share of the higher are a tie: the spread
-/// of repeated runs on a quiet machine (docs/experiments.md). Used where a
-/// finding has nothing but single runs (the reproductions).
-pub const SINGLE_RUN_TIE: f64 = 0.05;
-
 /// How verdicts are called.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Rule {
@@ -534,28 +529,4 @@ fn places(vs: &[&&Verdict]) -> String {
 /// `1 client`, `8 clients`.
 pub fn clients(n: u32) -> String {
     format!("{n} client{}", if n == 1 { "" } else { "s" })
-}
-
-/// Why `a` and `b` (`a` the higher) cannot be told apart, or `None` when
-/// they can: both have intervals and they overlap, or either is a single
-/// run and they are within [`SINGLE_RUN_TIE`].
-pub fn tie(a: &Cell, b: &Cell) -> Option<String> {
-    let (hi, lo) = if a.throughput.mean >= b.throughput.mean {
-        (a, b)
-    } else {
-        (b, a)
-    };
-    match (hi.throughput.interval(), lo.throughput.interval()) {
-        (Some((hlo, _)), Some((_, lhi))) => {
-            (hlo <= lhi).then(|| "their 95% intervals overlap".to_string())
-        }
-        _ => (hi.throughput.mean - lo.throughput.mean < SINGLE_RUN_TIE * hi.throughput.mean).then(
-            || {
-                format!(
-                    "single runs within {:.0}% of each other",
-                    SINGLE_RUN_TIE * 100.0
-                )
-            },
-        ),
-    }
 }

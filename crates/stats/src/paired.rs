@@ -354,7 +354,13 @@ pub fn decide(iv: &RatioInterval, margin: f64) -> Decision {
 /// The smallest number of blocks whose t interval, with the same mean and
 /// spread, would lie on one side of the nearer margin.
 fn blocks_needed(iv: &RatioInterval, log_margin: f64) -> Option<usize> {
-    let room = (iv.mean_log.abs() - log_margin).abs();
+    blocks_for_room(iv, (iv.mean_log.abs() - log_margin).abs())
+}
+
+/// The smallest number of blocks (or runs a side) whose t interval, with
+/// the same mean and spread, would be narrower on each side than `room`
+/// (in logs): how far the estimate stands from the bound that decides it.
+pub fn blocks_for_room(iv: &RatioInterval, room: f64) -> Option<usize> {
     if room <= 0.0 || iv.sd_log <= 0.0 {
         return None;
     }

@@ -4,7 +4,9 @@
 //! rules are per kind; the paper's figures and bounds are data
 //! (`papers/*.toml`).
 
-use crate::paper::{not_measured, outcome, ratio_range, Finding, Kind, Outcome, Paper, Verdict};
+use crate::paper::{
+    not_comparable, not_measured, outcome, ratio_range, Finding, Kind, Outcome, Paper, Verdict,
+};
 use kvbench_model::analytics::{AnalyticsRecord, LookupResult, PagerankResult};
 
 /// Every finding of `paper`; those about run cells are not measured here.
@@ -12,7 +14,10 @@ pub fn evaluate(paper: &Paper, records: &[AnalyticsRecord]) -> Vec<Outcome> {
     paper
         .findings
         .iter()
-        .map(|f| check(f, paper, records))
+        .map(|f| match &f.not_comparable {
+            Some(why) => not_comparable(f, why),
+            None => check(f, paper, records),
+        })
         .collect()
 }
 

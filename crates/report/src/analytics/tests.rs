@@ -107,7 +107,8 @@ fn the_papers_findings_are_judged_by_their_rules() {
     assert_eq!(of(&v, "D2"), Verdict::Differs, "memcached client-bound");
     assert_eq!(of(&v, "D3"), Verdict::Differs, "176 MB against 85 MB");
     assert_eq!(of(&v, "D4"), Verdict::Agrees, "150 MB against 135 MB");
-    assert_eq!(of(&v, "D5"), Verdict::Differs, "32 MB against 3.9 GB");
+    // PySpark's pickled cache is not Spark 0.8's object cache: not judged.
+    assert_eq!(of(&v, "D5"), Verdict::NotComparable, "32 MB against 3.9 GB");
     assert_eq!(of(&v, "D6"), Verdict::Agrees);
     assert_eq!(of(&v, "D7"), Verdict::Agrees);
     let outcomes = findings::evaluate(&paper(), &[pr.clone(), lk.clone()]);
