@@ -400,13 +400,19 @@ mod tests {
                     p.tolerance.is_some_and(|t| (0.0..=0.2).contains(&t)),
                     "{name}: its tolerance is stated"
                 );
+                for n in &p.not_reproducible {
+                    assert!(
+                        !n.source.is_empty() && !n.claim.is_empty() && !n.why.is_empty(),
+                        "{name}: a result not reproducible here needs where, what and why"
+                    );
+                }
                 (*name, p.findings.len())
             })
             .collect();
         assert_eq!(
             counts,
             [
-                ("anthony2016", 22),
+                ("anthony2016", 33),
                 ("sadat2019", 10),
                 ("altoros", 10),
                 ("zhang2014", 7)

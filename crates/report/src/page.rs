@@ -277,6 +277,7 @@ pub(crate) fn paper_view(p: &crate::paper::Paper, outcomes: &[crate::paper::Outc
         title => p.paper,
         hardware => p.hardware,
         substitutions => p.substitutions,
+        not_reproducible => p.not_reproducible,
         outcomes => outcomes,
         agrees => tally(crate::paper::Verdict::Agrees),
         differs => tally(crate::paper::Verdict::Differs),

@@ -13,7 +13,6 @@ use super::{
     not_measured, outcome, ratio_range, Clients, Finding, Kind, Outcome, Paper, Reasons, Verdict,
 };
 use crate::cells::{Cell, Sample};
-use kvbench_model::OpKind;
 use kvbench_stats::paired;
 
 /// A figure of one run.
@@ -81,13 +80,15 @@ fn throughput(ops: Option<&[String]>) -> impl Fn(&Sample) -> Option<f64> + '_ {
     }
 }
 
-/// A run's read p50.
-fn read_p50(s: &Sample) -> Option<f64> {
-    s.ops
-        .iter()
-        .find(|o| o.op == OpKind::Read)
-        .map(|o| o.p50_us)
-        .filter(|v| *v > 0.0)
+/// A run's p50 of the operation kind named `op`.
+fn p50_of(op: &str) -> impl Fn(&Sample) -> Option<f64> + '_ {
+    move |s| {
+        s.ops
+            .iter()
+            .find(|o| o.op.as_str() == op)
+            .map(|o| o.p50_us)
+            .filter(|v| *v > 0.0)
+    }
 }
 
 /// The mean of `value` over a cell's runs.
@@ -261,15 +262,20 @@ pub(super) fn check(f: &Finding, cells: &[Cell], paper: &Paper) -> Outcome {
             );
             judged(f, why, &[a, b], &est, range, measured)
         }
-        Kind::LowerReadLatency => {
-            let (Some(x), Some(y)) = (side(&[a], &read_p50), side(&[b], &read_p50)) else {
-                return missing("reads");
+        Kind::LowerReadLatency | Kind::LowerLatency => {
+            let op = match f.kind {
+                Kind::LowerLatency => f.op.as_deref().unwrap_or("read"),
+                _ => "read",
+            };
+            let p50 = p50_of(op);
+            let (Some(x), Some(y)) = (side(&[a], &p50), side(&[b], &p50)) else {
+                return missing(&format!("{op} operations"));
             };
             let Some(est) = paired_estimate(&x, &y) else {
-                return missing("reads");
+                return missing(&format!("{op} operations"));
             };
             let measured = format!(
-                "read p50 {} / {} = {} at {clients_text} ({} vs {} us)",
+                "{op} p50 {} / {} = {} at {clients_text} ({} vs {} us)",
                 a.system,
                 b.system,
                 est.text(),
@@ -634,7 +640,7 @@ fn reason(paper: &Reasons, f: &Finding, cells: &[&Cell], verdict: Verdict) -> St
         why.push("iterations spread widely on this shared VM".to_string());
     }
     match f.kind {
-        Kind::Winner | Kind::Ratio | Kind::Peak | Kind::LowerReadLatency => {
+        Kind::Winner | Kind::Ratio | Kind::Peak | Kind::LowerReadLatency | Kind::LowerLatency => {
             why.push(paper.throughput.clone());
             let multi = f.topology == "multi" || f.other_topology.as_deref() == Some("multi");
             if multi {

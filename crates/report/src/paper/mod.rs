@@ -52,6 +52,22 @@ pub struct Paper {
     /// What the paper reported.
     #[serde(rename = "finding")]
     pub findings: Vec<Finding>,
+    /// What the paper reported that cannot be measured here, each with why
+    /// (absolute latencies over the paper's network, hosted services).
+    #[serde(default, rename = "not_reproducible")]
+    pub not_reproducible: Vec<NotReproducible>,
+}
+
+/// A reported result that cannot be measured on this machine.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotReproducible {
+    /// Where the paper says it.
+    pub source: String,
+    /// What the paper says.
+    pub claim: String,
+    /// Why it cannot be measured here.
+    pub why: String,
 }
 
 /// An analytics paper's dataset.
@@ -130,6 +146,9 @@ pub struct Finding {
     /// reported "not comparable" with this reason instead of judged.
     #[serde(default)]
     pub not_comparable: Option<String>,
+    /// `lower_latency`: the operation kind whose p50 is compared.
+    #[serde(default)]
+    pub op: Option<String>,
     /// Only cells at this pipeline depth.
     #[serde(default)]
     pub pipeline: Option<u32>,
@@ -193,6 +212,9 @@ pub enum Kind {
     Peak,
     /// `system`'s read p50 significantly below `other`'s.
     LowerReadLatency,
+    /// `system`'s p50 of `op` (`read`, `update`, ...) significantly below
+    /// `other`'s.
+    LowerLatency,
     /// `system`'s memory after the run significantly above `other`'s.
     MoreMemory,
     /// `system`'s memory overhead over the raw data within [low, high]
