@@ -379,9 +379,12 @@ mod tests {
                 ids.dedup();
                 assert_eq!(ids.len(), p.findings.len(), "{name}: an id twice");
                 for f in &p.findings {
-                    let cites = ["Sec. ", "Fig. ", "Table ", "Abstract", "Conclusion"];
+                    // Sections, figures, tables, or a slide deck's named
+                    // tables (paper B has no numbers).
+                    let cites = ["sec. ", "fig. ", "table", "abstract", "conclusion"];
+                    let source = f.source.to_lowercase();
                     assert!(
-                        cites.iter().any(|c| f.source.contains(c)),
+                        cites.iter().any(|c| source.contains(c)),
                         "{name} {}: no section, figure or table: {}",
                         f.id,
                         f.source
@@ -413,7 +416,7 @@ mod tests {
             counts,
             [
                 ("anthony2016", 33),
-                ("sadat2019", 10),
+                ("sadat2019", 23),
                 ("altoros", 10),
                 ("zhang2014", 7)
             ]
