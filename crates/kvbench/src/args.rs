@@ -329,7 +329,7 @@ pub enum Command {
         "gets each; --scale shrinks the graph, default 1, about 7 minutes; every run\n",
         "measures again; stored as analytics runs, docs/analytics.md).\n",
         "--scale multiplies the paper's record counts (defaults: 0.02, 0.008 and 0.02,\n",
-        "at most half an hour on 2 cores; paper C's sorted sets in whole groups of\n",
+        "30-60 minutes each on 2 cores; paper C's sorted sets in whole groups of\n",
         "four). --scale 1 runs papers A and B at their own scale, single node, by\n",
         "operation count (experiments/paper-a-full.toml, paper-b-full.toml: 1,000,000\n",
         "records of 8 KB, or 2,500,000 of 4 KB; about 10 GB of memory per server).\n",

@@ -27,7 +27,7 @@ struct Known {
     findings: &'static str,
     /// The paper's record count, which `--scale` multiplies.
     full_records: u64,
-    /// The default scale: what 2 cores run in about half an hour.
+    /// The default scale: what 2 cores run in 30 to 60 minutes.
     default_scale: f64,
 }
 
