@@ -417,7 +417,7 @@ mod tests {
             [
                 ("anthony2016", 33),
                 ("sadat2019", 23),
-                ("altoros", 10),
+                ("altoros", 14),
                 ("zhang2014", 7)
             ]
         );

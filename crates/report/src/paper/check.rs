@@ -217,7 +217,7 @@ pub(super) fn check(f: &Finding, cells: &[Cell], paper: &Paper) -> Outcome {
     if f.kind == Kind::Peak {
         return peak(f, &here, why);
     }
-    if f.kind == Kind::Ratio && across_places(f) {
+    if matches!(f.kind, Kind::Ratio | Kind::LatencyRatio) && across_places(f) {
         return ratio_across(f, cells, &here, why, tolerance);
     }
     let Some(clients) = at(&here, f.clients.as_ref()) else {
@@ -243,6 +243,26 @@ pub(super) fn check(f: &Finding, cells: &[Cell], paper: &Paper) -> Outcome {
         ));
     };
     match f.kind {
+        Kind::LatencyRatio => {
+            let op = latency_op(f).unwrap_or("read");
+            let p50 = p50_of(op);
+            let (Some(x), Some(y)) = (side(&[a], &p50), side(&[b], &p50)) else {
+                return missing(&format!("{op} operations"));
+            };
+            let Some(est) = paired_estimate(&x, &y) else {
+                return missing(&format!("{op} operations"));
+            };
+            let range = Range::claimed(f.bounds().0, f.bounds().1, tolerance);
+            let measured = format!(
+                "{op} p50 {} / {} = {} at {clients_text} (paper: {}, judged against {})",
+                a.system,
+                b.system,
+                est.text(),
+                ratio_range(f.bounds()),
+                range.text()
+            );
+            judged(f, why, &[a, b], &est, range, measured)
+        }
         Kind::Ratio => {
             let value = throughput(f.ops.as_deref());
             let (Some(x), Some(y)) = (side(&[a], &value), side(&[b], &value)) else {
@@ -482,25 +502,55 @@ fn ratio_across(
     };
     let ops = f.ops.as_deref();
     let other_ops = f.other_ops.as_deref().or(ops);
-    let (va, vb) = (throughput(ops), throughput(other_ops));
-    let (Some(x), Some(y)) = (side(&[a], &va), side(&[b], &vb)) else {
-        return missing("throughput");
+    let latency_of = latency_op(f);
+    let (sides, what) = match latency_of {
+        Some(op) => {
+            let p50 = p50_of(op);
+            ((side(&[a], &p50), side(&[b], &p50)), format!("{op} p50"))
+        }
+        None => {
+            let (va, vb) = (throughput(ops), throughput(other_ops));
+            ((side(&[a], &va), side(&[b], &vb)), "throughput".to_string())
+        }
+    };
+    let (Some(x), Some(y)) = sides else {
+        return missing(&what);
     };
     let Some(est) = unpaired_estimate(&x, &y) else {
-        return missing("throughput");
+        return missing(&what);
     };
     let range = Range::claimed(f.bounds().0, f.bounds().1, tolerance);
+    let (mx, my) = (
+        mean(&x, &just).unwrap_or(0.0),
+        mean(&y, &just).unwrap_or(0.0),
+    );
+    let values = match latency_of {
+        Some(_) => format!(
+            "{} / {} us",
+            crate::format::micros(mx),
+            crate::format::micros(my)
+        ),
+        None => format!(
+            "{} / {} ops/s",
+            crate::format::rate(mx),
+            crate::format::rate(my)
+        ),
+    };
     let measured = format!(
-        "{} / {} = {} / {} ops/s = {} (paper: {}, judged against {})",
+        "{}{} / {} = {values} = {} (paper: {}, judged against {})",
+        latency_of.map_or(String::new(), |op| format!("{op} p50 ")),
         name_apart(a, ops, b, other_ops),
         name_apart(b, other_ops, a, ops),
-        crate::format::rate(mean(&x, &just).unwrap_or(0.0)),
-        crate::format::rate(mean(&y, &just).unwrap_or(0.0)),
         est.text(),
         ratio_range(f.bounds()),
         range.text()
     );
     judged(f, why, &[a, b], &est, range, measured)
+}
+
+/// `latency_ratio`'s operation kind; `None` for a throughput ratio.
+fn latency_op(f: &Finding) -> Option<&str> {
+    (f.kind == Kind::LatencyRatio).then(|| f.op.as_deref().unwrap_or("read"))
 }
 
 /// `system`'s memory overhead over the raw data, within [low, high].
@@ -640,7 +690,12 @@ fn reason(paper: &Reasons, f: &Finding, cells: &[&Cell], verdict: Verdict) -> St
         why.push("iterations spread widely on this shared VM".to_string());
     }
     match f.kind {
-        Kind::Winner | Kind::Ratio | Kind::Peak | Kind::LowerReadLatency | Kind::LowerLatency => {
+        Kind::Winner
+        | Kind::Ratio
+        | Kind::Peak
+        | Kind::LowerReadLatency
+        | Kind::LowerLatency
+        | Kind::LatencyRatio => {
             why.push(paper.throughput.clone());
             let multi = f.topology == "multi" || f.other_topology.as_deref() == Some("multi");
             if multi {

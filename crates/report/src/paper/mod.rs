@@ -146,7 +146,8 @@ pub struct Finding {
     /// reported "not comparable" with this reason instead of judged.
     #[serde(default)]
     pub not_comparable: Option<String>,
-    /// `lower_latency`: the operation kind whose p50 is compared.
+    /// `lower_latency`, `latency_ratio`: the operation kind whose p50 is
+    /// compared (default `read`).
     #[serde(default)]
     pub op: Option<String>,
     /// Only cells at this pipeline depth.
@@ -215,6 +216,9 @@ pub enum Kind {
     /// `system`'s p50 of `op` (`read`, `update`, ...) significantly below
     /// `other`'s.
     LowerLatency,
+    /// The p50 of `op` of `system` over `other`'s, or over the same
+    /// system's at the `other_*` place, within [low, high] widened.
+    LatencyRatio,
     /// `system`'s memory after the run significantly above `other`'s.
     MoreMemory,
     /// `system`'s memory overhead over the raw data within [low, high]
