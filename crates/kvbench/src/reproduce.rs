@@ -415,7 +415,7 @@ mod tests {
         assert_eq!(
             counts,
             [
-                ("anthony2016", 33),
+                ("anthony2016", 36),
                 ("sadat2019", 23),
                 ("altoros", 14),
                 ("zhang2014", 7)

@@ -327,6 +327,25 @@ pub(super) fn check(f: &Finding, cells: &[Cell], paper: &Paper) -> Outcome {
             );
             judged(f, why, &[a, b], &est, Range::above(), measured)
         }
+        Kind::MoreGrowth => {
+            let growth = |c: &Cell| -> Option<f64> {
+                let (before, after) = (c.memory.at("before_run")?, c.memory.at("after_run")?);
+                (before > 0.0).then(|| after / before)
+            };
+            let (Some(x), Some(y)) = (growth(a), growth(b)) else {
+                return missing("memory probes before and after the run");
+            };
+            let est = Estimate::memory(x / y);
+            let measured = format!(
+                "during the run {} {:+.1}%, {} {:+.1}%: {}",
+                a.system,
+                (x - 1.0) * 100.0,
+                b.system,
+                (y - 1.0) * 100.0,
+                est.text()
+            );
+            judged(f, why, &[a, b], &est, Range::above(), measured)
+        }
         Kind::Winner | Kind::Overhead | Kind::Peak => unreachable!("handled above"),
         Kind::ServerBound | Kind::GraphMemory | Kind::SlowerLookup => {
             missing("no analytics run in this report")
@@ -703,7 +722,7 @@ fn reason(paper: &Reasons, f: &Finding, cells: &[&Cell], verdict: Verdict) -> St
             }
         }
         Kind::ServerBound | Kind::GraphMemory | Kind::SlowerLookup => {}
-        Kind::MoreMemory | Kind::Overhead => {
+        Kind::MoreMemory | Kind::MoreGrowth | Kind::Overhead => {
             if let Some(c) = cells.first() {
                 if c.dataset_bytes < 1 << 30 {
                     why.push(format!(

@@ -221,6 +221,9 @@ pub enum Kind {
     LatencyRatio,
     /// `system`'s memory after the run significantly above `other`'s.
     MoreMemory,
+    /// `system`'s memory grows more during the run (after the run over
+    /// before it) than `other`'s: the ratio of the two growths above 1.
+    MoreGrowth,
     /// `system`'s memory overhead over the raw data within [low, high]
     /// widened by the tolerance.
     Overhead,
