@@ -150,7 +150,7 @@ fn paper_c_at_a_tiny_scale_runs_all_three_loads_and_judges_every_finding() {
         "--quiet",
         "--json",
     ]);
-    let findings = every_finding(&v, "altoros", 'C', 14);
+    let findings = every_finding(&v, "altoros", 'C', 17);
     for f in findings {
         // Every place exists: both pipelines, both deployments, the
         // unions at 1 and 5 clients, alone and beside the SET:GET load.

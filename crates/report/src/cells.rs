@@ -58,6 +58,9 @@ pub struct SampleOp {
     pub throughput: f64,
     /// Its p50 (us).
     pub p50_us: f64,
+    /// With a pipeline deeper than 1: its p50 divided by the depth, as
+    /// papers that print "latency per request" of a pipeline give it.
+    pub per_pipeline_p50_us: Option<f64>,
 }
 
 /// The runs of one cell, summarised.
@@ -371,6 +374,7 @@ fn cell(
                                 op: o.op,
                                 throughput: o.throughput,
                                 p50_us: o.latency.p50_us,
+                                per_pipeline_p50_us: o.per_pipeline.as_ref().map(|l| l.p50_us),
                             })
                             .collect(),
                         memory_after_run: memory(&[r]).at("after_run"),

@@ -150,6 +150,11 @@ pub struct Finding {
     /// compared (default `read`).
     #[serde(default)]
     pub op: Option<String>,
+    /// `latency_ratio`: each run's p50 divided by its pipeline depth (a
+    /// paper's "pipeline latency divided by the pipeline length") instead
+    /// of the p50 itself.
+    #[serde(default)]
+    pub per_pipeline: bool,
     /// Only cells at this pipeline depth.
     #[serde(default)]
     pub pipeline: Option<u32>,

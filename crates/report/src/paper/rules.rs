@@ -112,11 +112,23 @@ impl Estimate {
             ),
         };
         format!(
-            "{:.2}x [{:.2}, {:.2}] ({how})",
-            self.ratio(),
-            self.lo.exp(),
-            self.hi.exp()
+            "{}x [{}, {}] ({how})",
+            ratio_text(self.ratio()),
+            ratio_text(self.lo.exp()),
+            ratio_text(self.hi.exp())
         )
+    }
+}
+
+/// A ratio to three significant figures or two decimals, whichever is
+/// shorter: `0.23`, `4.47`, `43.1`, `431`.
+pub fn ratio_text(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}")
+    } else if x >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
     }
 }
 
