@@ -4,21 +4,12 @@
 //! rules are per kind; the paper's figures and bounds are data
 //! (`papers/*.toml`).
 
-use crate::paper::{
-    not_comparable, not_measured, outcome, ratio_range, Finding, Kind, Outcome, Paper, Verdict,
-};
+use crate::paper::{not_measured, outcome, ratio_range, Finding, Kind, Outcome, Paper, Verdict};
 use kvbench_model::analytics::{AnalyticsRecord, LookupResult, PagerankResult};
 
 /// Every finding of `paper`; those about run cells are not measured here.
 pub fn evaluate(paper: &Paper, records: &[AnalyticsRecord]) -> Vec<Outcome> {
-    paper
-        .findings
-        .iter()
-        .map(|f| match &f.not_comparable {
-            Some(why) => not_comparable(f, why),
-            None => check(f, paper, records),
-        })
-        .collect()
+    paper.judge_each(|f| check(f, paper, records))
 }
 
 /// The newest record's result of `implementation`.

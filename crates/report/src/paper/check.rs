@@ -226,7 +226,7 @@ fn explain(j: &Judgement, why: &Reasons, f: &Finding, cells: &[&Cell]) -> String
     match j.answer {
         Answer::Agrees => String::new(),
         Answer::Inconclusive => j.to_decide.clone(),
-        Answer::Differs => reason(why, f, cells, Verdict::Differs),
+        Answer::Differs => reason(why, f, cells),
     }
 }
 
@@ -270,37 +270,19 @@ pub(super) fn check(f: &Finding, cells: &[Cell], paper: &Paper) -> Outcome {
         ));
     };
     match f.kind {
-        Kind::LatencyRatio => {
-            let op = latency_op(f).unwrap_or("read");
-            let (p50, what) = latency_value(f, op);
-            let (Some(x), Some(y)) = (side(&[a], &*p50), side(&[b], &*p50)) else {
-                return missing(&format!("{op} operations"));
+        Kind::Ratio | Kind::LatencyRatio => {
+            let (value, label) = ratio_quantity(f, f.ops.as_deref());
+            let what = label.clone().unwrap_or_else(|| "throughput".to_string());
+            let (Some(x), Some(y)) = (side(&[a], &*value), side(&[b], &*value)) else {
+                return missing(&what);
             };
             let Some(est) = paired_estimate(&x, &y) else {
-                return missing(&format!("{op} operations"));
+                return missing(&what);
             };
             let range = Range::claimed(f.bounds().0, f.bounds().1, tolerance);
             let measured = format!(
-                "{what} {} / {} = {} at {clients_text} (paper: {}, judged against {})",
-                a.system,
-                b.system,
-                est.text(),
-                ratio_range(f.bounds()),
-                range.text()
-            );
-            judged(f, why, &[a, b], &est, range, measured)
-        }
-        Kind::Ratio => {
-            let value = throughput(f.ops.as_deref());
-            let (Some(x), Some(y)) = (side(&[a], &value), side(&[b], &value)) else {
-                return missing("throughput");
-            };
-            let Some(est) = paired_estimate(&x, &y) else {
-                return missing("throughput");
-            };
-            let range = Range::claimed(f.bounds().0, f.bounds().1, tolerance);
-            let measured = format!(
-                "{} / {} = {} at {clients_text} (paper: {}, judged against {})",
+                "{}{} / {} = {} at {clients_text} (paper: {}, judged against {})",
+                label.map_or(String::new(), |l| format!("{l} ")),
                 a.system,
                 b.system,
                 est.text(),
@@ -310,10 +292,7 @@ pub(super) fn check(f: &Finding, cells: &[Cell], paper: &Paper) -> Outcome {
             judged(f, why, &[a, b], &est, range, measured)
         }
         Kind::LowerReadLatency | Kind::LowerLatency => {
-            let op = match f.kind {
-                Kind::LowerLatency => f.op.as_deref().unwrap_or("read"),
-                _ => "read",
-            };
+            let op = op_of(f);
             let p50 = p50_of(op);
             let (Some(x), Some(y)) = (side(&[a], &p50), side(&[b], &p50)) else {
                 return missing(&format!("{op} operations"));
@@ -452,7 +431,7 @@ fn winner(f: &Finding, here: &[&Cell], a: &Cell, paper: &Paper) -> Outcome {
         (Answer::Differs, Some(w)) => format!(
             "{} is significantly behind {w}; {}",
             a.system,
-            reason(&paper.reasons, f, &cells, Verdict::Differs)
+            reason(&paper.reasons, f, &cells)
         ),
         (Answer::Inconclusive, Some(w)) => format!(
             "{} is not told apart from {w}{}",
@@ -548,18 +527,9 @@ fn ratio_across(
     };
     let ops = f.ops.as_deref();
     let other_ops = f.other_ops.as_deref().or(ops);
-    let latency_of = latency_op(f);
-    let (sides, what) = match latency_of {
-        Some(op) => {
-            let (p50, name) = latency_value(f, op);
-            ((side(&[a], &*p50), side(&[b], &*p50)), name)
-        }
-        None => {
-            let (va, vb) = (throughput(ops), throughput(other_ops));
-            ((side(&[a], &va), side(&[b], &vb)), "throughput".to_string())
-        }
-    };
-    let (Some(x), Some(y)) = sides else {
+    let ((va, label), (vb, _)) = (ratio_quantity(f, ops), ratio_quantity(f, other_ops));
+    let what = label.clone().unwrap_or_else(|| "throughput".to_string());
+    let (Some(x), Some(y)) = (side(&[a], &*va), side(&[b], &*vb)) else {
         return missing(&what);
     };
     let Some(est) = unpaired_estimate(&x, &y) else {
@@ -570,7 +540,7 @@ fn ratio_across(
         mean(&x, &just).unwrap_or(0.0),
         mean(&y, &just).unwrap_or(0.0),
     );
-    let values = match latency_of {
+    let values = match label {
         Some(_) => format!(
             "{} / {} us",
             crate::format::micros(mx),
@@ -584,7 +554,7 @@ fn ratio_across(
     };
     let measured = format!(
         "{}{} / {} = {values} = {} (paper: {}, judged against {})",
-        latency_of.map_or(String::new(), |_| format!("{what} ")),
+        label.as_ref().map_or(String::new(), |l| format!("{l} ")),
         name_apart(a, ops, b, other_ops),
         name_apart(b, other_ops, a, ops),
         est.text(),
@@ -594,9 +564,27 @@ fn ratio_across(
     judged(f, why, &[a, b], &est, range, measured)
 }
 
-/// `latency_ratio`'s operation kind; `None` for a throughput ratio.
-fn latency_op(f: &Finding) -> Option<&str> {
-    (f.kind == Kind::LatencyRatio).then(|| f.op.as_deref().unwrap_or("read"))
+/// The operation kind a latency finding compares: `op`, or reads.
+fn op_of(f: &Finding) -> &str {
+    match f.kind {
+        Kind::LowerReadLatency => "read",
+        _ => f.op.as_deref().unwrap_or("read"),
+    }
+}
+
+/// What a `ratio` or `latency_ratio` finding measures of a run (the
+/// throughput of `ops`, or the p50 of its operation kind), and for a
+/// latency its name (`read p50 per pipeline`).
+fn ratio_quantity<'a>(
+    f: &'a Finding,
+    ops: Option<&'a [String]>,
+) -> (BoxedValue<'a>, Option<String>) {
+    if f.kind == Kind::LatencyRatio {
+        let (value, name) = latency_value(f, op_of(f));
+        (value, Some(name))
+    } else {
+        (Box::new(throughput(ops)), None)
+    }
 }
 
 /// `system`'s memory overhead over the raw data, within [low, high].
@@ -714,7 +702,7 @@ fn peak(f: &Finding, here: &[&Cell], why: &Reasons) -> Outcome {
     let reason = match p.answer {
         Answer::Agrees => String::new(),
         Answer::Inconclusive => p.why,
-        Answer::Differs => format!("{}; {}", p.why, reason(why, f, &[best], Verdict::Differs)),
+        Answer::Differs => format!("{}; {}", p.why, reason(why, f, &[best])),
     };
     outcome(f, measured, verdict(p.answer), reason)
 }
@@ -723,10 +711,7 @@ fn peak(f: &Finding, here: &[&Cell], why: &Reasons) -> Outcome {
 /// so (the client was the limit, iterations were noisy), else what the
 /// paper's file says differs between its machines and this one for that
 /// kind of finding.
-fn reason(paper: &Reasons, f: &Finding, cells: &[&Cell], verdict: Verdict) -> String {
-    if verdict == Verdict::Agrees {
-        return String::new();
-    }
+fn reason(paper: &Reasons, f: &Finding, cells: &[&Cell]) -> String {
     let flagged = |flag: &str| cells.iter().any(|c| c.flags.iter().any(|x| x == flag));
     let mut why = Vec::new();
     if flagged("client-bound") {

@@ -83,6 +83,19 @@ pub struct PaperGraph {
 }
 
 impl Paper {
+    /// Each finding judged by `check`, except those marked not comparable,
+    /// which are reported with their reason (workload and analytics
+    /// findings alike).
+    pub(crate) fn judge_each(&self, check: impl Fn(&Finding) -> Outcome) -> Vec<Outcome> {
+        self.findings
+            .iter()
+            .map(|f| match &f.not_comparable {
+                Some(why) => not_comparable(f, why),
+                None => check(f),
+            })
+            .collect()
+    }
+
     /// Keeps the substitutions that hold at the run's scale (below the
     /// paper's, or the paper's own) in `substitutions`.
     pub fn at_scale(&mut self, full: bool) {
@@ -301,18 +314,11 @@ pub struct Outcome {
 
 /// Checks every finding of `paper` against `cells`.
 pub fn evaluate(paper: &Paper, cells: &[Cell]) -> Vec<Outcome> {
-    paper
-        .findings
-        .iter()
-        .map(|f| match &f.not_comparable {
-            Some(why) => not_comparable(f, why),
-            None => check::check(f, cells, paper),
-        })
-        .collect()
+    paper.judge_each(|f| check::check(f, cells, paper))
 }
 
 /// A finding whose quantity means something else here.
-pub(crate) fn not_comparable(f: &Finding, why: &str) -> Outcome {
+fn not_comparable(f: &Finding, why: &str) -> Outcome {
     outcome(
         f,
         "not comparable".to_string(),

@@ -32,8 +32,9 @@ pub const DEFAULT_TOLERANCE: f64 = paired::DEFAULT_MARGIN;
 /// What an estimate's interval rests on.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Basis {
-    /// A 95% interval over blocks or runs (paired t, BCa or Welch).
-    Interval(Method),
+    /// A 95% interval over blocks or runs (paired t, BCa or Welch),
+    /// kept whole for projecting the blocks that would decide it.
+    Interval(RatioInterval),
     /// Single runs: the point widened by [`PASS_TO_PASS_SPREAD`].
     SingleRuns,
     /// Memory of single runs: the point widened by [`MEMORY_RESOLUTION`].
@@ -51,8 +52,6 @@ pub struct Estimate {
     pub hi: f64,
     /// What the interval rests on.
     pub basis: Basis,
-    /// The interval itself, for projecting the blocks that would decide it.
-    interval: Option<RatioInterval>,
 }
 
 impl Estimate {
@@ -62,8 +61,7 @@ impl Estimate {
             point: iv.mean_log,
             lo: iv.lo_log,
             hi: iv.hi_log,
-            basis: Basis::Interval(iv.method),
-            interval: Some(iv),
+            basis: Basis::Interval(iv),
         }
     }
 
@@ -85,7 +83,6 @@ impl Estimate {
             lo: point - w,
             hi: point + w,
             basis,
-            interval: None,
         }
     }
 
@@ -96,17 +93,20 @@ impl Estimate {
 
     /// `1.23x [1.10, 1.38] (paired t over 5 blocks)`.
     pub fn text(&self) -> String {
-        let how = match (self.basis, self.interval) {
-            (Basis::Interval(m), Some(iv)) => {
-                let unit = if m == Method::Welch { "runs" } else { "blocks" };
-                format!("{} over {} {unit}", m.as_str(), iv.n)
+        let how = match self.basis {
+            Basis::Interval(iv) => {
+                let unit = if iv.method == Method::Welch {
+                    "runs"
+                } else {
+                    "blocks"
+                };
+                format!("{} over {} {unit}", iv.method.as_str(), iv.n)
             }
-            (Basis::Interval(m), None) => m.as_str().to_string(),
-            (Basis::SingleRuns, _) => format!(
+            Basis::SingleRuns => format!(
                 "single runs, ±{:.0}% pass-to-pass spread",
                 PASS_TO_PASS_SPREAD * 100.0
             ),
-            (Basis::Memory, _) => format!(
+            Basis::Memory => format!(
                 "single runs, ±{:.0}% memory resolution",
                 MEMORY_RESOLUTION * 100.0
             ),
@@ -234,14 +234,14 @@ fn to_decide(est: &Estimate, range: Range) -> String {
         .filter(|e| e.is_finite())
         .map(|e| (est.point - e).abs())
         .fold(f64::INFINITY, f64::min);
-    match (est.basis, est.interval) {
-        (Basis::SingleRuns, _) => format!(
+    match est.basis {
+        Basis::SingleRuns => format!(
             "single runs decide only beyond the machine's {:.0}% pass-to-pass spread: repeat with --iterations 3 or more",
             PASS_TO_PASS_SPREAD * 100.0
         ),
-        (Basis::Memory, _) => "the figures are within the memory resolution".to_string(),
-        (Basis::Interval(m), Some(iv)) => {
-            let unit = if m == Method::Welch {
+        Basis::Memory => "the figures are within the memory resolution".to_string(),
+        Basis::Interval(iv) => {
+            let unit = if iv.method == Method::Welch {
                 "iterations"
             } else {
                 "blocks"
@@ -251,7 +251,6 @@ fn to_decide(est: &Estimate, range: Range) -> String {
                 None => format!("the estimate sits on the range's edge: more {unit} would not likely decide it"),
             }
         }
-        (Basis::Interval(_), None) => String::new(),
     }
 }
 
