@@ -17,6 +17,7 @@ mod client;
 mod conn;
 pub mod cpu;
 pub mod driver;
+mod error;
 pub mod events;
 mod library;
 pub mod limits;
@@ -30,6 +31,7 @@ pub mod timer;
 pub mod union_check;
 pub mod uring;
 
+pub use error::EngineError;
 pub use events::{Observer, OpSecond, Progress, SecondStats, Silent};
 pub use phase::{
     run_phase, run_share, CutShort, Io, PhaseConfig, PhaseKind, PhaseOutput, Rate, Window,
@@ -37,24 +39,3 @@ pub use phase::{
 pub use route::Topology;
 pub use schedule::Arrival;
 pub use share::{Share, Slice, StartAt};
-
-use std::net::SocketAddr;
-
-/// Why a phase could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    /// A connection could not be opened; nothing was measured.
-    #[error("cannot connect to {addr}: {message}")]
-    Connect {
-        /// The server address.
-        addr: SocketAddr,
-        /// What the OS said.
-        message: String,
-    },
-    /// The stop flag was raised (Ctrl-C).
-    #[error("interrupted")]
-    Interrupted,
-    /// Settings the engine cannot run with.
-    #[error("{0}")]
-    Config(String),
-}

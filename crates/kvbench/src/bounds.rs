@@ -124,6 +124,18 @@ pub fn rate(flag: &str, r: f64) -> Result<(), UsageError> {
     }
 }
 
+/// An equivalence margin given in percent (`--margin`, `[verdicts]
+/// margin`) as a share, or why it cannot be one.
+pub fn margin_share(pct: f64) -> Result<f64, String> {
+    if pct > 0.0 && pct < 100.0 {
+        Ok(pct / 100.0)
+    } else {
+        Err(format!(
+            "{pct}: give a percentage above 0 and below 100 (e.g. 5)"
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

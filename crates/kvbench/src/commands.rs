@@ -3,16 +3,15 @@
 
 use crate::args::{Command, CompareArgs, RunArgs, RunsArgs, ShowArgs, WorkloadsArgs};
 use crate::config;
-use crate::exit::{UsageError, Verdict};
+use crate::db::{not_found, open_for_reading, open_store};
+use crate::exit::{verdict_of, UsageError, Verdict};
 use crate::live::Live;
 use crate::orchestrate::run_cell;
+use crate::output::print;
 use anyhow::Result;
-use kvbench_model::{RunRecord, RunStatus};
-use kvbench_store::Location;
-use kvbench_store::{RunFilter, Store};
-use std::io::Write;
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use kvbench_model::RunStatus;
+use kvbench_store::RunFilter;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 /// Runs one subcommand.
@@ -57,89 +56,6 @@ fn remove_leftovers() {
             "note: removed what a stopped kvbench left behind: {}",
             names.join(", ")
         );
-    }
-}
-
-pub(crate) fn print(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    if !text.ends_with('\n') {
-        out.write_all(b"\n")?;
-    }
-    out.flush()?;
-    Ok(())
-}
-
-pub(crate) fn open_store(db: &Location) -> Result<Store> {
-    Store::open_location(db).map_err(|e| UsageError(format!("--db: {e}")).into())
-}
-
-/// A database that must hold runs already: an SQLite file is not created
-/// (a mistyped path would otherwise start an empty store); a PostgreSQL
-/// database exists or the connection says so.
-pub(crate) fn open_existing_store(db: &Location) -> Result<Store> {
-    if let Some(path) = db.sqlite_path() {
-        if !path.exists() {
-            return Err(UsageError(format!(
-                "--db {db}: no such database (runs are stored there by `kvbench run`)"
-            ))
-            .into());
-        }
-    }
-    open_store(db)
-}
-
-/// An existing database for a command that only reads it: opened as usual
-/// (which brings an older schema up to date), or, where it cannot be
-/// written (a read-only file system, a file of another user, a PostgreSQL
-/// role that may only read), read only.
-pub(crate) fn open_for_reading(db: &Location) -> Result<Store> {
-    let writable = open_existing_store(db);
-    let exists = db.sqlite_path().is_none_or(Path::exists);
-    match writable {
-        Ok(store) => Ok(store),
-        Err(e) if exists => {
-            Store::open_read_only_location(db).map_err(|ro| match ro {
-                // Not readable either: the first reason is the one to act on.
-                kvbench_store::StoreError::Open { .. } => e,
-                other => UsageError(format!("--db: {other}")).into(),
-            })
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// One line on stderr for a cell that failed; the sweep goes on.
-pub(crate) fn warn_if_failed(live: &Live, rec: &RunRecord) {
-    if rec.status != RunStatus::Failed {
-        return;
-    }
-    let c = &rec.config;
-    live.println(&format!(
-        "warning: run {} ({} {} x{}) failed: {}",
-        rec.id.unwrap_or_default(),
-        c.system,
-        c.workload,
-        c.clients,
-        rec.failure.as_deref().unwrap_or("unknown")
-    ));
-}
-
-/// The runs of a sweep side by side, or as a JSON array.
-pub(crate) fn print_comparison(records: &[RunRecord], json: bool) -> Result<()> {
-    if json {
-        print(&serde_json::to_string_pretty(records)?)
-    } else {
-        print(&kvbench_report::text::comparison(records))
-    }
-}
-
-pub(crate) fn verdict_of(rec: &RunRecord, stop: &AtomicBool) -> Verdict {
-    match rec.status {
-        RunStatus::Ok => Verdict::Ok,
-        RunStatus::Invalid => Verdict::Invalid,
-        RunStatus::Failed if stop.load(Ordering::Relaxed) => Verdict::Interrupted,
-        RunStatus::Failed => Verdict::Failed,
     }
 }
 
@@ -285,16 +201,6 @@ fn show(a: ShowArgs) -> Result<Verdict> {
         }
     }
     Ok(Verdict::Ok)
-}
-
-/// An unknown run id is bad input (exit 2); any other store error is not.
-pub(crate) fn not_found(e: kvbench_store::StoreError, db: &Location) -> anyhow::Error {
-    match e {
-        kvbench_store::StoreError::NotFound(id) => {
-            UsageError(format!("no run with id {id} in {}", db)).into()
-        }
-        other => other.into(),
-    }
 }
 
 fn workloads(a: WorkloadsArgs) -> Result<Verdict> {

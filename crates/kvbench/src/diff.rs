@@ -3,8 +3,9 @@
 //! too, then prints what kvbench_report::diff makes of them.
 
 use crate::args::DiffArgs;
-use crate::commands::{not_found, open_for_reading, print};
+use crate::db::{not_found, open_for_reading};
 use crate::exit::Verdict;
+use crate::output::print;
 use anyhow::Result;
 use kvbench_model::RunRecord;
 use kvbench_report::diff::{diff as compare, Side};

@@ -1,6 +1,8 @@
 //! Exit codes, in one place (they are documented in `--help` and docs/cli.md).
 
+use kvbench_model::{RunRecord, RunStatus};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Everything worked.
 pub const OK: u8 = 0;
@@ -40,5 +42,16 @@ impl Verdict {
             Verdict::Failed => FAILED,
             Verdict::Interrupted => INTERRUPTED,
         })
+    }
+}
+
+/// What a stored run means for the exit code (a failure after Ctrl-C is
+/// the interruption's).
+pub(crate) fn verdict_of(rec: &RunRecord, stop: &AtomicBool) -> Verdict {
+    match rec.status {
+        RunStatus::Ok => Verdict::Ok,
+        RunStatus::Invalid => Verdict::Invalid,
+        RunStatus::Failed if stop.load(Ordering::Relaxed) => Verdict::Interrupted,
+        RunStatus::Failed => Verdict::Failed,
     }
 }

@@ -7,7 +7,7 @@
 //! are not here.
 
 use crate::args::{ExportArgs, ExportFormat};
-use crate::commands::{not_found, open_for_reading};
+use crate::db::{not_found, open_for_reading};
 use crate::exit::{UsageError, Verdict};
 use anyhow::Result;
 use kvbench_export::{ExportError, ExportFile, RunRecord};

@@ -126,7 +126,7 @@ impl Live {
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
                 .with_key("left", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
                     let left = s.len().unwrap_or(0).saturating_sub(s.pos());
-                    let _ = w.write_str(&crate::experiment::duration_text(left as f64 / 1e3));
+                    let _ = w.write_str(&duration_text(left as f64 / 1e3));
                 })
                 .progress_chars("=> ");
             let b = self.multi.add(ProgressBar::new(1));
@@ -367,6 +367,16 @@ impl Observer for PhaseView<'_> {
         if self.run {
             self.live.second(s);
         }
+    }
+}
+
+/// `45s`, `3m05s`, `1h02m`.
+pub fn duration_text(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
     }
 }
 

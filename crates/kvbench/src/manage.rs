@@ -4,9 +4,10 @@
 //! transaction, so a bad id or an empty selection leaves every run as it was.
 
 use crate::args::{DeleteArgs, LabelArgs};
-use crate::commands::{not_found, open_existing_store, print};
+use crate::db::{not_found, open_existing_store};
 use crate::exit::{UsageError, Verdict};
 use crate::labels;
+use crate::output::print;
 use anyhow::Result;
 use kvbench_store::Location;
 use kvbench_store::{RunFilter, RunSelection, RunSummary, Store};

@@ -6,7 +6,7 @@
 
 use crate::args::BenchArgs;
 use crate::exit::UsageError;
-use kvbench_workload::dist::KeyDistribution;
+use kvbench_workload::generator::KeyDistribution;
 
 /// The properties the memtier flags set, in order, or an error naming the
 /// flag. Empty when none of them is given.

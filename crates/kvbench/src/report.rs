@@ -5,7 +5,7 @@
 //! never opens a page whose figures are not there yet.
 
 use crate::args::ReportArgs;
-use crate::commands::{not_found, open_for_reading};
+use crate::db::{not_found, open_for_reading};
 use crate::exit::{UsageError, Verdict};
 use anyhow::{Context, Result};
 use kvbench_report::cells::Source;
@@ -54,7 +54,7 @@ pub fn report(a: ReportArgs) -> Result<Verdict> {
     };
     let margin = a
         .margin
-        .map(crate::experiment::sequential::margin_share)
+        .map(crate::bounds::margin_share)
         .transpose()
         .map_err(|e| UsageError(format!("--margin {e}")))?;
     prepare(&a.out)?;
@@ -71,7 +71,7 @@ pub fn report(a: ReportArgs) -> Result<Verdict> {
         },
     )?;
     if a.json {
-        crate::commands::print(&serde_json::to_string_pretty(&serde_json::json!({
+        crate::output::print(&serde_json::to_string_pretty(&serde_json::json!({
             "out": a.out,
             "index": a.out.join("index.html"),
             "files": written.files,
@@ -254,7 +254,7 @@ fn analytics_report(store: &Store, a: &ReportArgs, text: &str) -> Result<Verdict
     ids.sort_unstable();
     ids.dedup();
     prepare(&a.out)?;
-    let paper = crate::reproduce::zhang2014()?;
+    let paper = crate::papers::zhang2014()?;
     let w = write_analytics(
         store,
         &a.db,
@@ -265,7 +265,7 @@ fn analytics_report(store: &Store, a: &ReportArgs, text: &str) -> Result<Verdict
         false,
     )?;
     if a.json {
-        crate::commands::print(&serde_json::to_string_pretty(&serde_json::json!({
+        crate::output::print(&serde_json::to_string_pretty(&serde_json::json!({
             "out": a.out,
             "index": a.out.join("index.html"),
             "files": w.files,

@@ -5,70 +5,16 @@
 //! written into the report's directory, so the report says exactly what ran.
 
 use crate::args::ReproduceArgs;
-use crate::commands::{open_store, print};
+use crate::db::open_store;
 use crate::exit::{UsageError, Verdict};
+use crate::output::print;
+use crate::papers::{scale, table, zhang2014, Known, KNOWN};
 use anyhow::{Context, Result};
-use kvbench_report::paper::{Outcome, Paper};
+use kvbench_report::paper::Paper;
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-
-/// A paper kvbench can reproduce.
-struct Known {
-    name: &'static str,
-    /// Its experiment file (experiments/).
-    experiment: &'static str,
-    /// The matrix the issue asks for at the paper's own scale (`--scale 1`):
-    /// operation counts instead of windows, a narrower matrix where the full
-    /// data set would not fit the time (experiments/paper-*-full.toml).
-    full: Option<&'static str>,
-    /// Its findings (papers/).
-    findings: &'static str,
-    /// The paper's record count, which `--scale` multiplies.
-    full_records: u64,
-    /// The default scale: what 2 cores run in 30 to 60 minutes.
-    default_scale: f64,
-}
-
-const KNOWN: [Known; 3] = [
-    Known {
-        name: "anthony2016",
-        experiment: include_str!("../../../experiments/paper-a.toml"),
-        full: Some(include_str!("../../../experiments/paper-a-full.toml")),
-        findings: include_str!("../../../papers/anthony2016.toml"),
-        full_records: 1_000_000,
-        default_scale: 0.02,
-    },
-    Known {
-        name: "sadat2019",
-        experiment: include_str!("../../../experiments/paper-b.toml"),
-        full: Some(include_str!("../../../experiments/paper-b-full.toml")),
-        findings: include_str!("../../../papers/sadat2019.toml"),
-        full_records: 2_500_000,
-        default_scale: 0.008,
-    },
-    Known {
-        name: "altoros",
-        experiment: include_str!("../../../experiments/paper-c.toml"),
-        full: None,
-        findings: include_str!("../../../papers/altoros.toml"),
-        full_records: 5_000_000,
-        default_scale: 0.02,
-    },
-];
-
-/// Paper D's findings: reproduced by the analytics commands
-/// (`crate::analytics::reproduce`), not by an experiment file.
-const ZHANG2014: &str = include_str!("../../../papers/zhang2014.toml");
-
-/// Paper D's findings file, parsed.
-///
-/// # Errors
-/// Only if the file built into kvbench does not parse (a bug).
-pub fn zhang2014() -> Result<Paper> {
-    toml::from_str(ZHANG2014).context("internal: papers/zhang2014.toml")
-}
 
 pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     if a.paper == "zhang2014" {
@@ -165,15 +111,6 @@ pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         eprintln!("report: {}", out.join("index.html").display());
     }
     Ok(verdict)
-}
-
-/// `--scale`, or `default`: above 0 and at most 1 (the paper's own size).
-pub(crate) fn scale(a: &ReproduceArgs, default: f64) -> Result<f64> {
-    let scale = a.scale.unwrap_or(default);
-    if !(scale > 0.0 && scale <= 1.0) {
-        return Err(UsageError(format!("--scale {scale}: must be above 0 and at most 1")).into());
-    }
-    Ok(scale)
 }
 
 /// Records loaded at `scale` of the paper's count (at least 100).
@@ -310,26 +247,10 @@ fn records_unit(w: &toml::Table) -> i64 {
     })
 }
 
-/// The paper-vs-kvbench table for the terminal.
-pub(crate) fn table(outcomes: &[Outcome]) -> String {
-    let mut t = kvbench_report::table::Table::new(&["id", "verdict", "paper", "kvbench"]);
-    for o in outcomes {
-        t.row(vec![
-            o.id.clone(),
-            serde_json::to_value(o.verdict)
-                .ok()
-                .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
-                .unwrap_or_default(),
-            o.claim.clone(),
-            o.measured.clone(),
-        ]);
-    }
-    t.to_text()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::papers::ZHANG2014;
 
     fn args() -> ReproduceArgs {
         ReproduceArgs {

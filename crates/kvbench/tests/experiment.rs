@@ -735,3 +735,52 @@ operations = 1000
         "{err}"
     );
 }
+
+/// Exit code 3 must come with its reason: a cell marked invalid is named on
+/// stderr as it ends, even with --quiet and --json (stdout stays JSON).
+/// Here Redis may hold 4 MB of a 16 MB data set, so it evicts.
+#[test]
+fn an_invalid_cell_is_named_with_why_on_stderr_even_with_quiet_json() {
+    let sb = Sandbox::new();
+    let f = write(
+        &sb,
+        "evicts.toml",
+        r#"
+name = "evicts"
+systems = [{ name = "redis", server_args = ["--maxmemory", "4mb", "--maxmemory-policy", "allkeys-random"] }]
+workloads = ["read-heavy"]
+
+[dataset]
+records = 4000
+field_count = 4
+field_length = 1000
+
+[run]
+warmup = "50ms"
+duration = "1s"
+
+[sweep]
+clients = [1]
+"#,
+    );
+    let out = sb
+        .kvbench()
+        .args(["experiment", "run", &f, "--quiet", "--json"])
+        .output()
+        .expect("kvbench runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning: run "))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].contains("(redis read-heavy x1) is marked invalid: ")
+            && warnings[0].contains("evictions: the server evicted"),
+        "{stderr}"
+    );
+    let runs: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("JSON alone on stdout");
+    assert_eq!(runs[0]["status"], "invalid", "{runs}");
+}

@@ -26,12 +26,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-/// The environment variable naming the `asd` binary to start.
-pub const BIN_ENV: &str = "KVBENCH_AEROSPIKE_BIN";
-
-/// The server argument (`--server-args=--paper-preset`) that asks for
-/// paper A's settings ([`Config::paper_preset`]).
-pub const PAPER_PRESET: &str = "--paper-preset";
+// Public here, where users of a started cluster look for them; defined
+// with the system's contract (system::aerospike reads them too).
+pub use crate::system::aerospike::{BIN_ENV, PAPER_PRESET};
 
 /// How long a node (and a cluster, to form) gets to answer.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);

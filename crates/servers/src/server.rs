@@ -7,7 +7,7 @@
 
 use crate::process::{log_tail, Ending, ProcessGuard};
 use crate::system::{Peer, Role};
-use crate::{find_binary, ports, probe, system, Host, ServerError};
+use crate::{find_binary, ports, probe, system, Host, ServerError, ServerSpec};
 use kvbench_model::{Probe, Setting, SystemKind};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -29,34 +29,6 @@ const READY_QUERY_TIMEOUT: Duration = Duration::from_millis(500);
 const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Log lines quoted in error messages.
 const LOG_TAIL_LINES: usize = 20;
-
-/// What to start.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerSpec {
-    /// Which server.
-    pub system: SystemKind,
-    /// The binary to run; `None` searches `PATH` for `redis-server` / `memcached`.
-    pub binary: Option<PathBuf>,
-    /// Memory limit in MB: Memcached `-m` (`None`: its default, 64), Redis
-    /// `--maxmemory <N>mb` (`None`: no limit, Redis's default).
-    pub memory_limit_mb: Option<u64>,
-    /// Extra server arguments, appended after kvbench's own (so they win) and
-    /// recorded as settings with reason `user`. Port, bind address and
-    /// daemon mode are refused.
-    pub extra_args: Vec<String>,
-}
-
-impl ServerSpec {
-    /// A spec for `system` with every default.
-    pub fn new(system: SystemKind) -> Self {
-        ServerSpec {
-            system,
-            binary: None,
-            memory_limit_mb: None,
-            extra_args: Vec::new(),
-        }
-    }
-}
 
 /// The server's own account of what it is.
 #[derive(Debug, Clone, PartialEq, Eq)]

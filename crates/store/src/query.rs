@@ -5,7 +5,7 @@
 //! Formatting belongs to the report crate.
 
 use crate::db::{args, Db, FromValue, TxKind, Value as SqlValue};
-use crate::save::{HISTOGRAM_ENCODING, MEASURES, SERIES_HISTOGRAM};
+use crate::layout::{HISTOGRAM_ENCODING, MEASURES, SERIES_HISTOGRAM};
 use crate::Fault;
 use kvbench_model::{PhaseResult, Probe, RunRecord, RunStatus};
 use serde::de::DeserializeOwned;

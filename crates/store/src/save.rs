@@ -5,26 +5,11 @@
 //! It never measures, never talks to servers, and never changes a saved run.
 
 use crate::db::{args, Db, TxKind};
+use crate::layout::{HISTOGRAM_ENCODING, MEASURES, SERIES_HISTOGRAM};
 use crate::{query, CellTag, Fault};
 use kvbench_model::{PhaseResult, Probe, RunRecord};
 use serde::Serialize;
 use serde_json::Value;
-
-/// Tag stored with each histogram, so a later kvbench that changes the
-/// encoding can tell old rows from new ones.
-pub(crate) const HISTOGRAM_ENCODING: &str = "hdr-v2-base64";
-
-/// Each histogram measure an `OpResult` can carry, with its JSON field: they
-/// are stored as rows of the `histograms` table, never inside the phase JSON.
-pub(crate) const MEASURES: [(&str, &str); 3] = [
-    ("latency", "histogram"),
-    ("service", "service_histogram"),
-    ("lag", "lag_histogram"),
-];
-
-/// The JSON field of a `SeriesPoint` that is stored as a row of the
-/// `interval_histograms` table, never inside the phase JSON.
-pub(crate) const SERIES_HISTOGRAM: &str = "histogram";
 
 pub(crate) fn save_run(db: &Db, record: &RunRecord, cell: Option<&CellTag>) -> Result<i64, Fault> {
     // A write transaction takes the write lock up front: on SQLite a

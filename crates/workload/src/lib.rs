@@ -10,7 +10,7 @@
 //! - [`spec`]: what a workload is, checked;
 //! - [`presets`]: built-in workloads, written as properties;
 //! - [`keys`]: record number → key name, exactly as YCSB builds it;
-//! - [`dist`]: YCSB's number generators (uniform, zipfian, latest, ...);
+//! - [`generator`]: YCSB's number generators (uniform, zipfian, latest, ...);
 //! - [`values`]: field contents written straight into a send buffer;
 //! - [`rng`]: one disjoint seeded stream per client;
 //! - [`stream`]: a run's shared generators and each client's operation stream;
@@ -21,7 +21,7 @@
 
 pub mod bounds;
 pub mod command;
-pub mod dist;
+pub mod generator;
 pub mod keys;
 pub mod op;
 pub mod presets;

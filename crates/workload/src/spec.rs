@@ -8,7 +8,7 @@
 //! (in [`crate::ycsb`]); this module only holds it and checks it. No I/O.
 
 use crate::command::CommandTemplate;
-use crate::dist::{
+use crate::generator::{
     FieldLengthGenerator, HistogramGenerator, KeyDistribution, KeySpace, ZIPFIAN_CONSTANT,
 };
 use crate::keys::KeyNamer;
@@ -465,7 +465,7 @@ impl WorkloadSpec {
     /// A [`SpecError`] for lengths [`validate`](Self::validate) refuses.
     pub fn field_lengths(&self) -> Result<FieldLengthGenerator, SpecError> {
         let max = u64::from(self.field_length);
-        let bad = |e: crate::dist::DistError| SpecError::new("minfieldlength", e.to_string());
+        let bad = |e: crate::generator::DistError| SpecError::new("minfieldlength", e.to_string());
         Ok(match &self.field_length_distribution {
             FieldLengthDistribution::Constant => FieldLengthGenerator::Constant(max),
             FieldLengthDistribution::Uniform { min } => {
@@ -647,9 +647,9 @@ impl WorkloadSpec {
         ] {
             if let Some(KeyDistribution::Gaussian { median, stddev }) = dist {
                 let (min, max) = (self.insert_start, self.insert_start + self.insert_count - 1);
-                if let Err(e) = crate::dist::GaussianKeys::new(min, max, median, stddev) {
+                if let Err(e) = crate::generator::GaussianKeys::new(min, max, median, stddev) {
                     let p = match e {
-                        crate::dist::DistError::InvalidParameter { name, .. } => name,
+                        crate::generator::DistError::InvalidParameter { name, .. } => name,
                         _ => property,
                     };
                     return bad(p, e.to_string());

@@ -9,7 +9,7 @@
 //! repeated exactly from its stored seed, and client `i`'s stream depends
 //! only on the seed and `i`.
 
-use crate::dist::{
+use crate::generator::{
     AcknowledgedCounterGenerator, DiscreteGenerator, DistError, KeyChooser, UniformLongGenerator,
     ZipfianGenerator,
 };

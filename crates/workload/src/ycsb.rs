@@ -9,7 +9,7 @@
 
 use crate::bounds;
 use crate::command::CommandTemplate;
-use crate::dist::{
+use crate::generator::{
     HistogramGenerator, KeyDistribution, EXPONENTIAL_FRAC_DEFAULT, EXPONENTIAL_PERCENTILE_DEFAULT,
     HOTSPOT_DATA_FRACTION_DEFAULT, HOTSPOT_OPN_FRACTION_DEFAULT, ZIPFIAN_CONSTANT,
 };

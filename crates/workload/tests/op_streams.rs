@@ -3,7 +3,7 @@
 //! preset and the YCSB workloads.
 
 use kvbench_model::OpKind;
-use kvbench_workload::dist::zeta;
+use kvbench_workload::generator::zeta;
 use kvbench_workload::{client_rngs, presets, Op, OpStream, Properties, Workload, WorkloadSpec};
 use std::collections::{HashSet, VecDeque};
 

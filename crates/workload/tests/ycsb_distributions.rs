@@ -2,7 +2,7 @@
 //! (vectors in tests/ycsb-vectors/data/distributions.json): 10^6 draws over
 //! 10^5 records, compared rank by rank, since YCSB's RNG cannot be seeded.
 
-use kvbench_workload::dist::{
+use kvbench_workload::generator::{
     AcknowledgedCounterGenerator, KeyChooser, KeyDistribution, KeySpace, ScrambledZipfianGenerator,
 };
 use rand_core::SeedableRng;

@@ -3,7 +3,7 @@
 //! overrides, warnings for unknown names, and the YCSB A-F files in
 //! tests/ycsb-workloads running unchanged.
 
-use kvbench_workload::dist::KeyDistribution;
+use kvbench_workload::generator::KeyDistribution;
 use kvbench_workload::presets;
 use kvbench_workload::ycsb::{IGNORED, PROPERTIES};
 use kvbench_workload::{

@@ -46,7 +46,7 @@
 use kvbench_model::{OpKind, Protocol, SystemKind};
 use kvbench_proto::DecodeError;
 use kvbench_workload::command::CommandTemplate;
-use kvbench_workload::dist::FieldLengthGenerator;
+use kvbench_workload::generator::FieldLengthGenerator;
 use kvbench_workload::keys::KeyNamer;
 use kvbench_workload::values::{fill_deterministic_value, ValuePool};
 use kvbench_workload::{Layout, MemcachedUpdate, Op, Rng, WorkloadSpec, ZsetShape};

@@ -39,7 +39,7 @@ pub(crate) fn measure(a: &LookupArgs, show: bool) -> Result<AnalyticsRecord> {
     if a.impls.iter().any(|i| i == "spark") {
         spark::check()?;
     }
-    let mut store = crate::commands::open_store(&a.common.db)?;
+    let mut store = crate::db::open_store(&a.common.db)?;
     let (g, name) = super::graph(&a.common)?;
     if !a.common.quiet {
         eprintln!("graph {name}: {} nodes, {} edges", g.nodes(), g.edges());
@@ -78,7 +78,7 @@ pub(crate) fn measure(a: &LookupArgs, show: bool) -> Result<AnalyticsRecord> {
     let saved = super::record::save(&mut store, record.clone(), None, a.common.quiet);
     let shown = saved.as_ref().unwrap_or(&record);
     if show && a.common.json {
-        crate::commands::print(&serde_json::to_string_pretty(shown)?)?;
+        crate::output::print(&serde_json::to_string_pretty(shown)?)?;
     } else if show {
         let mut out = format!(
             "{:<10} {:>7} {:>9} {:>12} {:>12} {:>12}  {}\n",
@@ -90,7 +90,7 @@ pub(crate) fn measure(a: &LookupArgs, show: bool) -> Result<AnalyticsRecord> {
                 r.implementation, r.count, r.setup_s, r.p50_us, r.p99_us, r.max_us, r.detail
             ));
         }
-        crate::commands::print(&out)?;
+        crate::output::print(&out)?;
     }
     saved
 }

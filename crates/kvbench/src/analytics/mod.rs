@@ -130,7 +130,7 @@ pub(crate) fn pagerank_run(
         spark::check()?;
     }
     // Opened before anything starts: a bad --db costs nothing.
-    let mut store = crate::commands::open_store(&a.common.db)?;
+    let mut store = crate::db::open_store(&a.common.db)?;
     let say = |s: &str| {
         if !a.common.quiet {
             eprintln!("{s}");
@@ -176,9 +176,9 @@ pub(crate) fn pagerank_run(
     let saved = record::save(&mut store, record.clone(), None, a.common.quiet);
     let shown = saved.as_ref().unwrap_or(&record);
     if show && a.common.json {
-        crate::commands::print(&serde_json::to_string_pretty(shown)?)?;
+        crate::output::print(&serde_json::to_string_pretty(shown)?)?;
     } else if show {
-        crate::commands::print(&table(&shown.pagerank, a.iterations))?;
+        crate::output::print(&table(&shown.pagerank, a.iterations))?;
     }
     saved
 }
@@ -436,10 +436,10 @@ fn list(a: &AnalyticsListArgs) -> Result<Verdict> {
     if a.limit == Some(0) {
         return Err(UsageError("--limit must be at least 1".into()).into());
     }
-    let store = crate::commands::open_for_reading(&a.db)?;
+    let store = crate::db::open_for_reading(&a.db)?;
     let records = store.list_analytics(a.limit)?;
     if a.json {
-        crate::commands::print(&serde_json::to_string_pretty(&records)?)?;
+        crate::output::print(&serde_json::to_string_pretty(&records)?)?;
         return Ok(Verdict::Ok);
     }
     if records.is_empty() {
@@ -473,6 +473,6 @@ fn list(a: &AnalyticsListArgs) -> Result<Verdict> {
             results.join(", "),
         ]);
     }
-    crate::commands::print(&t.to_text())?;
+    crate::output::print(&t.to_text())?;
     Ok(Verdict::Ok)
 }

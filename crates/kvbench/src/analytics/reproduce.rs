@@ -34,7 +34,7 @@ pub fn run(a: &ReproduceArgs, mut paper: Paper) -> Result<Verdict> {
             .into());
         }
     }
-    let scale = crate::reproduce::scale(a, 1.0)?;
+    let scale = crate::papers::scale(a, 1.0)?;
     paper.at_scale(scale >= 1.0);
     let out = a
         .out
@@ -76,12 +76,12 @@ pub fn run(a: &ReproduceArgs, mut paper: Paper) -> Result<Verdict> {
         false,
     )?;
     let ids: Vec<i64> = [pagerank.id, lookups.id].into_iter().flatten().collect();
-    let store = crate::commands::open_store(&a.db)?;
+    let store = crate::db::open_store(&a.db)?;
     let title = format!("kvbench reproduces {}", paper.paper);
     let w =
         crate::report::write_analytics(&store, &a.db, &ids, &out, Some(title), Some(paper), true)?;
     if a.json {
-        crate::commands::print(&serde_json::to_string_pretty(&serde_json::json!({
+        crate::output::print(&serde_json::to_string_pretty(&serde_json::json!({
             "paper": "zhang2014",
             "analytics_runs": ids,
             "index": out.join("index.html"),
@@ -89,7 +89,7 @@ pub fn run(a: &ReproduceArgs, mut paper: Paper) -> Result<Verdict> {
             "report": w.summary,
         }))?)?;
     } else {
-        crate::commands::print(&crate::reproduce::table(&w.summary.paper))?;
+        crate::output::print(&crate::papers::table(&w.summary.paper))?;
         eprintln!("report: {}", out.join("index.html").display());
     }
     Ok(Verdict::Ok)

@@ -48,7 +48,7 @@ pub struct Experiment {
     pub absent: Vec<String>,
     /// Blocks are added until each place is decided (`--until-decided`,
     /// `[verdicts] until_decided`), within these limits.
-    pub sequential: Option<super::sequential::Limits>,
+    pub sequential: Option<super::verdict_plan::Limits>,
 }
 
 /// A `run` flag and the place in the file it came from, so that an error

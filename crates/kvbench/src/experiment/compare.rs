@@ -54,8 +54,9 @@ pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageE
     for sys in &a.systems {
         config::system(sys)?;
     }
-    let verdicts = super::sequential::Plan::new(a.margin, a.until_decided, a.max_blocks, a.budget)
-        .map_err(|(key, e)| UsageError(format!("--{}: {e}", key.replace('_', "-"))))?;
+    let verdicts =
+        super::verdict_plan::Plan::new(a.margin, a.until_decided, a.max_blocks, a.budget)
+            .map_err(|(key, e)| UsageError(format!("--{}: {e}", key.replace('_', "-"))))?;
     let rule = verdicts.rule;
     let resolve_all = |seed: Option<u64>| -> Result<Vec<Cell>, UsageError> {
         let mut out = Vec::new();

@@ -61,7 +61,7 @@ impl VerdictsTable {
     ///
     /// # Errors
     /// [`UsageError`] naming the file, line and key.
-    pub fn resolve(&self, src: &Source) -> Result<super::sequential::Plan, UsageError> {
+    pub fn resolve(&self, src: &Source) -> Result<super::verdict_plan::Plan, UsageError> {
         let margin = self.margin.as_ref();
         let max = self.max_blocks.as_ref();
         let budget = match &self.budget {
@@ -87,12 +87,12 @@ impl VerdictsTable {
                 ));
             }
         }
-        super::sequential::Plan::new(
+        super::verdict_plan::Plan::new(
             margin.map_or(kvbench_stats::paired::DEFAULT_MARGIN * 100.0, |m| {
                 *m.get_ref()
             }),
             self.until_decided,
-            max.map_or(super::sequential::DEFAULT_MAX_BLOCKS, |m| *m.get_ref()),
+            max.map_or(super::verdict_plan::DEFAULT_MAX_BLOCKS, |m| *m.get_ref()),
             budget,
         )
         .map_err(|(key, e)| {

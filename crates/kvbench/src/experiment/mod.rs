@@ -10,17 +10,17 @@ mod iterations;
 mod plan;
 mod run;
 pub(crate) mod sequential;
+mod verdict_plan;
 
 pub(crate) use cells::expand;
 pub(crate) use cells::key as cell_key;
 pub(crate) use compare::experiment as compare_experiment;
 pub(crate) use file::property_text;
-pub(crate) use plan::duration_text;
 pub(crate) use run::{execute, execute_quietly, Options};
 
 use crate::args::{ExperimentArgs, ExperimentCommand, ExperimentPlanArgs};
-use crate::commands::print;
 use crate::exit::Verdict;
+use crate::output::print;
 use anyhow::Result;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -36,7 +36,7 @@ pub fn dispatch(a: ExperimentArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
 
 fn summary(a: ExperimentPlanArgs) -> Result<Verdict> {
     let exp = cells::expand(&a.file)?;
-    let store = crate::commands::open_for_reading(&a.db)?;
+    let store = crate::db::open_for_reading(&a.db)?;
     let generation = plan::generation(Some(&store), &exp.name, false)?;
     let rows = plan::plan(&exp, Some(&store), generation)?;
     let cells = iterations::summarise(&rows, |id| Ok(store.get_run(id)?))?;

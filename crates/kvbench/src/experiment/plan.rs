@@ -124,16 +124,6 @@ pub fn guess_seconds(s: &RunSettings, kept: bool) -> f64 {
     start + load + s.warmup.as_secs_f64() + window
 }
 
-/// `45s`, `3m05s`, `1h02m`.
-pub fn duration_text(secs: f64) -> String {
-    let s = secs.max(0.0).round() as u64;
-    match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-    }
-}
-
 /// The plan as a table and a closing line of totals.
 pub fn text(exp: &Experiment, rows: &[Planned<'_>]) -> String {
     let mut t = kvbench_report::table::Table::new(&[
@@ -164,7 +154,7 @@ pub fn text(exp: &Experiment, rows: &[Planned<'_>]) -> String {
             s.spec.field_length.to_string(),
             s.rate.map_or("-".into(), |r| r.ops_per_s.to_string()),
             s.threads.to_string(),
-            format!("{guess}{}", duration_text(p.estimate_s)),
+            format!("{guess}{}", crate::live::duration_text(p.estimate_s)),
             match p.finished {
                 Some(id) => format!("done (run {id})"),
                 None => "to run".into(),
@@ -182,9 +172,9 @@ pub fn text(exp: &Experiment, rows: &[Planned<'_>]) -> String {
         if exp.iterations == 1 { "" } else { "s" },
         rows.len() - left.len(),
         t.to_text(),
-        duration_text(remaining),
+        crate::live::duration_text(remaining),
         left.len(),
-        duration_text(total),
+        crate::live::duration_text(total),
     ) + &exp
         .absent
         .iter()

@@ -6,11 +6,13 @@
 use super::cells::{self, Experiment};
 use super::plan::{self, Planned};
 use crate::args::ExperimentRunArgs;
-use crate::commands::{open_store, print, print_comparison, verdict_of, warn_if_failed};
 use crate::config::RunSettings;
+use crate::db::open_store;
+use crate::exit::verdict_of;
 use crate::exit::{UsageError, Verdict};
 use crate::live::Live;
 use crate::orchestrate::run_cell;
+use crate::output::{print, print_comparison, warn_unless_ok};
 use crate::reuse::{self, Sharing};
 use anyhow::Result;
 use kvbench_model::RunRecord;
@@ -256,9 +258,9 @@ pub fn execute_pooled(
         let rec = rec?;
         live.end_cell();
         verdict = verdict.max(verdict_of(&rec, stop));
-        if !a.json {
-            warn_if_failed(&live, &rec);
-        }
+        // On stderr even with --json or --quiet: exit codes 1 and 3 need
+        // their reason on one line.
+        warn_unless_ok(&live, &rec);
         records.push(rec);
     }
     live.finish();

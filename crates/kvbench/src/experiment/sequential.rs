@@ -17,95 +17,18 @@
 
 use super::cells::{Cell, Experiment};
 use super::run::{execute_pooled, verdicts, Options};
+use super::verdict_plan::Limits;
 use super::{blocks, plan};
-use crate::commands::open_store;
+use crate::db::open_store;
 use crate::exit::Verdict;
 use anyhow::Result;
-use kvbench_model::{RunRecord, VerdictRule};
+use kvbench_model::RunRecord;
 use kvbench_report::takeaways;
-use kvbench_stats::paired::{look_points, DEFAULT_MARGIN, MIN_BLOCKS};
+use kvbench_stats::paired::{look_points, MIN_BLOCKS};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-/// `--max-blocks` when not given.
-pub const DEFAULT_MAX_BLOCKS: u32 = 10;
-
-/// When a sequential comparison stops adding blocks.
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    /// Blocks per place at most.
-    pub max_blocks: u32,
-    /// No block starts that would end after this much measuring.
-    pub budget: Option<Duration>,
-}
-
-/// How an experiment's verdicts are called and its blocks stopped, from
-/// compare's flags or a file's `[verdicts]`.
-#[derive(Debug, Clone, Copy)]
-pub struct Plan {
-    /// Recorded in every run; `None` for the default (±5%, one look), so a
-    /// plain experiment keeps the cells (and name) it always had.
-    pub rule: Option<VerdictRule>,
-    /// `Some` when blocks are added until decided.
-    pub limits: Option<Limits>,
-}
-
-impl Plan {
-    /// Checks the settings; an error names the setting (`margin`,
-    /// `max_blocks`) and what is wrong.
-    pub fn new(
-        margin_pct: f64,
-        until_decided: bool,
-        max_blocks: u32,
-        budget: Option<Duration>,
-    ) -> Result<Plan, (&'static str, String)> {
-        let margin = margin_share(margin_pct).map_err(|e| ("margin", e))?;
-        if until_decided {
-            let range = crate::bounds::MAX_BLOCKS;
-            kvbench_workload::bounds::check(u64::from(max_blocks), range.min, range.max).map_err(
-                |e| {
-                    (
-                        "max_blocks",
-                        format!("{e} (a sequential comparison starts with {MIN_BLOCKS} blocks)"),
-                    )
-                },
-            )?;
-        }
-        let looks = if until_decided {
-            look_points(MIN_BLOCKS as u32, max_blocks).len() as u32
-        } else {
-            1
-        };
-        Ok(Plan {
-            rule: ((margin - DEFAULT_MARGIN).abs() > 1e-12 || looks > 1)
-                .then_some(VerdictRule { margin, looks }),
-            limits: until_decided.then_some(Limits { max_blocks, budget }),
-        })
-    }
-
-    /// The blocks the first pass runs: `iterations`, and at least the
-    /// fewest a sequential comparison judges.
-    pub fn first_blocks(&self, iterations: u32) -> u32 {
-        match self.limits {
-            Some(l) => iterations.max(MIN_BLOCKS as u32).min(l.max_blocks),
-            None => iterations,
-        }
-    }
-}
-
-/// An equivalence margin given in percent (`--margin`, `[verdicts]
-/// margin`) as a share, or why it cannot be one.
-pub fn margin_share(pct: f64) -> Result<f64, String> {
-    if pct > 0.0 && pct < 100.0 {
-        Ok(pct / 100.0)
-    } else {
-        Err(format!(
-            "{pct}: give a percentage above 0 and below 100 (e.g. 5)"
-        ))
-    }
-}
+use std::time::Instant;
 
 /// Runs `exp` (its first blocks), then adds blocks for undecided places
 /// within `limits`; returns the verdict, every run of the pass and the pass.
@@ -128,8 +51,8 @@ pub fn run_quietly(
             eprintln!(
                 "until-decided: the first {} blocks are estimated at {}, more than the budget of {}; they run whole, and no block is added after them",
                 exp.iterations,
-                crate::experiment::duration_text(first),
-                crate::experiment::duration_text(budget.as_secs_f64())
+                crate::live::duration_text(first),
+                crate::live::duration_text(budget.as_secs_f64())
             );
         }
     }
@@ -155,7 +78,7 @@ pub fn run_quietly(
                 vs.len(),
                 left.map_or(String::new(), |l| format!(
                     ", {} of the budget left",
-                    crate::experiment::duration_text(l.as_secs_f64())
+                    crate::live::duration_text(l.as_secs_f64())
                 ))
             );
         }
@@ -199,7 +122,7 @@ pub fn run_quietly(
                 if !a.quiet && !a.json {
                     eprintln!(
                         "until-decided: the next block (about {}) would pass the budget; {} place{} left undecided",
-                        crate::experiment::duration_text(cost),
+                        crate::live::duration_text(cost),
                         open.len(),
                         if open.len() == 1 { "" } else { "s" }
                     );

@@ -10,11 +10,12 @@
 mod search;
 
 use crate::args::FindmaxArgs;
-use crate::commands::{open_store, print};
 use crate::config::{self, RunSettings};
+use crate::db::open_store;
 use crate::exit::{UsageError, Verdict};
 use crate::live::Live;
 use crate::orchestrate::run_cell;
+use crate::output::print;
 use crate::reuse::{self, Reload, Sharing};
 use anyhow::Result;
 use kvbench_engine::recorder::{merge_encoded, summarize};

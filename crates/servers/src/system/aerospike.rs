@@ -14,6 +14,13 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
+/// The environment variable naming the `asd` binary to start.
+pub const BIN_ENV: &str = "KVBENCH_AEROSPIKE_BIN";
+
+/// The server argument (`--server-args=--paper-preset`) that asks for
+/// paper A's settings (`crate::aerospike::Config::paper_preset`).
+pub const PAPER_PRESET: &str = "--paper-preset";
+
 /// Aerospike Community or Enterprise Edition.
 pub(crate) struct Aerospike;
 
@@ -47,7 +54,7 @@ impl System for Aerospike {
     }
 
     fn binary_env(&self) -> Option<&'static str> {
-        Some(crate::aerospike::BIN_ENV)
+        Some(BIN_ENV)
     }
 
     fn install_hint(&self) -> &'static str {
@@ -70,7 +77,7 @@ impl System for Aerospike {
     }
 
     fn forbidden(&self, arg: &str) -> Option<&'static str> {
-        (arg != crate::aerospike::PAPER_PRESET).then_some(
+        (arg != PAPER_PRESET).then_some(
             "asd takes its settings from the configuration file kvbench writes (docs/aerospike.md); \
              the one server argument it takes is --paper-preset (paper A's service-threads 4)",
         )

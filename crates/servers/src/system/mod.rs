@@ -7,149 +7,20 @@
 //! compares. It must not parse the wire format itself; `kvbench-proto` does.
 
 pub(crate) mod aerospike;
+mod contract;
 pub(crate) mod memcached;
 pub(crate) mod redis;
 pub(crate) mod valkey;
 
 use crate::{ServerError, ServerSpec};
-use kvbench_connect::Access;
-use kvbench_model::{Probe, Setting, SystemKind};
-use kvbench_proto::DecodeError;
-use std::collections::BTreeMap;
-use std::net::{IpAddr, SocketAddr};
+pub(crate) use contract::{
+    bind_reason, cpu_sum, exchange, lookup, parse_u64, ConnectionLimit, Counts, Launch, Peer, Role,
+    Snapshot, System,
+};
+use kvbench_model::{Setting, SystemKind};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
-
-/// Replies larger than this are refused: no probe answer comes close, and a
-/// runaway buffer would be worse than an error.
-const MAX_REPLY: usize = 16 * 1024 * 1024;
-
-/// A server's command line and the settings it deviates in.
-pub(crate) struct Launch {
-    pub args: Vec<String>,
-    pub settings: Vec<Setting>,
-}
-
-/// What one probe query tells, with `None` for anything the server did not say.
-#[derive(Debug, Default)]
-pub(crate) struct Snapshot {
-    /// The pid the server reports for itself.
-    pub pid: Option<u32>,
-    pub memory_bytes: Option<u64>,
-    pub items: Option<u64>,
-    pub evictions: Option<u64>,
-    /// What the server calls itself (`redis`, `valkey`, `memcached`).
-    pub name: Option<String>,
-    pub version: Option<String>,
-    pub allocator: Option<String>,
-    /// The process's resident memory as the server reports it (Redis
-    /// `used_memory_rss`): what a remote server's probe records instead of `/proc`.
-    pub reported_rss: Option<u64>,
-    /// The process's CPU seconds (user + system) as the server reports them.
-    pub reported_cpu: Option<f64>,
-}
-
-impl Snapshot {
-    /// A probe at `stage` from the server's own figures, with the process
-    /// figures read from `/proc` (`None` for a process that is not ours).
-    pub(crate) fn probe(
-        self,
-        stage: &str,
-        rss_bytes: Option<u64>,
-        cpu_seconds: Option<f64>,
-    ) -> Probe {
-        Probe {
-            stage: stage.to_string(),
-            rss_bytes,
-            server_memory_bytes: self.memory_bytes,
-            cpu_seconds,
-            items: self.items,
-            evictions: self.evictions,
-            nodes: Vec::new(),
-        }
-    }
-}
-
-/// Per-command call counts, by command (or counter) name.
-pub(crate) type Counts = Vec<(String, u64)>;
-
-/// Everything kvbench knows about one kind of server: how to find and start
-/// it, which of its options kvbench must own, and what its cold-path
-/// queries say. One implementation per module; [`of`] is the only place
-/// that maps a [`SystemKind`] to one, so a new system is a new module and
-/// one line there.
-pub(crate) trait System: Sync {
-    /// The executable searched on `PATH` when no binary is given.
-    fn binary(&self) -> &'static str;
-    /// The environment variable that names the binary when no
-    /// `--server-bin` is given (before `PATH` is searched).
-    fn binary_env(&self) -> Option<&'static str> {
-        None
-    }
-    /// How to get the binary, for the "not found" message.
-    fn install_hint(&self) -> &'static str;
-    /// The command line for a private server bound to `addr` in `dir`,
-    /// before the caller's extra arguments.
-    fn launch(
-        &self,
-        addr: SocketAddr,
-        dir: &Path,
-        memory_limit_mb: Option<u64>,
-        as_root: bool,
-    ) -> Result<Launch, ServerError>;
-    /// Why kvbench must own this option (`None`: the caller may set it).
-    fn forbidden(&self, arg: &str) -> Option<&'static str>;
-    /// The option's name as kvbench records it, and any value attached to it.
-    fn split_option(&self, arg: &str) -> (String, Option<String>);
-    /// The pid the server reports, from the cheapest query that has it.
-    fn identify(&self, at: Peer<'_>, timeout: Duration) -> Result<Option<u32>, String>;
-    /// Memory, items, evictions, identity and pid in one query.
-    fn snapshot(&self, at: Peer<'_>, timeout: Duration) -> Result<Snapshot, String>;
-    /// Everything the server says about itself, as key/value pairs.
-    fn info(&self, at: Peer<'_>, timeout: Duration) -> Result<BTreeMap<String, String>, String>;
-    /// The key of [`System::info`] that holds the server's pid.
-    fn pid_key(&self) -> &'static str;
-    /// Per-command call counts and the pid that reported them.
-    fn command_stats(
-        &self,
-        at: Peer<'_>,
-        timeout: Duration,
-    ) -> Result<(Option<u32>, Counts), String>;
-    /// Deletes every key the connection sees (Redis `FLUSHDB`: the
-    /// selected database only; Memcached `flush_all`). Only ever called for
-    /// `--flush` on a server kvbench did not start.
-    fn flush(&self, at: Peer<'_>, timeout: Duration) -> Result<(), String>;
-    /// The option that limits the connections a private server accepts at
-    /// once (named as [`System::split_option`] records it), its default, and
-    /// how many of them the server keeps for itself.
-    fn connection_limit(&self) -> ConnectionLimit;
-    /// What a node of a server-side cluster bound to `addr` adds to its
-    /// command line; `None` when the system has no such cluster.
-    fn cluster_node(&self, _addr: SocketAddr) -> Option<Launch> {
-        None
-    }
-}
-
-/// See [`System::connection_limit`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ConnectionLimit {
-    /// The option, as [`System::split_option`] names it.
-    pub option: &'static str,
-    /// Its value when nobody sets it.
-    pub default: u64,
-    /// Connections (descriptors) the server counts against the limit
-    /// before any client: listening sockets, its own pipes.
-    pub reserved: u64,
-}
-
-/// What a started server is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Role {
-    /// A server on its own.
-    Single,
-    /// A node of a server-side cluster.
-    ClusterNode,
-}
 
 /// The implementation for `kind`.
 pub(crate) fn of(kind: SystemKind) -> &'static dyn System {
@@ -188,15 +59,6 @@ pub(crate) fn launch(
     launch.settings.extend(user);
     launch.args.extend(spec.extra_args.iter().cloned());
     Ok(launch)
-}
-
-/// Why a server binds `ip`, recorded with its bind-address setting.
-pub(crate) fn bind_reason(ip: IpAddr) -> &'static str {
-    if ip.is_loopback() {
-        "loopback only: the server is private to this run and must not be reachable from the network"
-    } else {
-        "its own network namespace's address (--netns): reachable only inside this run's private network"
-    }
 }
 
 /// Records the caller's extra arguments as settings (reason `user`), grouping
@@ -248,47 +110,40 @@ pub(crate) fn identify(system: SystemKind, at: Peer<'_>, timeout: Duration) -> R
         .ok_or_else(|| "the server did not report its pid".to_string())
 }
 
-/// Where a cold-path query goes: a node, and how to open a connection to
-/// it (TLS, AUTH) when kvbench did not start it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Peer<'a> {
-    pub addr: SocketAddr,
-    pub access: &'a Access,
+/// Checks arguments meant for [`ServerSpec::extra_args`] before anything
+/// starts: options that would break the private-server guarantees (port,
+/// bind address, daemonizing, ...) are refused.
+///
+/// # Errors
+/// [`ServerError::ForbiddenArgument`] naming the first such argument.
+pub fn check_extra_args(system: SystemKind, args: &[String]) -> Result<(), ServerError> {
+    user_settings(system, args).map(drop)
 }
 
-impl Peer<'static> {
-    /// A server kvbench started: plain TCP, no AUTH.
-    pub(crate) fn plain(addr: SocketAddr) -> Peer<'static> {
-        Peer {
-            addr,
-            access: &kvbench_connect::PLAIN,
-        }
-    }
-}
-
-/// One request, one complete reply, on a fresh connection. Errors are plain
-/// messages; the caller knows which server they concern.
-pub(crate) fn exchange<T>(
-    at: Peer<'_>,
-    timeout: Duration,
-    request: &[u8],
-    parse: impl FnMut(&[u8]) -> Result<Option<(T, usize)>, DecodeError>,
-) -> Result<T, String> {
-    kvbench_connect::exchange(at.addr, at.access, timeout, request, MAX_REPLY, parse)
-}
-
-pub(crate) fn parse_u64(value: Option<&String>) -> Option<u64> {
-    value?.trim().parse().ok()
-}
-
-/// The sum of two reported CPU-seconds figures (user and system).
-fn cpu_sum(a: Option<&String>, b: Option<&String>) -> Option<f64> {
-    let f = |v: Option<&String>| v?.trim().parse::<f64>().ok();
-    Some(f(a)? + f(b)?)
-}
-
-fn lookup<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a String> {
-    pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+/// How many client connections at once a private server of `system`
+/// started with `extra` arguments accepts; the option that sets it, as it is
+/// written on a command line (for the message that asks for fewer clients
+/// or a higher limit); and the option's value.
+///
+/// # Errors
+/// As [`check_extra_args`].
+pub fn connection_limit(
+    system: SystemKind,
+    extra: &[String],
+) -> Result<(u64, String, u64), ServerError> {
+    let limit = of(system).connection_limit();
+    let set = user_settings(system, extra)?
+        .into_iter()
+        .rev()
+        .find(|s| s.name == limit.option)
+        .and_then(|s| s.value.trim().parse().ok())
+        .unwrap_or(limit.default);
+    let option = if limit.option.starts_with('-') {
+        limit.option.to_string()
+    } else {
+        format!("--{}", limit.option)
+    };
+    Ok((set.saturating_sub(limit.reserved), option, set))
 }
 
 #[cfg(test)]

@@ -142,7 +142,7 @@ fn whole(field: Option<&str>, line: usize, what: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dist::java_random::tests::{seeded, Fixed};
+    use crate::generator::java_random::tests::{seeded, Fixed};
 
     #[test]
     fn parses_and_draws_by_ycsbs_rules() {

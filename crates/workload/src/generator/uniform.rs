@@ -70,7 +70,7 @@ impl NumberGenerator for UniformLongGenerator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dist::java_random::tests::seeded;
+    use crate::generator::java_random::tests::seeded;
 
     #[test]
     fn stays_in_range_and_hits_both_ends() {

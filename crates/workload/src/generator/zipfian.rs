@@ -239,7 +239,7 @@ pub(crate) fn check_theta(theta: f64) -> Result<(), DistError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dist::java_random::tests::seeded;
+    use crate::generator::java_random::tests::seeded;
     use approx::assert_relative_eq;
 
     fn naive(n: u64, theta: f64) -> f64 {

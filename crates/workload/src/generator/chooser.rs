@@ -400,7 +400,7 @@ fn draw_existing_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dist::java_random::tests::seeded;
+    use crate::generator::java_random::tests::seeded;
 
     fn chooser(dist: &str, space: &KeySpace) -> Result<KeyChooser, DistError> {
         let inserts = Arc::new(AcknowledgedCounterGenerator::new(space.record_count));

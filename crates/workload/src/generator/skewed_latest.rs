@@ -83,8 +83,8 @@ impl<C: LastValue> fmt::Debug for SkewedLatestGenerator<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dist::java_random::tests::seeded;
-    use crate::dist::CounterGenerator;
+    use crate::generator::java_random::tests::seeded;
+    use crate::generator::CounterGenerator;
 
     #[test]
     fn favours_the_newest_key_and_follows_the_counter() {

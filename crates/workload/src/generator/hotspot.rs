@@ -118,7 +118,7 @@ impl NumberGenerator for HotspotIntegerGenerator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dist::java_random::tests::seeded;
+    use crate::generator::java_random::tests::seeded;
 
     #[test]
     fn hot_set_gets_its_share() {

@@ -80,7 +80,7 @@ impl NumberGenerator for ExponentialGenerator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dist::java_random::tests::seeded;
+    use crate::generator::java_random::tests::seeded;
     use approx::assert_relative_eq;
 
     #[test]

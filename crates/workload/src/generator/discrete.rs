@@ -106,7 +106,7 @@ impl<T> DiscreteGenerator<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dist::java_random::tests::{seeded, Fixed};
+    use crate::generator::java_random::tests::{seeded, Fixed};
 
     #[test]
     fn shares_follow_weights() {

@@ -96,7 +96,7 @@ impl NumberGenerator for ScrambledZipfianGenerator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dist::java_random::tests::seeded;
+    use crate::generator::java_random::tests::seeded;
     use approx::assert_relative_eq;
 
     #[test]

@@ -173,7 +173,7 @@ impl GaussianKeys {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dist::java_random::tests::seeded;
+    use crate::generator::java_random::tests::seeded;
 
     #[test]
     fn a_client_sequence_walks_and_wraps_on_its_own() {

@@ -113,7 +113,7 @@ impl FieldLengthGenerator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dist::java_random::tests::seeded;
+    use crate::generator::java_random::tests::seeded;
 
     #[test]
     fn weighted_lengths_follow_their_weights() {

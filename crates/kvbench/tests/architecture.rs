@@ -1,0 +1,561 @@
+//! The module graph of every crate in the workspace: which source files
+//! use which, and the circles among them (issue 32). A circle of many
+//! files is a part of the code nobody can read one file at a time; the
+//! goal is at most two files in any circle of any crate.
+//!
+//! Edges come from the source text, not the compiler: every path starting
+//! `crate::`, `super::` or `self::` (in `use` trees too), and every path
+//! through a child module a file declares with `mod`. A path names the
+//! module of its longest prefix that is a file of the crate. Comments and
+//! the insides of string literals are skipped.
+//!
+//! `scripts/module-circles` prints the report; this test fails when a
+//! crate's largest circle grows past its recorded limit below.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Largest circle allowed per crate, by directory name under crates/:
+/// only ever lowered, towards [`GOAL`] everywhere.
+const LIMITS: &[(&str, usize)] = &[("engine", 6)];
+
+/// What issue 32 asks of every crate.
+const GOAL: usize = 2;
+
+/// A crate's modules: module path (`experiment::run`, `` for the root)
+/// to the file that holds it.
+fn modules(src: &Path) -> BTreeMap<String, PathBuf> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![src.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let rel = p.strip_prefix(src).expect("under src");
+                let mut parts: Vec<String> = rel
+                    .iter()
+                    .map(|s| s.to_string_lossy().trim_end_matches(".rs").to_string())
+                    .collect();
+                let last = parts.last().cloned().unwrap_or_default();
+                if ["mod", "lib", "main"].contains(&last.as_str()) {
+                    parts.pop();
+                }
+                // A second binary under src/bin is a crate of its own.
+                if parts.first().is_some_and(|f| f == "bin") {
+                    continue;
+                }
+                out.insert(parts.join("::"), p);
+            }
+        }
+    }
+    out
+}
+
+/// The source without comments (line and block) and with string
+/// literals emptied.
+fn strip_comments_and_strings(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut in_str = false;
+    while i < b.len() {
+        let c = b[i];
+        if in_str {
+            if c == b'\\' {
+                i += 2;
+                continue;
+            }
+            if c == b'"' {
+                in_str = false;
+                out.push('"');
+            }
+            i += 1;
+            continue;
+        }
+        // A raw string: r"..." or r#"..."#, any number of #.
+        if c == b'r' && (i == 0 || !is_ident(b[i - 1] as char)) {
+            let mut k = i + 1;
+            while b.get(k) == Some(&b'#') {
+                k += 1;
+            }
+            if b.get(k) == Some(&b'"') {
+                let mut close = vec![b'"'];
+                close.extend(vec![b'#'; k - i - 1]);
+                let end = b[k + 1..]
+                    .windows(close.len())
+                    .position(|w| w == close.as_slice())
+                    .map_or(b.len(), |p| k + 1 + p + close.len());
+                out.push_str("\"\"");
+                i = end;
+                continue;
+            }
+        }
+        if c == b'"' {
+            // A char literal '"' or '\"' is not a string.
+            let quoted = (i > 0 && b[i - 1] == b'\'' && b.get(i + 1) == Some(&b'\''))
+                || (i > 1 && b[i - 1] == b'\\' && b[i - 2] == b'\'');
+            if !quoted {
+                in_str = true;
+            }
+            out.push('"');
+            i += 1;
+            continue;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            i += 2;
+            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                i += 1;
+            }
+            i += 2;
+            continue;
+        }
+        // Offsets stay byte offsets: nothing here is a multi-byte char.
+        out.push(if c.is_ascii() { c as char } else { ' ' });
+        i += 1;
+    }
+    out
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// Every path of the `use`-tree (or plain path) that starts at byte `at`
+/// of `s`: `a::{b, c::{d}}` gives a::b, a::c::d.
+fn paths_at(s: &str, at: usize) -> Vec<Vec<String>> {
+    fn tree(s: &[char], i: &mut usize, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+        let mut path = prefix;
+        loop {
+            while *i < s.len() && s[*i].is_whitespace() {
+                *i += 1;
+            }
+            if *i < s.len() && s[*i] == '{' {
+                *i += 1;
+                loop {
+                    tree(s, i, path.clone(), out);
+                    while *i < s.len() && s[*i].is_whitespace() {
+                        *i += 1;
+                    }
+                    match s.get(*i) {
+                        Some(',') => {
+                            *i += 1;
+                            while *i < s.len() && s[*i].is_whitespace() {
+                                *i += 1;
+                            }
+                            if s.get(*i) == Some(&'}') {
+                                *i += 1;
+                                return;
+                            }
+                        }
+                        Some('}') => {
+                            *i += 1;
+                            return;
+                        }
+                        _ => return,
+                    }
+                }
+            }
+            let start = *i;
+            while *i < s.len() && is_ident(s[*i]) {
+                *i += 1;
+            }
+            if *i == start {
+                out.push(path);
+                return;
+            }
+            path.push(s[start..*i].iter().collect());
+            if s.get(*i) == Some(&':') && s.get(*i + 1) == Some(&':') {
+                *i += 2;
+            } else {
+                out.push(path);
+                return;
+            }
+        }
+    }
+    let chars: Vec<char> = s[at..].chars().take(4000).collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    tree(&chars, &mut i, Vec::new(), &mut out);
+    out
+}
+
+/// A path a module names, from the crate's root, and whether a `use`
+/// brought it in (then its last segment is a name the module re-exports
+/// to its children and, when `pub`, to everyone).
+struct Named {
+    path: Vec<String>,
+    imported: bool,
+}
+
+/// Every crate-relative path in `text`, the source of `module`.
+fn named_paths(module: &str, text: &str) -> Vec<Named> {
+    let file_here: Vec<String> = if module.is_empty() {
+        Vec::new()
+    } else {
+        module.split("::").map(str::to_string).collect()
+    };
+    let text = strip_comments_and_strings(text);
+    // `mod x;` children: `x::` paths start at this module.
+    let children: BTreeSet<String> = text
+        .split([';', '{', '}'])
+        .filter_map(|stmt| {
+            let words: Vec<&str> = stmt.split_whitespace().collect();
+            let k = words.iter().position(|w| *w == "mod")?;
+            (words.len() == k + 2).then(|| words[k + 1].to_string())
+        })
+        .collect();
+    let mut found = Vec::new();
+    let bytes = text.as_bytes();
+    // Inline modules (`mod tests { use super::*; }`) by the brace depth
+    // inside their braces: their `super` is this file's module.
+    let mut depth = 0usize;
+    let mut inline: Vec<(usize, String)> = Vec::new();
+    let mut pending: Option<String> = None;
+    let mut i = 0;
+    while i < text.len() {
+        match bytes[i] {
+            b'{' => {
+                depth += 1;
+                if let Some(name) = pending.take() {
+                    inline.push((depth, name));
+                }
+            }
+            b'}' => {
+                if inline.last().is_some_and(|(d, _)| *d == depth) {
+                    inline.pop();
+                }
+                depth = depth.saturating_sub(1);
+            }
+            b';' => pending = None,
+            _ => {}
+        }
+        let boundary = i == 0 || !is_ident(bytes[i - 1] as char) && bytes[i - 1] != b':';
+        if !boundary || !is_ident(bytes[i] as char) {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < text.len() && is_ident(bytes[j] as char) {
+            j += 1;
+        }
+        let word = &text[i..j];
+        let next = j;
+        if word == "mod" {
+            let rest = text[j..].trim_start();
+            let name: String = rest.chars().take_while(|c| is_ident(*c)).collect();
+            if rest[name.len()..].trim_start().starts_with('{') {
+                pending = Some(name);
+            }
+        }
+        let mut here = file_here.clone();
+        here.extend(inline.iter().map(|(_, n)| n.clone()));
+        // (where the path's module segments start, the base they extend)
+        let start: Option<(usize, Vec<String>)> = if !text[j..].starts_with("::") {
+            None
+        } else {
+            match word {
+                "crate" => Some((j + 2, Vec::new())),
+                "self" => Some((j + 2, here.clone())),
+                "super" => {
+                    let mut up = here.clone();
+                    up.pop();
+                    let mut k = j + 2;
+                    while text[k..].starts_with("super::") {
+                        up.pop();
+                        k += "super::".len();
+                    }
+                    Some((k, up))
+                }
+                w if inline.is_empty() && children.contains(w) => Some((i, here.clone())),
+                _ => None,
+            }
+        };
+        if let Some((at, base)) = start {
+            let imported = text[..i].trim_end().ends_with("use");
+            for rest in paths_at(&text, at) {
+                let mut path = base.clone();
+                path.extend(rest);
+                found.push(Named { path, imported });
+            }
+        }
+        i = next;
+    }
+    found
+}
+
+/// The module a path names: its longest prefix that is a module of the
+/// crate, followed through the names that module imports (`crate::Error`
+/// re-exported by the root from `error` is `error`).
+fn resolve(
+    mut path: Vec<String>,
+    all: &BTreeMap<String, PathBuf>,
+    imports: &BTreeMap<String, BTreeMap<String, Vec<String>>>,
+) -> String {
+    for _ in 0..8 {
+        let mut k = path.len();
+        while k > 0 && !all.contains_key(&path[..k].join("::")) {
+            k -= 1;
+        }
+        let module = path[..k].join("::");
+        let Some(name) = path.get(k) else {
+            return module;
+        };
+        match imports.get(&module).and_then(|m| m.get(name)) {
+            Some(target) if *target != path[..=k] => {
+                let mut next = target.clone();
+                next.extend(path[k + 1..].iter().cloned());
+                path = next;
+            }
+            _ => return module,
+        }
+    }
+    path.join("::")
+}
+
+/// The module graph of a crate: each module to the modules it uses.
+fn graph(
+    sources: &BTreeMap<String, String>,
+    all: &BTreeMap<String, PathBuf>,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let named: BTreeMap<&String, Vec<Named>> = sources
+        .iter()
+        .map(|(m, text)| (m, named_paths(m, text)))
+        .collect();
+    let imports: BTreeMap<String, BTreeMap<String, Vec<String>>> = named
+        .iter()
+        .map(|(m, paths)| {
+            let names = paths
+                .iter()
+                .filter(|n| n.imported)
+                .filter_map(|n| Some((n.path.last()?.clone(), n.path.clone())))
+                .collect();
+            ((*m).clone(), names)
+        })
+        .collect();
+    named
+        .iter()
+        .map(|(m, paths)| {
+            let uses = paths
+                .iter()
+                .map(|n| resolve(n.path.clone(), all, &imports))
+                .filter(|to| to != *m)
+                .collect();
+            ((*m).clone(), uses)
+        })
+        .collect()
+}
+
+/// Strongly connected components with more than one module (Tarjan).
+fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct T<'a> {
+        g: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on: BTreeSet<&'a str>,
+        next: usize,
+        out: Vec<Vec<String>>,
+    }
+    fn visit<'a>(t: &mut T<'a>, v: &'a str) {
+        t.index.insert(v, t.next);
+        t.low.insert(v, t.next);
+        t.next += 1;
+        t.stack.push(v);
+        t.on.insert(v);
+        if let Some(ws) = t.g.get(v) {
+            for w in ws {
+                let w = w.as_str();
+                if !t.index.contains_key(w) {
+                    visit(t, w);
+                    let lw = t.low[w];
+                    let lv = t.low[v];
+                    t.low.insert(v, lv.min(lw));
+                } else if t.on.contains(w) {
+                    let iw = t.index[w];
+                    let lv = t.low[v];
+                    t.low.insert(v, lv.min(iw));
+                }
+            }
+        }
+        if t.low[v] == t.index[v] {
+            let mut comp = Vec::new();
+            while let Some(w) = t.stack.pop() {
+                t.on.remove(w);
+                comp.push(w.to_string());
+                if w == v {
+                    break;
+                }
+            }
+            if comp.len() > 1 {
+                comp.sort();
+                t.out.push(comp);
+            }
+        }
+    }
+    let mut t = T {
+        g: graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        next: 0,
+        out: Vec::new(),
+    };
+    for v in graph.keys() {
+        if !t.index.contains_key(v.as_str()) {
+            visit(&mut t, v);
+        }
+    }
+    t.out.sort_by_key(|c| std::cmp::Reverse(c.len()));
+    t.out
+}
+
+/// Each crate's directory name, its circles (largest first), and the
+/// edges inside them (`from -> to`).
+fn workspace_circles() -> Vec<(String, Vec<Vec<String>>, Vec<String>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut crates: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("crates/")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("src").is_dir())
+        .collect();
+    crates.sort();
+    let mut out = Vec::new();
+    for dir in crates {
+        let name = dir.file_name().expect("name").to_string_lossy().to_string();
+        let all = modules(&dir.join("src"));
+        let sources: BTreeMap<String, String> = all
+            .iter()
+            .map(|(m, file)| {
+                (
+                    m.clone(),
+                    std::fs::read_to_string(file).expect("source file"),
+                )
+            })
+            .collect();
+        let g = graph(&sources, &all);
+        let cs = circles(&g);
+        let mut inside = Vec::new();
+        for c in &cs {
+            for from in c {
+                for to in g[from].iter().filter(|t| c.contains(t)) {
+                    inside.push(format!("{} -> {}", show(from), show(to)));
+                }
+            }
+        }
+        out.push((name, cs, inside));
+    }
+    out
+}
+
+fn show(m: &str) -> &str {
+    if m.is_empty() {
+        "(root)"
+    } else {
+        m
+    }
+}
+
+#[test]
+fn no_crate_has_a_module_circle_larger_than_its_limit() {
+    let mut report = String::new();
+    let mut over = Vec::new();
+    // KVBENCH_CIRCLE_EDGES=1 lists the edges inside each circle: where to cut.
+    let edges = std::env::var_os("KVBENCH_CIRCLE_EDGES").is_some();
+    for (name, circles, inside) in workspace_circles() {
+        let largest = circles.first().map_or(0, Vec::len);
+        let limit = LIMITS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(GOAL, |(_, l)| *l);
+        report.push_str(&format!(
+            "{name}: largest circle {largest} (limit {limit}, goal {GOAL})\n"
+        ));
+        for c in &circles {
+            let names: Vec<&str> = c.iter().map(|m| show(m)).collect();
+            report.push_str(&format!("  {} files: {}\n", c.len(), names.join(", ")));
+        }
+        if edges {
+            for e in &inside {
+                report.push_str(&format!("    {e}\n"));
+            }
+        }
+        if largest > limit {
+            over.push(format!("{name} ({largest} > {limit})"));
+        }
+    }
+    println!("{report}");
+    assert!(
+        over.is_empty(),
+        "circles over their limit: {}\n{report}",
+        over.join(", ")
+    );
+}
+
+#[test]
+fn the_parser_finds_use_trees_super_paths_children_and_re_exports() {
+    let sources: BTreeMap<String, String> = [
+        ("", "pub use e::E;\nmod a; mod d; mod e;"),
+        (
+            "a",
+            "mod c;\n// use crate::d;\nuse crate::{d, a::{b::X}};\nfn f() { super::d::Y; c::g(); crate::E; \"crate::nope\"; }",
+        ),
+        ("a::b", ""),
+        ("a::c", "use super::super::e;"),
+        ("d", "fn y() {}\n#[cfg(test)]\nmod tests {\n    use super::*;\n    use crate::e;\n}"),
+        ("e", ""),
+    ]
+    .iter()
+    .map(|(m, t)| (m.to_string(), t.to_string()))
+    .collect();
+    let all: BTreeMap<String, PathBuf> = sources
+        .keys()
+        .map(|m| (m.clone(), PathBuf::new()))
+        .collect();
+    let g = graph(&sources, &all);
+    let set = |v: &[&str]| {
+        v.iter()
+            .map(|s| s.to_string())
+            .collect::<BTreeSet<String>>()
+    };
+    // The root's E is e's: a uses e, not the root.
+    assert_eq!(g["a"], set(&["d", "e", "a::b", "a::c"]));
+    assert_eq!(g["a::c"], set(&["e"]));
+    assert_eq!(g[""], set(&["e"]));
+    // An inline module's `super` is its file.
+    assert_eq!(g["d"], set(&["e"]));
+
+    let mut g = BTreeMap::new();
+    for (a, b) in [
+        ("x", "y"),
+        ("y", "z"),
+        ("z", "x"),
+        ("z", "w"),
+        ("w", "v"),
+        ("v", "w"),
+    ] {
+        g.entry(a.to_string())
+            .or_insert_with(BTreeSet::new)
+            .insert(b.to_string());
+        g.entry(b.to_string()).or_insert_with(BTreeSet::new);
+    }
+    assert_eq!(
+        circles(&g),
+        vec![
+            vec!["x".to_string(), "y".into(), "z".into()],
+            vec!["v".to_string(), "w".into()]
+        ]
+    );
+}
