@@ -20,21 +20,11 @@ pub(crate) fn print(text: &str) -> Result<()> {
 }
 
 /// One line on stderr for a cell that failed or is marked invalid, with
-/// why; the sweep goes on.
+/// why (the report's own line for it); the sweep goes on.
 pub(crate) fn warn_unless_ok(live: &Live, rec: &RunRecord) {
-    let why = match rec.status {
-        RunStatus::Failed => format!("failed: {}", rec.failure.as_deref().unwrap_or("unknown")),
-        RunStatus::Invalid => format!("is marked invalid: {}", rec.marks.join("; ")),
-        _ => return,
-    };
-    let c = &rec.config;
-    live.println(&format!(
-        "warning: run {} ({} {} x{}) {why}",
-        rec.id.unwrap_or_default(),
-        c.system,
-        c.workload,
-        c.clients,
-    ));
+    if rec.status != RunStatus::Ok {
+        live.println(&format!("warning: {}", kvbench_report::text::problem(rec)));
+    }
 }
 
 /// The runs of a sweep side by side, or as a JSON array.

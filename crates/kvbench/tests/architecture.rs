@@ -134,25 +134,24 @@ fn is_ident(c: char) -> bool {
 /// Every path of the `use`-tree (or plain path) that starts at byte `at`
 /// of `s`: `a::{b, c::{d}}` gives a::b, a::c::d.
 fn paths_at(s: &str, at: usize) -> Vec<Vec<String>> {
+    fn skip_spaces(s: &[char], i: &mut usize) {
+        while *i < s.len() && s[*i].is_whitespace() {
+            *i += 1;
+        }
+    }
     fn tree(s: &[char], i: &mut usize, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
         let mut path = prefix;
         loop {
-            while *i < s.len() && s[*i].is_whitespace() {
-                *i += 1;
-            }
+            skip_spaces(s, i);
             if *i < s.len() && s[*i] == '{' {
                 *i += 1;
                 loop {
                     tree(s, i, path.clone(), out);
-                    while *i < s.len() && s[*i].is_whitespace() {
-                        *i += 1;
-                    }
+                    skip_spaces(s, i);
                     match s.get(*i) {
                         Some(',') => {
                             *i += 1;
-                            while *i < s.len() && s[*i].is_whitespace() {
-                                *i += 1;
-                            }
+                            skip_spaces(s, i);
                             if s.get(*i) == Some(&'}') {
                                 *i += 1;
                                 return;
@@ -258,12 +257,12 @@ fn named_paths(module: &str, text: &str) -> Vec<Named> {
                 pending = Some(name);
             }
         }
-        let mut here = file_here.clone();
-        here.extend(inline.iter().map(|(_, n)| n.clone()));
         // (where the path's module segments start, the base they extend)
         let start: Option<(usize, Vec<String>)> = if !text[j..].starts_with("::") {
             None
         } else {
+            let mut here = file_here.clone();
+            here.extend(inline.iter().map(|(_, n)| n.clone()));
             match word {
                 "crate" => Some((j + 2, Vec::new())),
                 "self" => Some((j + 2, here.clone())),

@@ -776,7 +776,7 @@ clients = [1]
         .collect();
     assert_eq!(warnings.len(), 1, "{stderr}");
     assert!(
-        warnings[0].contains("(redis read-heavy x1) is marked invalid: ")
+        warnings[0].contains("(redis read-heavy x1): invalid: ")
             && warnings[0].contains("evictions: the server evicted"),
         "{stderr}"
     );

@@ -35,11 +35,9 @@ pub mod workdir;
 
 pub use binary::{binary_version, find_binary};
 pub use cluster::Cluster;
-pub use error::ServerError;
-// Shared by the modules that start servers (a child sees its parent's imports).
-use binary::find_in_path;
 pub use deployment::Deployment;
 pub use env::{machine_environment, process_cpu_seconds};
+pub use error::ServerError;
 pub use kvbench_model::{Environment, Probe, Protocol, Setting, SystemKind, TopologyKind};
 pub use netns::{Host, Hosts, Link, NetnsError, Network};
 pub use pool::Pool;

@@ -7,11 +7,12 @@
 //! proxy and its stats port to loopback (or, with `--netns`, to the address
 //! of its own namespace), and is recorded with the run.
 
+use crate::binary::find_in_path;
 use crate::cluster::probe_nodes;
 use crate::process::{log_tail, ProcessGuard};
 use crate::server::ServerVersion;
 use crate::system::bind_reason;
-use crate::{find_in_path, ports, probe, Host, Hosts, Pool, ServerError, ServerSpec};
+use crate::{ports, probe, Host, Hosts, Pool, ServerError, ServerSpec};
 use kvbench_model::{NodeProbe, Probe, Protocol, Setting};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
