@@ -829,6 +829,11 @@ impl Client {
             if p.measured {
                 rec.count_node_reply(lane, outcome == Outcome::Error);
             }
+            if outcome == Outcome::Error {
+                if let Some(text) = driver.error_text(&buf[reply.clone()]) {
+                    rec.note_error_reply(text, self.limit.records(p.measured, arrived));
+                }
+            }
             // An error on a reply whose values are checked: tell an integrity
             // failure (with the key and field that differ) from an error reply.
             if outcome == Outcome::Error && driver.verifies(&op, step) {

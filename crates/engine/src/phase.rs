@@ -492,7 +492,9 @@ pub fn run_share(
             (ended_at + TICK < s + warmup + d).then_some(CutShort::ConnectionsLost)
         }
         (Some(Window::Operations(_)), Some(_)) => {
-            let ended: u64 = merged.completed() + merged.errors_total();
+            // A miss is an answered operation too: it counts against the
+            // quota the workers stop at.
+            let ended = merged.completed() + merged.misses_total() + merged.errors_total();
             (ended < expected).then_some(CutShort::ConnectionsLost)
         }
     };
@@ -798,6 +800,9 @@ impl WorkerJob {
             None => Recorder::default(),
         };
         recorder.stall_threshold_ns = self.stall.as_nanos() as u64;
+        if self.library.is_none() {
+            recorder.connections = (self.sources.len() * self.nodes.len()) as u64;
+        }
         recorder.series.set_origin(measure_from);
         recorder
             .series

@@ -13,7 +13,7 @@
 use crate::driver::Outcome;
 use crate::series::SeriesRecorder;
 use hdrhistogram::Histogram;
-use kvbench_model::{OpKind, OpResult, PhaseResult};
+use kvbench_model::{ErrorReplies, OpKind, OpResult, PhaseResult};
 use std::time::Instant;
 
 // The stored form of histograms is shared with the report, which reads
@@ -25,6 +25,11 @@ pub const MAX_LATENCY_NS: u64 = 60_000_000_000;
 const SIGFIG: u8 = 3;
 /// Error messages kept per phase for the record; the counts keep the rest.
 const MAX_ERROR_SAMPLES: usize = 5;
+/// Distinct first words of error replies kept per phase; later words are
+/// counted under the last entry, `other`.
+const MAX_ERROR_WORDS: usize = 16;
+/// The longest error reply text kept.
+const MAX_ERROR_TEXT: usize = 200;
 
 /// Counters and histograms for one worker (or, after merging, one phase).
 #[derive(Debug, Clone)]
@@ -43,6 +48,10 @@ pub struct Recorder {
     /// Connections that ended early on an error (warm-up included): the load
     /// was lighter than asked from then on, so the run cannot be clean.
     pub failed_connections: u64,
+    /// Connections the clients opened (one per client and node; 0 when a
+    /// client library keeps its own pool), so a failure can say how many of
+    /// them failed.
+    pub connections: u64,
     /// Per node (lane index): measured replies and measured errors (error
     /// replies, and requests failed or not sent because the node's
     /// connection had failed).
@@ -67,6 +76,7 @@ pub struct Recorder {
     pub longest_stall_ns: u64,
     error_samples: Vec<String>,
     error_kinds: [u64; ErrorKind::COUNT],
+    error_replies: Vec<ErrorReplies>,
     /// The per-second view of the window.
     pub series: SeriesRecorder,
 }
@@ -187,6 +197,7 @@ impl Default for Recorder {
             errors: [0; OpKind::COUNT],
             clamped: 0,
             failed_connections: 0,
+            connections: 0,
             node_counts: Vec::new(),
             moved: 0,
             asked: 0,
@@ -197,6 +208,7 @@ impl Default for Recorder {
             longest_stall_ns: 0,
             error_samples: Vec::new(),
             error_kinds: [0; ErrorKind::COUNT],
+            error_replies: Vec::new(),
             series: SeriesRecorder::default(),
         }
     }
@@ -345,6 +357,45 @@ impl Recorder {
         }
     }
 
+    /// Counts an error reply by its first word (when `measured`), keeping
+    /// the first text of each word, also from the warm-up, where a refusal
+    /// such as Redis's `max number of clients reached` usually comes
+    /// (cold path: taken only on errors).
+    pub fn note_error_reply(&mut self, text: &[u8], measured: bool) {
+        let text = &text[..text.len().min(MAX_ERROR_TEXT)];
+        let word_end = text
+            .iter()
+            .position(|b| b.is_ascii_whitespace())
+            .unwrap_or(text.len());
+        let word = String::from_utf8_lossy(&text[..word_end]);
+        self.add_error_replies(&word, u64::from(measured), || {
+            String::from_utf8_lossy(text).into_owned()
+        });
+    }
+
+    fn add_error_replies(&mut self, word: &str, n: u64, first: impl FnOnce() -> String) {
+        if let Some(e) = self.error_replies.iter_mut().find(|e| e.word == word) {
+            e.count += n;
+            return;
+        }
+        if self.error_replies.len() + 1 < MAX_ERROR_WORDS {
+            self.error_replies.push(ErrorReplies {
+                word: word.to_string(),
+                count: n,
+                first: first(),
+            });
+            return;
+        }
+        match self.error_replies.iter_mut().find(|e| e.word == "other") {
+            Some(e) => e.count += n,
+            None => self.error_replies.push(ErrorReplies {
+                word: "other".into(),
+                count: n,
+                first: first(),
+            }),
+        }
+    }
+
     /// Folds another worker's measurements into this one (the series are
     /// merged separately, by [`SeriesRecorder::merge`]).
     pub fn merge(&mut self, other: &Recorder) {
@@ -374,6 +425,7 @@ impl Recorder {
         }
         self.clamped += other.clamped;
         self.failed_connections += other.failed_connections;
+        self.connections += other.connections;
         if self.node_counts.len() < other.node_counts.len() {
             self.node_counts.resize(other.node_counts.len(), [0; 2]);
         }
@@ -392,6 +444,9 @@ impl Recorder {
         };
         for m in &other.error_samples {
             self.note_error(m);
+        }
+        for e in &other.error_replies {
+            self.add_error_replies(&e.word, e.count, || e.first.clone());
         }
     }
 
@@ -442,6 +497,9 @@ impl Recorder {
         for m in &part.error_samples {
             self.note_error(m);
         }
+        for e in &part.error_replies {
+            self.add_error_replies(&e.word, e.count, || e.first.clone());
+        }
         Ok(())
     }
 
@@ -458,6 +516,11 @@ impl Recorder {
     /// Failed measured operations of every kind.
     pub fn errors_total(&self) -> u64 {
         self.errors.iter().sum()
+    }
+
+    /// Misses (a read of a key that is not there) of every kind.
+    pub fn misses_total(&self) -> u64 {
+        self.misses.iter().sum()
     }
 
     /// Completed operations of every kind.
@@ -522,6 +585,7 @@ impl Recorder {
             throughput: per_s(completed),
             ops,
             error_samples: self.error_samples.clone(),
+            error_replies: self.error_replies.clone(),
             errors_by_kind: ErrorKind::ALL
                 .iter()
                 .filter(|k| self.error_kinds[**k as usize] > 0)

@@ -52,6 +52,12 @@ const MAX_RECV_BUFS: usize = 1024;
 /// the loop uses: provided-buffer rings (Linux 5.19) and multishot
 /// receives (Linux 6.0).
 pub fn available() -> bool {
+    // Asked once per cell when an experiment is planned: probed once.
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(probe)
+}
+
+fn probe() -> bool {
     kernel_at_least(6, 0)
         && IoUring::new(2).is_ok_and(|ring| {
             BufRing::new(&ring, 1, RECV_BUF).is_ok_and(|mut b| {

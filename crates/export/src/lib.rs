@@ -220,6 +220,7 @@ pub(crate) mod tests {
                 rate: None,
                 arrival: None,
                 allow_errors: false,
+                allow_incomplete_load: false,
                 skip_load: false,
                 workload_properties: vec![],
                 io: Some("tokio".into()),
@@ -253,6 +254,7 @@ pub(crate) mod tests {
                 ops: vec![op(OpKind::Insert, 1000, 0, &[(5_000, 1000)])],
                 error_samples: vec![],
                 errors_by_kind: vec![],
+                error_replies: vec![],
                 series: vec![point(0, OpKind::Insert, &[(5_000, 1000)])],
                 offered_rate: None,
                 redirects_moved: 0,
@@ -272,6 +274,7 @@ pub(crate) mod tests {
                 ],
                 error_samples: vec![],
                 errors_by_kind: vec![],
+                error_replies: vec![],
                 series: vec![
                     point(0, OpKind::Read, &reads[..2]),
                     point(0, OpKind::Update, &updates),

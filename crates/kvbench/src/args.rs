@@ -609,6 +609,11 @@ pub struct BenchArgs {
     /// Keep a run with errors valid (by default any error marks it invalid).
     #[arg(long)]
     pub allow_errors: bool,
+    /// Run the measured window even when inserts failed in the load (by
+    /// default the run stops after such a load, failed, naming what the
+    /// server said): its reads then miss the records that are not there.
+    #[arg(long)]
+    pub allow_incomplete_load: bool,
     /// Skip the load phase: the records are already on the server (from an
     /// earlier run with the same --records, field settings and --target).
     #[arg(long)]

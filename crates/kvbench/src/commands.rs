@@ -81,6 +81,10 @@ fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     live.finish();
     if a.bench.json {
         print(&serde_json::to_string_pretty(&rec)?)?;
+        // Exit codes 1 and 3 come with their reason, also beside JSON.
+        if rec.status != RunStatus::Ok {
+            eprintln!("warning: {}", kvbench_report::text::problem(&rec));
+        }
     } else {
         print(&kvbench_report::text::run_summary(&rec))?;
         if rec.status == RunStatus::Failed {

@@ -52,6 +52,7 @@ pub struct RunSettings {
     /// Open loop: the schedule.
     pub rate: Option<Rate>,
     pub allow_errors: bool,
+    pub allow_incomplete_load: bool,
     pub no_load: bool,
     /// The I/O loop (closed loop; open loop always uses tokio).
     pub io: Io,
@@ -451,6 +452,7 @@ pub fn settings(
         safety: crate::target::safety(b),
         rate,
         allow_errors: b.allow_errors,
+        allow_incomplete_load: b.allow_incomplete_load,
         no_load: b.no_load,
         io: match (b.io, rate) {
             (IoArg::Uring, Some(_)) => {

@@ -54,6 +54,12 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::USAGE);
         }
     };
+    // Settings from the environment are checked before anything runs: read
+    // only at the end, a bad one would lose what was measured.
+    if let Err(e) = unsaved::wait_bound() {
+        let _ = writeln!(std::io::stderr(), "error: {e:#}");
+        return ExitCode::from(exit::USAGE);
+    }
     let stop = Arc::new(AtomicBool::new(false));
     signals::install(stop.clone());
     match commands::dispatch(cli.command, &stop) {

@@ -163,6 +163,7 @@ fn new_record(s: &RunSettings) -> RunRecord {
             rate: s.rate.map(|r| r.ops_per_s),
             arrival: s.rate.map(|r| r.arrival.as_str().to_string()),
             allow_errors: s.allow_errors,
+            allow_incomplete_load: s.allow_incomplete_load,
             skip_load: s.no_load,
             workload_properties: s.properties.clone(),
             io: Some(s.io.as_str().to_string()),
@@ -330,11 +331,19 @@ fn execute(
         let load = phase(s, &base, &view, None, stop);
         view.finish();
         let load = load?;
-        let range = s.spec.load_range();
-        intact = load.result.errors == 0 && load.result.completed == range.end - range.start;
+        let shortfall = load_shortfall(s, &load.result);
+        intact = shortfall.is_none();
         rec.load = Some(load.result);
         rec.probes
             .push(server.probe("after_load").context("probe after load")?);
+        if let (Some(why), false) = (shortfall, s.allow_incomplete_load) {
+            // A window over a partial data set measures misses, not the
+            // workload: the cell ends here, its load kept.
+            rec.failure = Some(format!(
+                "incomplete load: {why}; the run phase was skipped (--allow-incomplete-load runs it anyway)"
+            ));
+            return Ok(None);
+        }
     }
 
     // `--with`: the second group's data set, loaded after the main one
@@ -440,7 +449,7 @@ fn execute(
         ));
     }
     if let Some(why) = run.cut_short {
-        let (text, mark) = cut_short(why, &run.result, s, &lost);
+        let (text, mark) = cut_short(why, &run, s, &lost);
         rec.failure = Some(text);
         rec.marks.push(mark);
     }
@@ -506,8 +515,9 @@ fn execute(
     }
     if run.recorder.failed_connections > 0 {
         rec.marks.push(format!(
-            "connection-failures: {} connections ended on an error",
-            run.recorder.failed_connections
+            "connection-failures: {} ended on an error{}",
+            connections_failed(&run.recorder),
+            server_said(&run.result)
         ));
     }
     let unions = run
@@ -606,10 +616,11 @@ fn scale_out_marks(so: &kvbench_model::ScaleOutResult, window_s: f64, rec: &mut 
 /// The failure text and the `partial` mark of a window that ended early.
 fn cut_short(
     why: CutShort,
-    result: &PhaseResult,
+    run: &kvbench_engine::PhaseOutput,
     s: &RunSettings,
     lost: &[String],
 ) -> (String, String) {
+    let result = &run.result;
     let planned = match s.window {
         kvbench_engine::Window::Duration(d) => format!("{} s window", d.as_secs_f64()),
         kvbench_engine::Window::Operations(n) => format!("window of {n} operations"),
@@ -619,14 +630,42 @@ fn cut_short(
         CutShort::ConnectionsLost if !lost.is_empty() => {
             format!("the server at {} exited", lost.join(", "))
         }
-        CutShort::ConnectionsLost => "every connection failed".to_string(),
+        CutShort::ConnectionsLost => format!("{} failed", connections_failed(&run.recorder)),
     };
-    let text = format!("{cause} {:.2} s into the {planned}", result.duration_s);
+    let text = format!(
+        "{cause} {:.2} s into the {planned}{}",
+        result.duration_s,
+        server_said(result)
+    );
     let mark = format!(
         "partial: {text}; the {} operations measured until then are kept, not a result",
         result.completed
     );
     (text, mark)
+}
+
+/// How many connections failed, of how many: "every connection" only when
+/// every one did.
+fn connections_failed(r: &kvbench_engine::recorder::Recorder) -> String {
+    match (r.failed_connections, r.connections) {
+        (f, all) if f > 0 && f < all => format!("{f} of {all} connections"),
+        (_, all) if all > 1 => format!("all {all} connections"),
+        _ => "every connection".to_string(),
+    }
+}
+
+/// What the server answered when it refused, as it said it: the most
+/// frequent error reply's text and count.
+fn server_said(result: &PhaseResult) -> String {
+    result
+        .error_replies
+        .iter()
+        .max_by_key(|e| e.count)
+        .map(|e| match e.count {
+            0 => format!(" (the server said \"{}\" before the window)", e.first),
+            n => format!(" (the server said \"{}\" {n} times)", e.first),
+        })
+        .unwrap_or_default()
 }
 
 /// After a `ZUNIONSTORE` run: reads a sample of the destinations back and
@@ -783,22 +822,32 @@ impl kvbench_engine::Observer for WindowCpu<'_> {
     }
 }
 
+/// What a load left undone, in one line that matches its counts (`None`
+/// for a complete load): records inserted of those planned, inserts that
+/// failed, and what the server said.
+fn load_shortfall(s: &RunSettings, load: &PhaseResult) -> Option<String> {
+    let range = s.spec.load_range();
+    let expected = range.end - range.start;
+    if load.errors == 0 && load.completed == expected {
+        return None;
+    }
+    let failed = match load.errors {
+        0 => String::new(),
+        n => format!(", {n} inserts failed"),
+    };
+    Some(format!(
+        "{} of {expected} records inserted{failed}{}",
+        load.completed,
+        server_said(load)
+    ))
+}
+
 /// Marks and status from what was measured: a run is valid only if nothing
 /// suggests its numbers are wrong.
 fn judge(s: &RunSettings, rec: &mut RunRecord) {
-    if let Some(load) = &rec.load {
-        if load.errors > 0 {
-            rec.marks
-                .push(format!("load-errors: {} inserts failed", load.errors));
-        }
-        let range = s.spec.load_range();
-        let expected = range.end - range.start;
-        if load.completed != expected {
-            rec.marks.push(format!(
-                "incomplete-load: {} of {expected} records inserted",
-                load.completed
-            ));
-        }
+    let shortfall = rec.load.as_ref().and_then(|l| load_shortfall(s, l));
+    if let Some(why) = &shortfall {
+        rec.marks.push(format!("incomplete-load: {why}"));
     }
     if let Some(run) = &rec.run {
         if run.errors > 0 {
@@ -824,9 +873,15 @@ fn judge(s: &RunSettings, rec: &mut RunRecord) {
         }
         let misses: u64 = run.ops.iter().map(|o| o.misses).sum();
         if misses > 0 {
-            rec.marks.push(format!(
-                "misses: {misses} reads found no record although every record was loaded"
-            ));
+            let why = if shortfall.is_some() {
+                "of the records the load did not insert"
+            } else if s.no_load || rec.environment.reused_server.is_some() {
+                "although the records were said to be there"
+            } else {
+                "although every record was loaded"
+            };
+            rec.marks
+                .push(format!("misses: {misses} reads found no record {why}"));
         }
     }
     if let Some(ev) = rec.probes.iter().filter_map(|p| p.evictions).max() {

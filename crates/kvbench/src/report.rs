@@ -47,8 +47,12 @@ pub fn report(a: ReportArgs) -> Result<Verdict> {
     };
     let file = match &a.file {
         Some(p) => Some(
-            std::fs::read_to_string(p)
-                .map_err(|e| UsageError(format!("--file {}: {e}", p.display())))?,
+            kvbench_workload::input::read_file(p, kvbench_workload::input::EXPERIMENT_FILE_LIMIT)
+                .and_then(|b| {
+                    String::from_utf8(b)
+                        .map_err(|e| format!("{}: not UTF-8 text: {e}", p.display()))
+                })
+                .map_err(|e| UsageError(format!("--file {e}")))?,
         ),
         None => None,
     };

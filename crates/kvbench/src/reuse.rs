@@ -73,6 +73,7 @@ const CLIENT_ONLY: &[&str] = &[
     "rate",
     "arrival",
     "allow_errors",
+    "allow_incomplete_load",
     "io",
     "client_cpus",
     "reload",

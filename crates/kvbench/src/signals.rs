@@ -17,8 +17,12 @@ const SAME_STOP: Duration = Duration::from_millis(500);
 /// After a second stop, how long the run has to be saved.
 pub const SAVE_GRACE: Duration = Duration::from_secs(5);
 
+/// The stop flag, for code that runs before any server or run exists.
+static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
 /// Installs the handler; `stop` is set by the first signal.
 pub fn install(stop: Arc<AtomicBool>) {
+    let _ = STOP.set(stop.clone());
     let first = OnceLock::new();
     let count = AtomicU8::new(0);
     let _ = ctrlc::set_handler(move || {
@@ -49,6 +53,16 @@ pub fn install(stop: Arc<AtomicBool>) {
             _ => leave(),
         }
     });
+}
+
+/// Where nothing runs yet and nothing is to be saved (expanding or
+/// planning an experiment): after a stop, exits at once with code 130 and
+/// one line saying what was stopped, instead of finishing first.
+pub fn leave_if_stopped(what: &str) {
+    if STOP.get().is_some_and(|s| s.load(Ordering::Relaxed)) {
+        eprintln!("kvbench: interrupted while {what}; nothing was run or stored");
+        leave();
+    }
 }
 
 /// Exits without destructors: the network namespaces (--netns) and the

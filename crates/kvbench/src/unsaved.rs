@@ -74,8 +74,9 @@ pub fn save(store: &mut Store, rec: &RunRecord, cell: Option<&CellTag>) -> Resul
     )
 }
 
-/// `KVBENCH_DB_WAIT` (seconds), or the default.
-fn wait_bound() -> Result<Duration> {
+/// `KVBENCH_DB_WAIT` (seconds), or the default. `main` reads it before any
+/// command starts, so a bad value never throws away a finished measurement.
+pub(crate) fn wait_bound() -> Result<Duration> {
     match std::env::var("KVBENCH_DB_WAIT") {
         Err(_) => Ok(DEFAULT_WAIT),
         Ok(v) => v
@@ -143,7 +144,8 @@ fn write(db: &Location, rec: &RunRecord, cell: Option<&CellTag>, reason: &str) -
 pub fn import(files: &[PathBuf], store: &mut Store) -> Result<Vec<(PathBuf, i64)>> {
     let mut runs = Vec::with_capacity(files.len());
     for f in files {
-        let text = std::fs::read(f).map_err(|e| UsageError(format!("{}: {e}", f.display())))?;
+        let text = kvbench_workload::input::read_file(f, kvbench_workload::input::RUN_FILE_LIMIT)
+            .map_err(UsageError)?;
         let run: UnsavedRun = serde_json::from_slice(&text)
             .ok()
             .filter(|r: &UnsavedRun| r.format == FORMAT)

@@ -11,17 +11,40 @@ use crate::util::{Sandbox, SMALL};
 /// must name, and the exit code.
 struct Case {
     args: &'static [&'static str],
+    env: &'static [(&'static str, &'static str)],
     mentions: &'static str,
     code: i32,
 }
 
 const fn bad(args: &'static [&'static str], mentions: &'static str) -> Case {
+    bad_env(args, &[], mentions)
+}
+
+const fn bad_env(
+    args: &'static [&'static str],
+    env: &'static [(&'static str, &'static str)],
+    mentions: &'static str,
+) -> Case {
     Case {
         args,
+        env,
         mentions,
         code: 2,
     }
 }
+
+/// The settings of a quick run (for cases refused before it starts).
+const QUICK: &[&str] = &[
+    R,
+    "--system",
+    "redis",
+    "--workload",
+    "balanced",
+    "--records",
+    "100",
+    "--operations",
+    "100",
+];
 
 /// Files the cases read, written into the sandbox first.
 const FILES: &[(&str, &[u8])] = &[
@@ -37,7 +60,32 @@ const FILES: &[(&str, &[u8])] = &[
     ("nameless.toml", b"name = \" \"\nsystems = [\"redis\"]\nworkloads = [\"read-heavy\"]\n"),
     ("text.db", b"these are my notes, not a database\n"),
     ("other.json", b"{\"format\": \"something else\"}\n"),
+    ("empty.properties", b""),
+    (
+        "dup-clients.toml",
+        b"name = \"d\"\nsystems = [\"redis\"]\nworkloads = [\"read-heavy\"]\n[sweep]\nclients = [1, 4, 1]\n",
+    ),
+    (
+        "dup-systems.toml",
+        b"name = \"d\"\nsystems = [\"redis\", \"redis\"]\nworkloads = [\"read-heavy\"]\n",
+    ),
+    (
+        "dup-workloads.toml",
+        b"name = \"d\"\nsystems = [\"redis\"]\nworkloads = [\"read-heavy\", \"read-heavy\"]\n",
+    ),
+    (
+        "many-cells.toml",
+        b"name = \"m\"\nsystems = [\"redis\", \"memcached\"]\nworkloads = [\"read-heavy\"]\niterations = 100\n[sweep]\nclients = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\npipeline = [1, 2, 3, 4, 5, 6]\n",
+    ),
+    (
+        "max-cells.toml",
+        b"name = \"m\"\nmax_cells = 0\nsystems = [\"redis\"]\nworkloads = [\"read-heavy\"]\n",
+    ),
+    ("comments.properties", b"# only a comment\n\n"),
 ];
+
+/// Named pipes the cases read (nobody writes to them: a read would block).
+const PIPES: &[&str] = &["pipe.properties", "pipe.toml", "pipe.json"];
 
 const R: &str = "run";
 
@@ -496,6 +544,70 @@ const CASES: &[Case] = &[
     bad(&["runs", "--status", "foo"], "--status"),
     bad(&["show", "999"], "999"),
     bad(&["import", "other.json"], "other.json"),
+    // Issue 36: special files, empty files, late settings.
+    bad(
+        &[R, "--system", "redis", "-P", "pipe.properties"],
+        "pipe.properties: not a regular file (a named pipe)",
+    ),
+    bad(
+        &[R, "--system", "redis", "-P", "."],
+        ".: not a regular file (a directory)",
+    ),
+    bad(
+        &[R, "--system", "redis", "-P", "/dev/zero"],
+        "/dev/zero: not a regular file (a character device)",
+    ),
+    bad(
+        &[R, "--system", "redis", "-P", "empty.properties"],
+        "empty.properties: no property in the file",
+    ),
+    bad(
+        &[R, "--system", "redis", "-P", "comments.properties"],
+        "comments.properties: no property in the file",
+    ),
+    bad(
+        &["experiment", "run", "pipe.toml"],
+        "pipe.toml: not a regular file (a named pipe)",
+    ),
+    bad(
+        &["experiment", "plan", "/dev/zero"],
+        "/dev/zero: not a regular file",
+    ),
+    bad(
+        &["import", "pipe.json"],
+        "pipe.json: not a regular file (a named pipe)",
+    ),
+    bad_env(QUICK, &[("KVBENCH_DB_WAIT", "10s")], "KVBENCH_DB_WAIT=\"10s\""),
+    bad(
+        &["experiment", "plan", "dup-clients.toml"],
+        "dup-clients.toml:5:18: sweep.clients: 1 is listed twice",
+    ),
+    bad(
+        &["experiment", "run", "dup-systems.toml"],
+        "systems: 'redis' is listed twice",
+    ),
+    bad(
+        &["experiment", "plan", "dup-workloads.toml"],
+        "workloads: 'read-heavy' is listed twice",
+    ),
+    bad(
+        &["compare", "--systems", "redis,memcached,redis", "--clients", "1"],
+        "--systems: 'redis' is listed twice",
+    ),
+    bad(
+        &["compare", "--systems", "redis", "--clients", "1,8,1"],
+        "--clients: '1' is listed twice",
+    ),
+    bad(
+        &["experiment", "run", "many-cells.toml"],
+        "max_cells: the file expands to 12000 cells, more than the 10000 allowed; shorten a sweep list, or raise the bound with max_cells = 12000",
+    ),
+    bad(&["experiment", "plan", "max-cells.toml"], "max_cells: "),
+    bad_env(
+        &["compare", "--systems", "redis", "--clients", "1"],
+        &[("KVBENCH_DB_WAIT", "-1")],
+        "KVBENCH_DB_WAIT",
+    ),
     bad(&["delete", "999", "--yes"], "999"),
 ];
 
@@ -517,6 +629,13 @@ fn every_bad_input_gets_one_line_its_exit_code_and_loses_nothing() {
     for (name, body) in FILES {
         std::fs::write(sb.path().join(name), body).expect("write");
     }
+    for name in PIPES {
+        let made = std::process::Command::new("mkfifo")
+            .arg(sb.path().join(name))
+            .status()
+            .expect("mkfifo");
+        assert!(made.success(), "mkfifo {name}");
+    }
     assert!(CASES.len() >= 40, "{} cases", CASES.len());
     let mut failures = Vec::new();
     for case in CASES {
@@ -524,6 +643,8 @@ fn every_bad_input_gets_one_line_its_exit_code_and_loses_nothing() {
             .kvbench()
             .args(case.args)
             .env_remove("KVBENCH_CATALOGUE_UNSET")
+            .envs(case.env.iter().copied())
+            .timeout(std::time::Duration::from_secs(60))
             .output()
             .expect("runs");
         let stderr = String::from_utf8_lossy(&out.stderr);

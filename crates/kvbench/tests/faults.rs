@@ -178,7 +178,7 @@ fn a_stalled_server_marks_the_run_and_timeouts_are_counted() {
     assert!(!alive(server), "stopped, although it was stalled");
     assert_eq!(out.status.code(), Some(1), "partial");
     let rec = record(&out);
-    assert_partial(&rec, 6.0, "every connection failed");
+    assert_partial(&rec, 6.0, "all 4 connections failed");
     assert!(
         rec["run"]["errors_by_kind"].to_string().contains("timeout"),
         "{}",
@@ -415,7 +415,7 @@ fn connections_reset_mid_run_end_it_partial() {
         String::from_utf8_lossy(&out.stderr)
     );
     let rec = record(&out);
-    assert_partial(&rec, 20.0, "every connection failed");
+    assert_partial(&rec, 20.0, "all 4 connections failed");
     assert!(rec["run"]["errors"].as_u64().unwrap_or(0) > 0);
     assert!(server.exited().is_none(), "the server is not ours to stop");
     server.stop().expect("stops");

@@ -4,6 +4,7 @@
 //! also when an assertion fails.
 
 mod fake_server;
+mod inputs;
 mod util;
 
 mod aerospike;
@@ -12,6 +13,7 @@ mod bad_input;
 mod bad_replies;
 mod browser;
 mod catalogue;
+mod causes;
 mod cluster;
 mod commands;
 mod connections;

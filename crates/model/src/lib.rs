@@ -296,6 +296,10 @@ pub struct RunConfig {
     /// Whether a run with errors may still count as valid (`--allow-errors`).
     #[serde(default)]
     pub allow_errors: bool,
+    /// Whether the window ran after a load in which inserts failed
+    /// (`--allow-incomplete-load`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_incomplete_load: bool,
     /// The load phase was skipped (`--no-load`): the records were already there.
     #[serde(default)]
     pub skip_load: bool,
@@ -591,6 +595,11 @@ pub struct PhaseResult {
     /// Errors by kind (`error_reply`, `timeout`, `closed`, `io`, `protocol`), only kinds that occurred.
     #[serde(default)]
     pub errors_by_kind: Vec<(String, u64)>,
+    /// The server's error replies by their first word (`OOM`, `ERR`,
+    /// `SERVER_ERROR`), each with the first text seen: what the server said,
+    /// not only that it refused. Empty in runs stored before kvbench kept them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub error_replies: Vec<ErrorReplies>,
     /// The measured window, second by second.
     #[serde(default)]
     pub series: Vec<SeriesPoint>,
@@ -693,6 +702,18 @@ pub struct Probe {
     /// their sums (a field is `None` when any node's is unknown).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<NodeProbe>,
+}
+
+/// Error replies that begin with the same word.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorReplies {
+    /// The reply's first word (`OOM`, `ERR`, `WRONGTYPE`, `SERVER_ERROR`).
+    pub word: String,
+    /// How many measured operations got such a reply (0: seen only in the
+    /// warm-up or after the window).
+    pub count: u64,
+    /// The first such reply's text, whole (at most 200 bytes).
+    pub first: String,
 }
 
 /// One node's share of a phase's requests (multi-node targets).

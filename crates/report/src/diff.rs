@@ -329,6 +329,7 @@ mod tests {
                     ops: vec![op(OpKind::Read, t, 100.0)],
                     error_samples: vec![],
                     errors_by_kind: vec![],
+                    error_replies: vec![],
                     series: vec![],
                     offered_rate: None,
                     redirects_moved: 0,

@@ -252,6 +252,13 @@ pub fn run_summary(rec: &RunRecord) -> String {
                 .collect();
             s.push_str(&format!("errors by kind: {}\n", kinds.join(", ")));
         }
+        for e in &run.error_replies {
+            let times = match e.count {
+                0 => "before the window".to_string(),
+                n => format!("{} times", count(n)),
+            };
+            s.push_str(&format!("  the server replied {}: {}\n", times, e.first));
+        }
         for m in &run.error_samples {
             s.push_str(&format!("  error seen: {m}\n"));
         }

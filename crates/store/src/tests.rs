@@ -107,6 +107,7 @@ fn full_record() -> RunRecord {
             rate: Some(12_500.5),
             arrival: Some("poisson".into()),
             allow_errors: true,
+            allow_incomplete_load: false,
             skip_load: false,
             topology: TopologyKind::Cluster,
             nodes: 5,
@@ -167,6 +168,7 @@ fn full_record() -> RunRecord {
             ops: vec![op_result(OpKind::Insert, 1)],
             error_samples: vec!["SERVER_ERROR out of memory".into()],
             errors_by_kind: vec![("error_reply".into(), 2)],
+            error_replies: vec![],
             series: Vec::new(),
             offered_rate: None,
             redirects_moved: 0,
@@ -187,6 +189,11 @@ fn full_record() -> RunRecord {
             ],
             error_samples: vec!["timeout after 1 s".into(), "ERROR".into()],
             errors_by_kind: vec![("timeout".into(), 7), ("error_reply".into(), 2)],
+            error_replies: vec![kvbench_model::ErrorReplies {
+                word: "OOM".into(),
+                count: 2,
+                first: "OOM command not allowed when used memory > 'maxmemory'.".into(),
+            }],
             series: vec![
                 SeriesPoint {
                     second: 0,

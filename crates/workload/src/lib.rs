@@ -1,10 +1,12 @@
 //! Seeded, deterministic generators of keys, values and operations with
 //! YCSB semantics, and the YCSB property files that describe them. This
-//! crate does no I/O except reading a property file (and a field-length
-//! histogram it names), in one function ([`properties::read_text`]): it
+//! crate does no I/O except reading the files a user names (a property
+//! file, a field-length histogram), in one function ([`input::read_file`],
+//! bounded, regular files only, which the binary uses for its files too): it
 //! turns properties into a [`WorkloadSpec`], and a spec and a seed into
 //! streams of protocol-neutral [`Op`]s; the engine turns those into requests.
 //!
+//! - [`input`]: reading a named file, bounded;
 //! - [`properties`]: Java `.properties` syntax, with file/line provenance;
 //! - [`ycsb`]: what CoreWorkload's properties mean ([`WorkloadSpec::from_properties`]);
 //! - [`spec`]: what a workload is, checked;
@@ -22,6 +24,7 @@
 pub mod bounds;
 pub mod command;
 pub mod generator;
+pub mod input;
 pub mod keys;
 pub mod op;
 pub mod presets;

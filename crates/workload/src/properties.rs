@@ -142,7 +142,18 @@ impl Properties {
     pub fn load_file(path: &Path) -> Result<Properties, PropertyError> {
         let name = path.display().to_string();
         let text = read_text(path)?;
-        Properties::parse(&text, &name)
+        let props = Properties::parse(&text, &name)?;
+        // An empty file would silently run every default.
+        if props.is_empty() {
+            return Err(PropertyError {
+                origin: None,
+                property: None,
+                message: format!(
+                    "{name}: no property in the file (an empty file would run every default)"
+                ),
+            });
+        }
+        Ok(props)
     }
 
     /// Parses property-file text; `path` is what provenance and errors call
@@ -253,18 +264,23 @@ impl Properties {
     }
 }
 
-/// Reads a whole text file: the only file-system access in this crate.
-/// Valid UTF-8 is taken as is; anything else is decoded as ISO-8859-1, as
-/// Java's `Properties.load(InputStream)` decodes every file.
+/// Reads a whole text file (through [`crate::input::read_file`]: a regular
+/// file of at most 1 MiB, its byte-order mark dropped). Valid UTF-8 is
+/// taken as is; anything else is decoded as ISO-8859-1, as Java's
+/// `Properties.load(InputStream)` decodes every file.
 ///
 /// # Errors
-/// The OS error, naming the path; a file with control bytes (not text).
+/// The OS error, naming the path; not a regular file, or too big; a file
+/// with control bytes (not text).
 pub fn read_text(path: &Path) -> Result<String, PropertyError> {
-    let bytes = std::fs::read(path).map_err(|e| PropertyError {
-        origin: None,
-        property: None,
-        message: format!("{}: cannot read: {e}", path.display()),
-    })?;
+    let bytes =
+        crate::input::read_file(path, crate::input::PROPERTY_FILE_LIMIT).map_err(|message| {
+            PropertyError {
+                origin: None,
+                property: None,
+                message,
+            }
+        })?;
     // Java would read a binary file as properties of garbage names; a
     // control byte other than blanks and line ends means a wrong path (a
     // binary, an archive), and echoing its names would print raw bytes.

@@ -618,6 +618,35 @@ impl Driver {
         Ok(r)
     }
 
+    /// The text of an error reply, to keep what the server said: a RESP
+    /// error without its `-` (`OOM command not allowed ...`), or a
+    /// Memcached refusal line (`SERVER_ERROR out of memory ...`,
+    /// `NOT_STORED`); `None` for a reply of any other shape.
+    pub fn error_text<'a>(&self, reply: &'a [u8]) -> Option<&'a [u8]> {
+        let line = |b: &'a [u8]| {
+            let end = b.iter().position(|&c| c == b'\r' || c == b'\n');
+            &b[..end.unwrap_or(b.len())]
+        };
+        match self.protocol {
+            Protocol::Resp => reply.strip_prefix(b"-").map(line),
+            Protocol::Memcache => {
+                const REFUSALS: [&[u8]; 6] = [
+                    b"SERVER_ERROR",
+                    b"CLIENT_ERROR",
+                    b"ERROR",
+                    b"NOT_STORED",
+                    b"NOT_FOUND",
+                    b"EXISTS",
+                ];
+                REFUSALS
+                    .iter()
+                    .any(|r| reply.starts_with(r))
+                    .then(|| line(reply))
+            }
+            Protocol::Aerospike => None,
+        }
+    }
+
     /// True when [`classify_step`](Self::classify_step) checks values for
     /// this reply.
     #[inline]
@@ -1066,6 +1095,25 @@ mod tests {
             c(ReadModifyWrite, Step::RmwWrite, b"STORED\r\n"),
             Some(Outcome::Ok)
         );
+    }
+
+    #[test]
+    fn error_replies_give_their_text() {
+        let r = driver(SystemKind::Redis, "");
+        assert_eq!(
+            r.error_text(b"-OOM command not allowed\r\n"),
+            Some(&b"OOM command not allowed"[..])
+        );
+        assert_eq!(r.error_text(b"+OK\r\n"), None);
+        assert_eq!(r.error_text(b"$-1\r\n"), None);
+        let m = driver(SystemKind::Memcached, "");
+        assert_eq!(
+            m.error_text(b"SERVER_ERROR out of memory storing object\r\n"),
+            Some(&b"SERVER_ERROR out of memory storing object"[..])
+        );
+        assert_eq!(m.error_text(b"NOT_STORED\r\n"), Some(&b"NOT_STORED"[..]));
+        assert_eq!(m.error_text(b"END\r\n"), None);
+        assert_eq!(m.error_text(b"VALUE k 0 1\r\nx\r\nEND\r\n"), None);
     }
 
     #[test]

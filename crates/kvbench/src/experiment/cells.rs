@@ -127,6 +127,17 @@ fn axis<T: ToString>(
     if list.get_ref().is_empty() {
         return Err(src.error(list.span(), key, "an empty list leaves nothing to run"));
     }
+    let mut seen = std::collections::HashSet::new();
+    for v in list.get_ref() {
+        let value = v.get_ref().to_string();
+        if !seen.insert(value.clone()) {
+            return Err(src.error(
+                v.span(),
+                key,
+                &format!("{value} is listed twice (its cells would run twice)"),
+            ));
+        }
+    }
     Ok(Some(Axis {
         flag,
         key,
@@ -221,6 +232,9 @@ fn common(f: &ExperimentFile) -> Flags {
             "run.operations",
             v.span(),
         );
+    }
+    if w.allow_incomplete_load {
+        fl.switch("--allow-incomplete-load", "run.allow_incomplete_load", 0..0);
     }
     if w.allow_errors {
         fl.switch("--allow-errors", "run.allow_errors", 0..0);
@@ -659,8 +673,10 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
             ));
         }
     }
+    refuse_repeats(&systems, &workloads, &src)?;
     let verdicts = f.verdicts.resolve(&src)?;
     let iterations = verdicts.first_blocks(iterations);
+    check_size(&f, &systems, &topologies, &workloads, iterations, &src)?;
     let common = common(&f);
     let mut once: Vec<(String, String, String, Flags, Range<usize>)> = Vec::new();
     for system in &systems {
@@ -696,6 +712,7 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
     }
     let mut resolved = Vec::with_capacity(once.len());
     for (system, deployment, workload, flags, span) in once {
+        crate::signals::leave_if_stopped("expanding the experiment file");
         let mut settings = resolve(&flags, &src, span)?;
         if f.seed.is_none() {
             settings.seed_source = "experiment name";
@@ -732,6 +749,98 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
         absent,
         sequential: verdicts.limits,
     })
+}
+
+/// The most cells an experiment file may expand to unless its `max_cells`
+/// says more: far above any sweep run by hand (paper A's full matrix is
+/// 270), far below what takes minutes to plan or gigabytes to hold.
+pub const DEFAULT_MAX_CELLS: u64 = 10_000;
+/// `max_cells` itself is bounded: every cell is held in memory at once.
+const MAX_CELLS_CEILING: u64 = 1_000_000;
+
+/// Counts the cells before making any, and refuses a file over its bound
+/// with the count and how to raise the bound.
+fn check_size(
+    f: &file::ExperimentFile,
+    systems: &[SystemEntry],
+    topologies: &[TopologyEntry],
+    workloads: &[WorkloadEntry],
+    iterations: u32,
+    src: &Source,
+) -> Result<(), UsageError> {
+    let limit = match &f.max_cells {
+        Some(m) => {
+            kvbench_workload::bounds::check(*m.get_ref(), 1, MAX_CELLS_CEILING)
+                .map_err(|e| src.error(m.span(), "max_cells", &e))?;
+            *m.get_ref()
+        }
+        None => DEFAULT_MAX_CELLS,
+    };
+    let mut cells = 0u64;
+    for system in systems {
+        let deployments = deployments(f, topologies, system, src).len() as u64;
+        for w in workloads {
+            let points = axes(&f.sweep, w.sweep.as_ref(), src)?
+                .iter()
+                .fold(1u64, |n, a| n.saturating_mul(a.values.len() as u64));
+            cells = cells.saturating_add(deployments.saturating_mul(points));
+        }
+    }
+    let cells = cells.saturating_mul(u64::from(iterations));
+    if cells > limit {
+        let span = f.max_cells.as_ref().map_or(f.name.span(), |m| m.span());
+        return Err(src.error(
+            span,
+            "max_cells",
+            &format!(
+                "the file expands to {cells} cells, more than the {limit} allowed; shorten a sweep list, or raise the bound with max_cells = {} (at most {MAX_CELLS_CEILING})",
+                cells.min(MAX_CELLS_CEILING)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a system or workload listed twice, which would run the same
+/// cells twice: one line naming the second entry.
+fn refuse_repeats(
+    systems: &[SystemEntry],
+    workloads: &[WorkloadEntry],
+    src: &Source,
+) -> Result<(), UsageError> {
+    let system_key = |s: &SystemEntry| {
+        (
+            s.name.get_ref().clone(),
+            s.server_bin.as_ref().map(|b| b.get_ref().clone()),
+            s.server_args.as_ref().map(|a| a.get_ref().clone()),
+        )
+    };
+    for (i, s) in systems.iter().enumerate() {
+        if systems[..i].iter().any(|t| system_key(t) == system_key(s)) {
+            return Err(src.error(
+                s.name.span(),
+                "systems",
+                &format!(
+                    "'{}' is listed twice with the same settings (its cells would run twice)",
+                    s.name.get_ref()
+                ),
+            ));
+        }
+    }
+    let mut seen: Vec<(Vec<String>, String)> = Vec::new();
+    for w in workloads {
+        let (flags, label) = workload(w, src)?;
+        let key = (flags.argv(), label);
+        if seen.contains(&key) {
+            return Err(src.error(
+                w.span.clone(),
+                "workloads",
+                &format!("'{}' is listed twice (its cells would run twice)", key.1),
+            ));
+        }
+        seen.push(key);
+    }
+    Ok(())
 }
 
 /// The sweep of one workload: the file's lists, each replaced by the

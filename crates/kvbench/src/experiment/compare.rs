@@ -35,6 +35,21 @@ const OWN: &[(&str, bool)] = &[
     ("--budget", true),
 ];
 
+/// Refuses a value listed twice in one of compare's lists: its cells would
+/// run twice.
+fn once<T: ToString>(flag: &str, values: &[T]) -> Result<(), UsageError> {
+    let mut seen = std::collections::HashSet::new();
+    for v in values {
+        let v = v.to_string();
+        if !seen.insert(v.clone()) {
+            return Err(UsageError(format!(
+                "{flag}: '{v}' is listed twice (its cells would run twice)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The experiment `compare` with `argv` (its arguments after `compare`,
 /// as typed) declares.
 ///
@@ -54,6 +69,9 @@ pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageE
     for sys in &a.systems {
         config::system(sys)?;
     }
+    once("--systems", &a.systems)?;
+    once("--workloads", &a.workloads)?;
+    once("--clients", &a.clients)?;
     let verdicts =
         super::verdict_plan::Plan::new(a.margin, a.until_decided, a.max_blocks, a.budget)
             .map_err(|(key, e)| UsageError(format!("--{}: {e}", key.replace('_', "-"))))?;

@@ -31,6 +31,9 @@ pub struct ExperimentFile {
     #[serde(default)]
     pub run: Window,
     pub iterations: Option<Spanned<u32>>,
+    /// The most cells the file may expand to (a guard against a sweep
+    /// typed with one zero too many); see `cells::DEFAULT_MAX_CELLS`.
+    pub max_cells: Option<Spanned<u64>>,
     pub seed: Option<Spanned<u64>>,
     pub reload: Option<Spanned<String>>,
     /// As --server-cpus and --client-cpus (CPU lists such as "0" or "0-1,3").
@@ -418,6 +421,8 @@ pub struct Window {
     pub stall: Option<Spanned<String>>,
     #[serde(default)]
     pub allow_errors: bool,
+    #[serde(default)]
+    pub allow_incomplete_load: bool,
     /// `--workers`: the run phase spread over this many processes.
     pub workers: Option<Spanned<u32>>,
     /// `--spark-master` for them.
@@ -466,8 +471,11 @@ impl Source {
 /// [`UsageError`] naming the file, and for bad TOML or an unknown or
 /// mistyped key, its line and column.
 pub fn load(path: &Path) -> Result<(ExperimentFile, Source), UsageError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    let bytes =
+        kvbench_workload::input::read_file(path, kvbench_workload::input::EXPERIMENT_FILE_LIMIT)
+            .map_err(UsageError)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| UsageError(format!("{}: not UTF-8 text: {e}", path.display())))?;
     parse(text, path)
 }
 

@@ -79,6 +79,7 @@ pub fn plan<'a>(
         .iter()
         .enumerate()
         .map(|(i, cell)| {
+            crate::signals::leave_if_stopped("planning the experiment");
             // An earlier cell left a server for this one (blocks
             // interleave systems, so not only the previous cell).
             let kept = share[i].is_some()

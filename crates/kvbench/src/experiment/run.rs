@@ -14,7 +14,7 @@ use crate::orchestrate::run_cell;
 use crate::output::{print, print_comparison, warn_unless_ok};
 use crate::reuse::{self, Sharing};
 use anyhow::Result;
-use kvbench_model::RunRecord;
+use kvbench_model::{RunRecord, RunStatus};
 use kvbench_report::takeaways::Rule;
 use kvbench_store::Location;
 use kvbench_store::{CellTag, Store};
@@ -57,7 +57,15 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         crate::report::prepare(d)?;
     }
     let (verdict, records) = execute(&exp, &opts, stop)?;
-    if let (Some(dir), false) = (report_dir, records.is_empty()) {
+    // The report shows finished runs: with none, there is nothing to draw,
+    // and the cells' own lines have said why (exit 1, not a usage error).
+    let finished = records.iter().any(|r| r.status != RunStatus::Failed);
+    if let (Some(_), false, false) = (&report_dir, finished, records.is_empty()) {
+        eprintln!(
+            "no report: no run of this pass finished (kvbench runs --status failed lists them)"
+        );
+    }
+    if let (Some(dir), true) = (report_dir, finished) {
         let store = open_store(&a.db)?;
         let file = std::fs::read_to_string(&a.file).ok();
         let selection = crate::report::Selection::Experiment(exp.name.clone());

@@ -98,6 +98,7 @@ pub fn merge(asked: Asked, job: &Job, mut delivered: Vec<Delivered>) -> Result<P
         recorder.longest_stall_ns = recorder.longest_stall_ns.max(p.longest_stall_ns);
         recorder.clamped += p.clamped;
         recorder.failed_connections += p.failed_connections;
+        recorder.connections += p.connections;
         cpu += p.client_cpu_seconds;
         busy.extend(&p.worker_busy);
         if overloaded.is_none() {

@@ -42,6 +42,9 @@ pub struct WorkerPartResult {
     pub clamped: u64,
     /// Connections that ended on an error.
     pub failed_connections: u64,
+    /// Connections it opened (workers before this field: 0, unknown).
+    #[serde(default)]
+    pub connections: u64,
     /// The records its inserts were handed (`[start, end)`), for `--cleanup`.
     #[serde(default)]
     pub inserted: Vec<(u64, u64)>,
@@ -78,6 +81,7 @@ impl WorkerPartResult {
             longest_stall_ns: out.recorder.longest_stall_ns,
             clamped: out.recorder.clamped,
             failed_connections: out.recorder.failed_connections,
+            connections: out.recorder.connections,
             inserted: inserted.into_iter().map(|r| (r.start, r.end)).collect(),
             result: out.result,
         }

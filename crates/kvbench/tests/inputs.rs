@@ -1,0 +1,73 @@
+//! What kvbench reads (issue 36, item 1): a property file written with a
+//! byte-order mark is read as its author meant, and an experiment file
+//! that expands to many cells can be interrupted while it is planned.
+
+use crate::util::{Sandbox, SMALL};
+use std::time::{Duration, Instant};
+
+/// Before: the mark became part of the first key, so `recordcount` was an
+/// unknown property and 100,000 records were loaded instead of 1,000.
+#[test]
+fn a_property_file_with_a_byte_order_mark_is_read_as_written() {
+    let sb = Sandbox::new();
+    std::fs::write(
+        sb.path().join("bom.properties"),
+        b"\xef\xbb\xbfrecordcount=1000\nreadproportion=1\nupdateproportion=0\n",
+    )
+    .expect("write");
+    let mut args = vec!["run", "--system", "redis", "-P", "bom.properties", "--json"];
+    // SMALL without its --records: the file's count must win.
+    args.extend(SMALL.iter().skip(2));
+    let rec = sb.json(&args);
+    assert_eq!(
+        rec["load"]["completed"].as_u64(),
+        Some(1000),
+        "{}",
+        rec["load"]
+    );
+    assert_eq!(rec["config"]["records"].as_u64(), Some(1000));
+}
+
+/// Before: planning a file of 10^6 cells ran for minutes and ignored
+/// Ctrl-C. Now the file needs `max_cells` to be that large, and planning
+/// stops within a second of the signal, with exit 130 and one line.
+#[test]
+fn planning_a_large_experiment_stops_at_ctrl_c() {
+    let sb = Sandbox::new();
+    let clients: Vec<String> = (1..=100).map(|c| c.to_string()).collect();
+    std::fs::write(
+        sb.path().join("large.toml"),
+        format!(
+            "name = \"large\"\nmax_cells = 30000\nsystems = [\"redis\", \"valkey\", \"memcached\"]\n\
+             workloads = [\"read-heavy\", \"balanced\", \"write-heavy\"]\n\
+             [sweep]\nclients = [{}]\npipeline = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]\nthreads = [1, 2, 3]\n",
+            clients.join(", ")
+        ),
+    )
+    .expect("write");
+    let mut child = sb.spawn(&["experiment", "plan", "large.toml"]);
+    std::thread::sleep(Duration::from_millis(400));
+    assert!(
+        child.try_wait().expect("wait").is_none(),
+        "27,000 cells take longer than 0.4 s to plan"
+    );
+    let signalled = Instant::now();
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        assert!(
+            signalled.elapsed() < Duration::from_secs(5),
+            "still planning 5 s after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = signalled.elapsed();
+    let out = child.wait_with_output().expect("output");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(took < Duration::from_secs(1), "stopped after {took:?}");
+    assert!(stderr.contains("kvbench: interrupted while "), "{stderr}");
+}

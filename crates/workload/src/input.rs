@@ -1,0 +1,107 @@
+//! Reading a file a user names (a property file, a field-length histogram,
+//! an experiment file, a run to import): the crate's only file-system
+//! access. Only a regular file is read, so a named pipe or a device can
+//! neither hang kvbench before it listens for Ctrl-C nor feed it without
+//! end; at most a bound of bytes, said in the error; and a UTF-8
+//! byte-order mark (what some Windows editors write first) is dropped, so
+//! it never becomes part of a first key.
+
+use std::io::Read;
+use std::path::Path;
+
+/// Property files and histograms (YCSB's are a few KiB).
+pub const PROPERTY_FILE_LIMIT: u64 = 1 << 20;
+/// Experiment files.
+pub const EXPERIMENT_FILE_LIMIT: u64 = 1 << 20;
+/// A run kept as JSON when it could not be saved (its series and
+/// histograms included).
+pub const RUN_FILE_LIMIT: u64 = 256 << 20;
+
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// The bytes of the regular file at `path`, without a leading byte-order
+/// mark, if it holds at most `limit` bytes.
+///
+/// # Errors
+/// One line naming the path: it cannot be read, is not a regular file
+/// (a directory, a named pipe, a device, a socket), or is over the limit.
+pub fn read_file(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{shown}: not a regular file ({}); kvbench reads only regular files",
+            kind(&meta.file_type())
+        ));
+    }
+    let too_big = || {
+        format!(
+            "{shown}: over {} bytes, the most kvbench reads from a file of this kind",
+            limit
+        )
+    };
+    if meta.len() > limit {
+        return Err(too_big());
+    }
+    let file = std::fs::File::open(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // A file that grows while it is read (or a /proc file that says it is
+    // empty) stops at the bound too.
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big());
+    }
+    if bytes.starts_with(BOM) {
+        bytes.drain(..BOM.len());
+    }
+    Ok(bytes)
+}
+
+fn kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a named pipe"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regular_files_only_bounded_and_without_a_byte_order_mark() {
+        let dir = tempfile::tempdir().expect("dir");
+        let p = dir.path().join("a.properties");
+        std::fs::write(&p, b"\xef\xbb\xbfrecordcount=5\n").expect("write");
+        assert_eq!(read_file(&p, 100).expect("read"), b"recordcount=5\n");
+        let e = read_file(&p, 10).expect_err("over the bound");
+        assert!(e.contains("over 10 bytes"), "{e}");
+        let e = read_file(dir.path(), 100).expect_err("a directory");
+        assert!(e.contains("not a regular file (a directory)"), "{e}");
+        let fifo = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        // Returns at once: a pipe nobody writes to would block a read.
+        let e = read_file(&fifo, 100).expect_err("a named pipe");
+        assert!(e.contains("not a regular file (a named pipe)"), "{e}");
+        let e = read_file(Path::new("/dev/zero"), 100).expect_err("a device");
+        assert!(e.contains("(a character device)"), "{e}");
+        let e = read_file(&dir.path().join("missing"), 100).expect_err("missing");
+        assert!(e.contains("missing: cannot read: "), "{e}");
+    }
+}
