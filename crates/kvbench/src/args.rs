@@ -381,7 +381,7 @@ pub struct ReproduceArgs {
     /// Print the findings and the report's summary as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/cli.md, "Storage").
     #[arg(long, default_value = "kvbench.db")]
     pub db: Location,
 }
@@ -415,7 +415,7 @@ pub struct ReportArgs {
     /// Print what was written as JSON (paths, figures, takeaways).
     #[arg(long)]
     pub json: bool,
-    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/cli.md, "Storage").
     #[arg(long, default_value = "kvbench.db")]
     pub db: Location,
     /// The verdicts' equivalence margin in percent [default: as the runs
@@ -497,7 +497,7 @@ pub struct ExperimentRunArgs {
     /// machine has available (docs/reliability.md, "Memory").
     #[arg(long)]
     pub skip_memory_check: bool,
-    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/cli.md, "Storage").
     #[arg(long, default_value = "kvbench.db")]
     pub db: Location,
     /// No progress bars, no per-second lines.
@@ -750,7 +750,7 @@ pub struct BenchArgs {
     /// (docs/reliability.md, "Memory").
     #[arg(long)]
     pub skip_memory_check: bool,
-    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/cli.md, "Storage").
     #[arg(long, default_value = "kvbench.db")]
     pub db: Location,
     /// Print JSON instead of tables.
@@ -920,7 +920,7 @@ pub struct RunsArgs {
     /// (repeatable: runs with every one).
     #[arg(long = "label", value_name = "KEY[=VALUE]")]
     pub labels: Vec<String>,
-    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/cli.md, "Storage").
     #[arg(long, default_value = "kvbench.db")]
     pub db: Location,
     /// Print JSON instead of a table.
@@ -978,7 +978,7 @@ pub struct AnalyticsListArgs {
     /// Print the stored records as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/cli.md, "Storage").
     #[arg(long, default_value = "kvbench.db")]
     pub db: Location,
 }
@@ -1067,7 +1067,7 @@ pub struct ImportArgs {
 pub struct ShowArgs {
     /// Run id (see `kvbench runs`).
     pub id: i64,
-    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/cli.md, "Storage").
     #[arg(long, default_value = "kvbench.db")]
     pub db: Location,
     /// Print the full stored record as JSON.
@@ -1094,7 +1094,7 @@ pub struct LabelArgs {
     /// Remove the label with this key (repeatable).
     #[arg(long, value_name = "KEY")]
     pub remove: Vec<String>,
-    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/cli.md, "Storage").
     #[arg(long, default_value = "kvbench.db")]
     pub db: Location,
     /// Print the runs' labels as JSON instead of a table.
@@ -1117,7 +1117,7 @@ pub struct DeleteArgs {
     /// Delete without asking (needed when stdin is not a terminal).
     #[arg(long, short)]
     pub yes: bool,
-    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/cli.md, "Storage").
     #[arg(long, default_value = "kvbench.db")]
     pub db: Location,
     /// Print the runs (and whether they were deleted) as JSON.
@@ -1131,7 +1131,7 @@ pub struct DiffArgs {
     pub a: i64,
     /// The second run (B); changes are B relative to A.
     pub b: i64,
-    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/cli.md, "Storage").
     #[arg(long, default_value = "kvbench.db")]
     pub db: Location,
     /// Print JSON instead of tables.
@@ -1157,7 +1157,7 @@ pub struct ExportArgs {
     /// Directory for the files of hlog and hgrm (created when missing).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/storage.md).
+    /// Database that keeps every run: an SQLite file, or postgres://user@host/db (docs/cli.md, "Storage").
     #[arg(long, default_value = "kvbench.db")]
     pub db: Location,
 }

@@ -27,7 +27,9 @@ pub fn commit(mut tmp: NamedTempFile, path: &Path, bytes: &[u8]) -> Result<()> {
     tmp.write_all(bytes)
         .and_then(|()| tmp.as_file().sync_all())
         .with_context(|| format!("cannot write {}", path.display()))?;
+    // The persist error's text repeats its cause: keep the cause alone.
     tmp.persist(path)
+        .map_err(|e| e.error)
         .with_context(|| format!("cannot replace {}", path.display()))?;
     Ok(())
 }

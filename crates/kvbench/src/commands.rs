@@ -69,6 +69,9 @@ fn import(a: crate::args::ImportArgs) -> Result<Verdict> {
 
 fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     let s = config::run_settings(&a)?;
+    for n in &s.notes {
+        eprintln!("note: {n}");
+    }
     for w in &s.warnings {
         eprintln!("warning: {w}");
     }

@@ -28,6 +28,10 @@ pub struct RunSettings {
     pub properties: Vec<(String, String)>,
     /// Warnings about the workload's properties, recorded with the run.
     pub warnings: Vec<String>,
+    /// Notes about YCSB client settings a file may well carry (`db`,
+    /// `exporter`), which kvbench sets aside: said once, not recorded as
+    /// warnings (they say nothing about the run).
+    pub notes: Vec<String>,
     pub clients: u32,
     pub pipeline: u32,
     pub threads: u32,
@@ -184,6 +188,8 @@ pub struct Resolved {
     pub properties: Vec<(String, String)>,
     /// Warnings about properties kvbench does not use.
     pub warnings: Vec<String>,
+    /// YCSB client settings it sets aside (see [`RunSettings::notes`]).
+    pub notes: Vec<String>,
 }
 
 /// Resolves the workload: kvbench defaults, then the preset, then the `-P`
@@ -256,7 +262,16 @@ pub fn workload(w: &WorkloadArgs<'_>, b: &BenchArgs) -> Result<Resolved, UsageEr
     Ok(Resolved {
         spec,
         properties: effective,
-        warnings: warnings.iter().map(|w| w.to_string()).collect(),
+        warnings: warnings
+            .iter()
+            .filter(|w| !w.is_note())
+            .map(|w| w.to_string())
+            .collect(),
+        notes: warnings
+            .iter()
+            .filter(|w| w.is_note())
+            .map(|w| w.to_string())
+            .collect(),
     })
 }
 
@@ -429,6 +444,7 @@ pub fn settings(
         spec,
         properties: Vec::new(),
         warnings: Vec::new(),
+        notes: Vec::new(),
         clients,
         pipeline: b.pipeline,
         threads,
@@ -572,6 +588,7 @@ pub fn run_settings(a: &RunArgs) -> Result<RunSettings, UsageError> {
     )?;
     s.properties = resolved.properties;
     s.warnings = resolved.warnings;
+    s.notes = resolved.notes;
     if let Some(name) = &a.with {
         s.companion = Some(companion(name, a, &s)?);
     }

@@ -166,6 +166,11 @@ fn destination(a: &ExportArgs) -> Result<Destination> {
     }
     match &a.output {
         None => Ok(Destination::Stdout),
+        Some(path) if path.is_dir() => Err(UsageError(format!(
+            "--output {}: a directory; name a file (hlog and hgrm take --dir)",
+            path.display()
+        ))
+        .into()),
         Some(path) => {
             let tmp = crate::atomic::temporary_beside(path)
                 .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;

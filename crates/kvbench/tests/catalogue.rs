@@ -603,6 +603,35 @@ const CASES: &[Case] = &[
         "max_cells: the file expands to 12000 cells, more than the 10000 allowed; shorten a sweep list, or raise the bound with max_cells = 12000",
     ),
     bad(&["experiment", "plan", "max-cells.toml"], "max_cells: "),
+    bad(
+        &["export", "--format", "csv", "--output", "."],
+        "--output .: a directory; name a file",
+    ),
+    bad(
+        &[
+            "compare",
+            "--systems",
+            "redis,memcached",
+            "--clients",
+            "1",
+            "--server-bin",
+            "/usr/bin/redis-server",
+        ],
+        "--server-bin: one binary for --systems redis,memcached",
+    ),
+    bad_env(
+        &[
+            R,
+            "--system",
+            "redis",
+            "--workload",
+            "balanced",
+            "--workers",
+            "2",
+        ],
+        &[("KVBENCH_PYTHON", "/nonexistent/python3")],
+        "--workers: cannot run /nonexistent/python3",
+    ),
     bad_env(
         &["compare", "--systems", "redis", "--clients", "1"],
         &[("KVBENCH_DB_WAIT", "-1")],

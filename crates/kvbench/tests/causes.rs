@@ -251,3 +251,58 @@ fn an_experiment_whose_only_cell_failed_exits_1_with_its_reason() {
         "{stderr}"
     );
 }
+
+/// Before: scans of Redis data loaded without YCSB's index each returned
+/// nothing, and the run was `ok`. An empty key list is a miss now, and the
+/// mark says why.
+#[test]
+fn scans_that_find_nothing_are_misses_with_the_reason() {
+    let server = crate::util::private_redis();
+    let sb = Sandbox::new();
+    let target = format!("redis://{}", server.addr());
+    let common = [
+        "--system",
+        "redis",
+        "--target",
+        &target,
+        "--records",
+        "500",
+        "--field-count",
+        "2",
+        "--field-length",
+        "50",
+        "--operations",
+        "300",
+        "--warmup",
+        "100ms",
+        "--json",
+        "--quiet",
+    ];
+    let mut load = vec!["run", "--workload", "ycsb/a"];
+    load.extend_from_slice(&common);
+    sb.json(&load);
+    let mut scan = vec![
+        "run",
+        "--workload",
+        "ycsb/e",
+        "-p",
+        "insertproportion=0",
+        "-p",
+        "scanproportion=1",
+        "--no-load",
+        "--allow-existing",
+    ];
+    scan.extend_from_slice(&common);
+    let out = sb.kvbench().args(&scan).output().expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rec = record(&out);
+    let m = marks(&rec).join("\n");
+    assert!(m.contains("misses: 300 scans found no record"), "{m}");
+    assert!(m.contains("kvbench.redis.index"), "{m}");
+    assert_eq!(crate::util::op(&rec, "scan")["completed"].as_u64(), Some(0));
+}

@@ -28,6 +28,36 @@ fn a_property_file_with_a_byte_order_mark_is_read_as_written() {
     assert_eq!(rec["config"]["records"].as_u64(), Some(1000));
 }
 
+/// Before: `-p db=foo`, a YCSB client setting a file may well carry,
+/// printed a warning, where docs/workloads.md promises a note.
+#[test]
+fn a_ycsb_client_setting_gets_a_note_not_a_warning() {
+    let sb = Sandbox::new();
+    let mut args = vec![
+        "run",
+        "--system",
+        "redis",
+        "--workload",
+        "read-heavy",
+        "-p",
+        "db=foo",
+        "--json",
+    ];
+    args.extend_from_slice(SMALL);
+    let out = sb.kvbench().args(&args).output().expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("note: -p: db: "), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        rec["warnings"].as_array().map(Vec::len),
+        Some(0),
+        "{}",
+        rec["warnings"]
+    );
+}
+
 /// Before: planning a file of 10^6 cells ran for minutes and ignored
 /// Ctrl-C. Now the file needs `max_cells` to be that large, and planning
 /// stops within a second of the signal, with exit 130 and one line.

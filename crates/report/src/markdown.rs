@@ -5,6 +5,15 @@
 use crate::text::comparison_table;
 use kvbench_model::{RunRecord, RunStatus};
 
+/// What each run measured: a window of a duration, or of a count of
+/// operations (a duration-bounded run records 0 operations).
+fn window(c: &kvbench_model::RunConfig) -> String {
+    match c.duration_s {
+        Some(d) => format!("a {d} s window per run"),
+        None => format!("{} operations per run", c.operations),
+    }
+}
+
 /// A report for `records`, out of `planned` cells.
 pub fn comparison_report(records: &[RunRecord], planned: usize) -> String {
     let mut s = String::from("# kvbench comparison\n\n");
@@ -12,7 +21,7 @@ pub fn comparison_report(records: &[RunRecord], planned: usize) -> String {
         let e = &first.environment;
         let c = &first.config;
         s.push_str(&format!(
-            "- machine: {} ({} cores, {:.1} GiB), kernel {}\n- kvbench {}{}\n- dataset: {}; {} operations per run; warm-up {} s; seed {}\n\n",
+            "- machine: {} ({} cores, {:.1} GiB), kernel {}\n- kvbench {}{}\n- dataset: {}; {}; warm-up {} s; seed {}\n\n",
             e.cpu_model,
             e.cores,
             e.memory_bytes as f64 / (1u64 << 30) as f64,
@@ -20,7 +29,7 @@ pub fn comparison_report(records: &[RunRecord], planned: usize) -> String {
             e.kvbench_version,
             e.git_revision.as_ref().map_or(String::new(), |r| format!(" ({r})")),
             crate::format::dataset(c),
-            c.operations,
+            window(c),
             c.warmup_s,
             c.seed
         ));

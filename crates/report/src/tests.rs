@@ -976,3 +976,16 @@ fn an_unusual_block_is_named_and_the_verdict_given_without_it() {
     // Without canaries (runs stored before it existed): no figure, no marks.
     assert!(crate::noise::figure(&sources()).is_none());
 }
+
+/// Issue 36: a duration-bounded comparison's header said "0 operations per run".
+#[test]
+fn a_comparison_report_states_the_window_it_measured() {
+    let mut runs = vec![run(1, "redis", "read-heavy", 1, 1000.0, 50)];
+    let md = crate::markdown::comparison_report(&runs, 1);
+    assert!(md.contains("; a 4 s window per run;"), "{md}");
+    assert!(!md.contains("0 operations per run"), "{md}");
+    runs[0].config.duration_s = None;
+    runs[0].config.operations = 5000;
+    let md = crate::markdown::comparison_report(&runs, 1);
+    assert!(md.contains("; 5000 operations per run;"), "{md}");
+}

@@ -8,17 +8,39 @@
 use std::io;
 use std::net::{Ipv4Addr, TcpListener};
 
-/// A port the kernel considered free a moment ago, on 127.0.0.1.
+/// A Redis Cluster node also listens on its port + 10000 (the cluster
+/// bus), so it refuses a port above this one. Every private server gets a
+/// port at most this high, with its bus port free too, so any of them can
+/// be a cluster node whatever the machine's `ip_local_port_range`.
+pub(crate) const MAX_PORT: u16 = u16::MAX - BUS_OFFSET;
+const BUS_OFFSET: u16 = 10_000;
+/// Ports the kernel hands out above [`MAX_PORT`] are drawn again, this
+/// many times at most.
+const ATTEMPTS: usize = 200;
+
+/// A port the kernel considered free a moment ago, on 127.0.0.1, at most
+/// [`MAX_PORT`], whose cluster bus port was free too.
 pub(crate) fn free_loopback_port() -> io::Result<u16> {
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
-    Ok(listener.local_addr()?.port())
+    for _ in 0..ATTEMPTS {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+        let port = listener.local_addr()?.port();
+        if port <= MAX_PORT && TcpListener::bind((Ipv4Addr::LOCALHOST, port + BUS_OFFSET)).is_ok() {
+            return Ok(port);
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AddrNotAvailable,
+        format!("no free loopback port at most {MAX_PORT} (with port + {BUS_OFFSET} free) in {ATTEMPTS} tries"),
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
-    fn gives_a_nonzero_port() {
-        let port = super::free_loopback_port().expect("bind 127.0.0.1:0");
-        assert_ne!(port, 0);
+    fn gives_ports_a_cluster_node_can_take() {
+        for _ in 0..200 {
+            let port = super::free_loopback_port().expect("bind 127.0.0.1:0");
+            assert!(port != 0 && port <= super::MAX_PORT, "{port}");
+        }
     }
 }

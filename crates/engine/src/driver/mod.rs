@@ -1060,7 +1060,12 @@ mod tests {
         assert_eq!(c(Update, Step::First, b"+OK\r\n"), Some(Outcome::Ok));
         assert_eq!(c(Insert, Step::First, b":1\r\n"), Some(Outcome::Ok));
         assert_eq!(c(Insert, Step::First, b"*0\r\n"), Some(Outcome::Error));
-        assert_eq!(c(Scan, Step::First, b"*0\r\n"), Some(Outcome::Ok));
+        // An empty key list: the index is missing (issue 36).
+        assert_eq!(c(Scan, Step::First, b"*0\r\n"), Some(Outcome::Miss));
+        assert_eq!(
+            c(Scan, Step::First, b"*1\r\n$4\r\nuser\r\n"),
+            Some(Outcome::Ok)
+        );
         assert_eq!(c(Scan, Step::ScanRead, b"*0\r\n"), Some(Outcome::Miss));
         assert_eq!(
             c(ReadModifyWrite, Step::First, b"*0\r\n"),

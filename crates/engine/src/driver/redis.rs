@@ -241,6 +241,9 @@ fn redis_outcome(shape: Shape, r: &resp::Reply) -> Outcome {
         (Shape::Read, K::Array | K::Map | K::Bulk) => Outcome::Ok,
         (Shape::Read, K::Nil) => Outcome::Miss,
         (Shape::Write, K::Status | K::Integer) => Outcome::Ok,
+        // A scan starts at an existing key, which the index holds: nothing
+        // at all means no index (a load without `kvbench.redis.index`).
+        (Shape::KeyList, K::Array | K::Set) if r.elements == 0 => Outcome::Miss,
         (Shape::KeyList, K::Array | K::Set) => Outcome::Ok,
         (Shape::Any, _) => Outcome::Ok,
         _ => Outcome::Error,

@@ -37,7 +37,7 @@ pub(crate) fn measure(a: &LookupArgs, show: bool) -> Result<AnalyticsRecord> {
         .into());
     }
     if a.impls.iter().any(|i| i == "spark") {
-        spark::check()?;
+        spark::check("--impl spark")?;
     }
     let mut store = crate::db::open_store(&a.common.db)?;
     let (g, name) = super::graph(&a.common)?;

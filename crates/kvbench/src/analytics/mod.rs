@@ -127,7 +127,7 @@ pub(crate) fn pagerank_run(
         crate::bounds::THREADS.check("--drivers", d.into())?;
     }
     if a.impls.iter().any(|i| i == "spark") {
-        spark::check()?;
+        spark::check("--impl spark")?;
     }
     // Opened before anything starts: a bad --db costs nothing.
     let mut store = crate::db::open_store(&a.common.db)?;

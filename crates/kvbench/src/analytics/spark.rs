@@ -67,11 +67,12 @@ pub fn python() -> PathBuf {
 }
 
 /// Refuses, with how to install them, when PySpark, the package or Java
-/// is missing.
+/// is missing; `flag` is the option that needs them (`--impl spark`,
+/// `--workers`), which the message names.
 ///
 /// # Errors
 /// [`UsageError`] naming what is missing and the command that installs it.
-pub fn check() -> Result<()> {
+pub fn check(flag: &str) -> Result<()> {
     let py = python();
     let probe = Command::new(&py)
         .args(["-c", "import pyspark, kvbench_spark"])
@@ -83,21 +84,19 @@ pub fn check() -> Result<()> {
             let why = String::from_utf8_lossy(&o.stderr);
             let last = why.lines().last().unwrap_or_default();
             return Err(UsageError(format!(
-                "--impl spark: {} cannot import PySpark and kvbench_spark ({last}); {how}",
+                "{flag}: {} cannot import PySpark and kvbench_spark ({last}); {how}",
                 py.display()
             ))
             .into());
         }
         Err(e) => {
-            return Err(UsageError(format!(
-                "--impl spark: cannot run {} ({e}); {how}",
-                py.display()
-            ))
-            .into())
+            return Err(
+                UsageError(format!("{flag}: cannot run {} ({e}); {how}", py.display())).into(),
+            )
         }
     }
     if Command::new("java").arg("-version").output().is_err() {
-        return Err(UsageError(format!("--impl spark: no `java` on PATH; {how}")).into());
+        return Err(UsageError(format!("{flag}: no `java` on PATH; {how}")).into());
     }
     Ok(())
 }

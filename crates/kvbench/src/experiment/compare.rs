@@ -70,6 +70,15 @@ pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageE
         config::system(sys)?;
     }
     once("--systems", &a.systems)?;
+    let one_binary = shared
+        .iter()
+        .any(|f| f == "--server-bin" || f.starts_with("--server-bin="));
+    if one_binary && a.systems.len() > 1 {
+        return Err(UsageError(format!(
+            "--server-bin: one binary for --systems {} would be started for every system; compare one system with it, or give each system its own server_bin in an experiment file (docs/experiments.md)",
+            a.systems.join(",")
+        )));
+    }
     once("--workloads", &a.workloads)?;
     once("--clients", &a.clients)?;
     let verdicts =

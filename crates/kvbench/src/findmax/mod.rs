@@ -150,6 +150,9 @@ pub fn findmax(a: FindmaxArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         }
     }
     settings(Some(min))?;
+    for n in &base.notes {
+        eprintln!("note: {n}");
+    }
     for w in &base.warnings {
         eprintln!("warning: {w}");
     }

@@ -80,7 +80,7 @@ impl ScaleOut {
                 self.workers, s.clients
             )));
         }
-        crate::analytics::spark::check().map_err(|e| UsageError(format!("--workers: {e:#}")))?;
+        crate::analytics::spark::check("--workers").map_err(|e| UsageError(format!("{e:#}")))?;
         Ok(())
     }
 }
