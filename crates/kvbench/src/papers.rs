@@ -75,7 +75,9 @@ pub(crate) fn scale(a: &ReproduceArgs, default: f64) -> Result<f64> {
 
 /// The paper-vs-kvbench table for the terminal.
 pub(crate) fn table(outcomes: &[Outcome]) -> String {
-    let mut t = kvbench_report::table::Table::new(&["id", "verdict", "paper", "kvbench"]);
+    // "why": what a `differs` likely comes from, what would decide an
+    // `inconclusive`, why a finding is not comparable (the report's column).
+    let mut t = kvbench_report::table::Table::new(&["id", "verdict", "paper", "kvbench", "why"]);
     for o in outcomes {
         t.row(vec![
             o.id.clone(),
@@ -85,7 +87,30 @@ pub(crate) fn table(outcomes: &[Outcome]) -> String {
                 .unwrap_or_default(),
             o.claim.clone(),
             o.measured.clone(),
+            o.reason.clone(),
         ]);
     }
     t.to_text()
+}
+
+#[cfg(test)]
+mod tests {
+    use kvbench_report::paper::{Outcome, Verdict};
+
+    #[test]
+    fn the_terminal_table_says_why() {
+        let o = Outcome {
+            id: "A3".into(),
+            source: "Fig. 4".into(),
+            claim: "Redis uses 1.1-1.6x the memory of Memcached".into(),
+            measured: "1.9x".into(),
+            verdict: Verdict::Differs,
+            reason: "Redis 7's listpack encoding".into(),
+        };
+        let text = super::table(&[o]);
+        let header = text.lines().next().unwrap_or_default();
+        assert!(header.trim_end().ends_with("why"), "{text}");
+        assert!(text.contains("differs"), "{text}");
+        assert!(text.contains("Redis 7's listpack encoding"), "{text}");
+    }
 }
