@@ -1015,6 +1015,13 @@ pub fn ready(s: &RunSettings) -> Result<(), UsageError> {
 pub fn preflight(t: &Target, s: &RunSettings) -> Result<(), UsageError> {
     let shown = t.redacted();
     let server = remote(t, s).map_err(|e| UsageError(format!("--target {shown}: {e:#}")))?;
+    // As many connections as the run holds at once (the load's are fewer):
+    // a connection limit is met here, in the server's words, not as a run
+    // whose connections fail one by one.
+    let held = s.clients.max(s.load_clients) + s.companion.as_ref().map_or(0, |c| c.clients);
+    server
+        .check_capacity(held)
+        .map_err(|e| UsageError(format!("--target {shown}: {e}")))?;
     if s.no_load || s.safety.allow_existing || s.safety.flush {
         return Ok(());
     }
@@ -1066,5 +1073,21 @@ fn cleanup(s: &RunSettings, t: &Target, written: &[Range<u64>], rec: &mut RunRec
             "cleanup failed: {e}; some keys kvbench wrote may remain on {}",
             t.redacted()
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kvbench_engine::recorder::Recorder;
+
+    #[test]
+    fn a_failure_says_how_many_connections_failed() {
+        let mut r = Recorder::default();
+        (r.failed_connections, r.connections) = (15, 20);
+        assert_eq!(super::connections_failed(&r), "15 of 20 connections");
+        (r.failed_connections, r.connections) = (20, 20);
+        assert_eq!(super::connections_failed(&r), "all 20 connections");
+        (r.failed_connections, r.connections) = (1, 0);
+        assert_eq!(super::connections_failed(&r), "every connection");
     }
 }

@@ -133,6 +133,45 @@ impl RemoteServer {
             .sum()
     }
 
+    /// Opens `per_node` connections to every node and holds them all at
+    /// once, as the run will, each asked the system's cheapest question: a
+    /// server that accepts fewer (Redis's `maxclients`, Memcached's `-c`)
+    /// is found before anything is loaded, with its own words.
+    ///
+    /// # Errors
+    /// [`ServerError::Query`] naming the node, how many connections it
+    /// accepted, and what it said when it refused the next.
+    pub fn check_capacity(&self, per_node: u32) -> Result<(), ServerError> {
+        let Some(request) = system::of(self.system).liveness() else {
+            return Ok(());
+        };
+        for &addr in &self.nodes {
+            let mut held = Vec::with_capacity(per_node as usize);
+            for i in 0..per_node {
+                let answer = kvbench_connect::open(addr, &self.access, QUERY_TIMEOUT)
+                    .map_err(|e| e.to_string())
+                    .and_then(|mut stream| {
+                        first_line(&mut stream, request).map(|line| (stream, line))
+                    });
+                let refusal = match answer {
+                    Ok((stream, line)) if !is_refusal(&line) => {
+                        held.push(stream);
+                        continue;
+                    }
+                    Ok((_, line)) => line.trim_start_matches('-').to_string(),
+                    Err(e) => e,
+                };
+                return Err(self.failed(
+                    addr,
+                    format!(
+                        "accepted {i} of the {per_node} connections the run holds at once, then: {refusal}; use fewer --clients, or raise the server's connection limit"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Keys held now, summed over the nodes (Redis: in the URL's database).
     ///
     /// # Errors
@@ -183,4 +222,37 @@ impl RemoteServer {
             .map(|(_, stats)| stats)
             .map_err(|m| self.failed(addr, m))
     }
+}
+
+/// Sends `request` and returns the first line of the reply (without its
+/// line end); a closed connection is an error that says so.
+fn first_line(stream: &mut kvbench_connect::Stream, request: &[u8]) -> Result<String, String> {
+    use std::io::{Read, Write};
+    stream
+        .write_all(request)
+        .and_then(|()| stream.flush())
+        .map_err(|e| format!("send: {e}"))?;
+    let mut line = Vec::new();
+    let mut byte = [0u8; 256];
+    while !line.contains(&b'\n') && line.len() < 4096 {
+        match stream.read(&mut byte) {
+            Ok(0) => return Err("the server closed the connection".into()),
+            Ok(n) => line.extend_from_slice(&byte[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("receive: {e}")),
+        }
+    }
+    let end = line
+        .iter()
+        .position(|&b| b == b'\r' || b == b'\n')
+        .unwrap_or(line.len());
+    Ok(String::from_utf8_lossy(&line[..end]).into_owned())
+}
+
+/// A reply line that refuses: a RESP error, or a Memcached error line.
+fn is_refusal(line: &str) -> bool {
+    line.starts_with('-')
+        || line.starts_with("ERROR")
+        || line.starts_with("SERVER_ERROR")
+        || line.starts_with("CLIENT_ERROR")
 }

@@ -115,6 +115,13 @@ pub(crate) trait System: Sync {
     /// once (named as [`System::split_option`] records it), its default, and
     /// how many of them the server keeps for itself.
     fn connection_limit(&self) -> ConnectionLimit;
+    /// The cheapest request a connection can send to learn that the server
+    /// serves it (a refusal, such as Redis's `max number of clients
+    /// reached`, comes as its reply); `None` for a system whose client
+    /// library keeps its own connections.
+    fn liveness(&self) -> Option<&'static [u8]> {
+        None
+    }
     /// What a node of a server-side cluster bound to `addr` adds to its
     /// command line; `None` when the system has no such cluster.
     fn cluster_node(&self, _addr: SocketAddr) -> Option<Launch> {

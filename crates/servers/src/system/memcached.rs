@@ -18,6 +18,10 @@ pub(crate) struct Memcached;
 pub(crate) static MEMCACHED: Memcached = Memcached;
 
 impl System for Memcached {
+    fn liveness(&self) -> Option<&'static [u8]> {
+        Some(b"version\r\n")
+    }
+
     fn binary(&self) -> &'static str {
         "memcached"
     }

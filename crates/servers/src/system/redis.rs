@@ -28,6 +28,10 @@ pub(crate) static REDIS: Resp = Resp {
 };
 
 impl System for Resp {
+    fn liveness(&self) -> Option<&'static [u8]> {
+        Some(b"*1\r\n$4\r\nPING\r\n")
+    }
+
     fn binary(&self) -> &'static str {
         self.binary
     }
