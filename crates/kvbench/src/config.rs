@@ -259,19 +259,14 @@ pub fn workload(w: &WorkloadArgs<'_>, b: &BenchArgs) -> Result<Resolved, UsageEr
             .join(" + ");
     }
     let effective = effective(&props);
+    let (notes, warnings): (Vec<_>, Vec<_>) = warnings.iter().partition(|w| w.is_note());
+    let text =
+        |ws: Vec<&kvbench_workload::ycsb::Warning>| ws.iter().map(|w| w.to_string()).collect();
     Ok(Resolved {
         spec,
         properties: effective,
-        warnings: warnings
-            .iter()
-            .filter(|w| !w.is_note())
-            .map(|w| w.to_string())
-            .collect(),
-        notes: warnings
-            .iter()
-            .filter(|w| w.is_note())
-            .map(|w| w.to_string())
-            .collect(),
+        warnings: text(warnings),
+        notes: text(notes),
     })
 }
 

@@ -47,11 +47,7 @@ pub fn report(a: ReportArgs) -> Result<Verdict> {
     };
     let file = match &a.file {
         Some(p) => Some(
-            kvbench_workload::input::read_file(p, kvbench_workload::input::EXPERIMENT_FILE_LIMIT)
-                .and_then(|b| {
-                    String::from_utf8(b)
-                        .map_err(|e| format!("{}: not UTF-8 text: {e}", p.display()))
-                })
+            kvbench_workload::input::read_utf8(p, kvbench_workload::input::EXPERIMENT_FILE_LIMIT)
                 .map_err(|e| UsageError(format!("--file {e}")))?,
         ),
         None => None,

@@ -18,6 +18,12 @@ mod dec;
 pub mod memcache_text;
 pub mod resp;
 
+/// `b` up to its first line end (the whole of `b` without one).
+fn first_line(b: &[u8]) -> &[u8] {
+    let end = b.iter().position(|&c| c == b'\r' || c == b'\n');
+    &b[..end.unwrap_or(b.len())]
+}
+
 /// Largest declared length (bulk string, aggregate count, memcache data block)
 /// accepted. Anything above is treated as a corrupt stream rather than a reason
 /// to wait for half a gigabyte of input.

@@ -265,6 +265,24 @@ fn scan_stats<F: FnMut(&[u8], &[u8])>(
 }
 
 /// Parses one complete response from the start of `buf` without allocating;
+/// The line of a reply that refuses (`SERVER_ERROR out of memory ...`,
+/// `ERROR Too many open connections`, `NOT_STORED`), for the record of what
+/// a server said; `None` for a reply of any other kind.
+pub fn error_text(reply: &[u8]) -> Option<&[u8]> {
+    const REFUSALS: [&[u8]; 6] = [
+        b"SERVER_ERROR",
+        b"CLIENT_ERROR",
+        b"ERROR",
+        b"NOT_STORED",
+        b"NOT_FOUND",
+        b"EXISTS",
+    ];
+    REFUSALS
+        .iter()
+        .any(|r| reply.starts_with(r))
+        .then(|| crate::first_line(reply))
+}
+
 /// `Ok(None)` if incomplete. A retrieval response is all `VALUE` blocks through
 /// `END`.
 ///

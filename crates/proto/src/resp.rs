@@ -232,6 +232,13 @@ fn read_int(buf: &[u8], mut i: usize) -> Result<Option<(i64, usize)>, DecodeErro
     Ok(expect_crlf(buf, i)?.map(|next| (n, next)))
 }
 
+/// The text of an error reply, without its `-` (`OOM command not allowed
+/// ...`), for the record of what a server said; `None` for a reply of any
+/// other type.
+pub fn error_text(reply: &[u8]) -> Option<&[u8]> {
+    reply.strip_prefix(b"-").map(crate::first_line)
+}
+
 /// Parses exactly one complete reply from the start of `buf` without allocating.
 /// `Ok(None)` means the reply is incomplete: read more and call again with the
 /// same start. Leading RESP3 attributes are consumed and not reported.

@@ -142,8 +142,14 @@ impl RemoteServer {
     /// [`ServerError::Query`] naming the node, how many connections it
     /// accepted, and what it said when it refused the next.
     pub fn check_capacity(&self, per_node: u32) -> Result<(), ServerError> {
-        let Some(request) = system::of(self.system).liveness() else {
+        let Some(live) = system::of(self.system).liveness() else {
             return Ok(());
+        };
+        // One reply line (PING's `+PONG`, `VERSION 1.6.18`, or a refusal).
+        let line = |b: &[u8]| -> Result<Option<(Vec<u8>, usize)>, String> {
+            Ok(b.iter()
+                .position(|&c| c == b'\n')
+                .map(|i| (b[..=i].to_vec(), i + 1)))
         };
         for &addr in &self.nodes {
             let mut held = Vec::with_capacity(per_node as usize);
@@ -151,14 +157,17 @@ impl RemoteServer {
                 let answer = kvbench_connect::open(addr, &self.access, QUERY_TIMEOUT)
                     .map_err(|e| e.to_string())
                     .and_then(|mut stream| {
-                        first_line(&mut stream, request).map(|line| (stream, line))
+                        kvbench_connect::exchange_on(&mut stream, live.request, 4096, line)
+                            .map(|reply| (stream, reply))
                     });
                 let refusal = match answer {
-                    Ok((stream, line)) if !is_refusal(&line) => {
-                        held.push(stream);
-                        continue;
-                    }
-                    Ok((_, line)) => line.trim_start_matches('-').to_string(),
+                    Ok((stream, reply)) => match (live.refusal)(&reply) {
+                        None => {
+                            held.push(stream);
+                            continue;
+                        }
+                        Some(text) => String::from_utf8_lossy(text).into_owned(),
+                    },
                     Err(e) => e,
                 };
                 return Err(self.failed(
@@ -222,37 +231,4 @@ impl RemoteServer {
             .map(|(_, stats)| stats)
             .map_err(|m| self.failed(addr, m))
     }
-}
-
-/// Sends `request` and returns the first line of the reply (without its
-/// line end); a closed connection is an error that says so.
-fn first_line(stream: &mut kvbench_connect::Stream, request: &[u8]) -> Result<String, String> {
-    use std::io::{Read, Write};
-    stream
-        .write_all(request)
-        .and_then(|()| stream.flush())
-        .map_err(|e| format!("send: {e}"))?;
-    let mut line = Vec::new();
-    let mut byte = [0u8; 256];
-    while !line.contains(&b'\n') && line.len() < 4096 {
-        match stream.read(&mut byte) {
-            Ok(0) => return Err("the server closed the connection".into()),
-            Ok(n) => line.extend_from_slice(&byte[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(format!("receive: {e}")),
-        }
-    }
-    let end = line
-        .iter()
-        .position(|&b| b == b'\r' || b == b'\n')
-        .unwrap_or(line.len());
-    Ok(String::from_utf8_lossy(&line[..end]).into_owned())
-}
-
-/// A reply line that refuses: a RESP error, or a Memcached error line.
-fn is_refusal(line: &str) -> bool {
-    line.starts_with('-')
-        || line.starts_with("ERROR")
-        || line.starts_with("SERVER_ERROR")
-        || line.starts_with("CLIENT_ERROR")
 }

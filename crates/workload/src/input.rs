@@ -59,6 +59,16 @@ pub fn read_file(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
+/// [`read_file`] for a file that must be UTF-8 text (TOML, a report's
+/// experiment file).
+///
+/// # Errors
+/// As [`read_file`]; also bytes that are not UTF-8.
+pub fn read_utf8(path: &Path, limit: u64) -> Result<String, String> {
+    String::from_utf8(read_file(path, limit)?)
+        .map_err(|e| format!("{}: not UTF-8 text: {e}", path.display()))
+}
+
 fn kind(t: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if t.is_dir() {

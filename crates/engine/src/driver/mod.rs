@@ -623,26 +623,9 @@ impl Driver {
     /// Memcached refusal line (`SERVER_ERROR out of memory ...`,
     /// `NOT_STORED`); `None` for a reply of any other shape.
     pub fn error_text<'a>(&self, reply: &'a [u8]) -> Option<&'a [u8]> {
-        let line = |b: &'a [u8]| {
-            let end = b.iter().position(|&c| c == b'\r' || c == b'\n');
-            &b[..end.unwrap_or(b.len())]
-        };
         match self.protocol {
-            Protocol::Resp => reply.strip_prefix(b"-").map(line),
-            Protocol::Memcache => {
-                const REFUSALS: [&[u8]; 6] = [
-                    b"SERVER_ERROR",
-                    b"CLIENT_ERROR",
-                    b"ERROR",
-                    b"NOT_STORED",
-                    b"NOT_FOUND",
-                    b"EXISTS",
-                ];
-                REFUSALS
-                    .iter()
-                    .any(|r| reply.starts_with(r))
-                    .then(|| line(reply))
-            }
+            Protocol::Resp => kvbench_proto::resp::error_text(reply),
+            Protocol::Memcache => kvbench_proto::memcache_text::error_text(reply),
             Protocol::Aerospike => None,
         }
     }

@@ -471,11 +471,9 @@ impl Source {
 /// [`UsageError`] naming the file, and for bad TOML or an unknown or
 /// mistyped key, its line and column.
 pub fn load(path: &Path) -> Result<(ExperimentFile, Source), UsageError> {
-    let bytes =
-        kvbench_workload::input::read_file(path, kvbench_workload::input::EXPERIMENT_FILE_LIMIT)
+    let text =
+        kvbench_workload::input::read_utf8(path, kvbench_workload::input::EXPERIMENT_FILE_LIMIT)
             .map_err(UsageError)?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| UsageError(format!("{}: not UTF-8 text: {e}", path.display())))?;
     parse(text, path)
 }
 

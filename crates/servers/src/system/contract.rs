@@ -116,10 +116,10 @@ pub(crate) trait System: Sync {
     /// how many of them the server keeps for itself.
     fn connection_limit(&self) -> ConnectionLimit;
     /// The cheapest request a connection can send to learn that the server
-    /// serves it (a refusal, such as Redis's `max number of clients
-    /// reached`, comes as its reply); `None` for a system whose client
+    /// serves it, and how its refusal reads (Redis's `max number of clients
+    /// reached` comes as the reply); `None` for a system whose client
     /// library keeps its own connections.
-    fn liveness(&self) -> Option<&'static [u8]> {
+    fn liveness(&self) -> Option<Liveness> {
         None
     }
     /// What a node of a server-side cluster bound to `addr` adds to its
@@ -127,6 +127,15 @@ pub(crate) trait System: Sync {
     fn cluster_node(&self, _addr: SocketAddr) -> Option<Launch> {
         None
     }
+}
+
+/// See [`System::liveness`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Liveness {
+    /// The request.
+    pub request: &'static [u8],
+    /// The text of a reply that refuses; `None` for any other reply.
+    pub refusal: fn(&[u8]) -> Option<&[u8]>,
 }
 
 /// See [`System::connection_limit`].

@@ -18,8 +18,11 @@ pub(crate) struct Memcached;
 pub(crate) static MEMCACHED: Memcached = Memcached;
 
 impl System for Memcached {
-    fn liveness(&self) -> Option<&'static [u8]> {
-        Some(b"version\r\n")
+    fn liveness(&self) -> Option<super::Liveness> {
+        Some(super::Liveness {
+            request: b"version\r\n",
+            refusal: kvbench_proto::memcache_text::error_text,
+        })
     }
 
     fn binary(&self) -> &'static str {

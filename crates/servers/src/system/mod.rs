@@ -14,8 +14,8 @@ pub(crate) mod valkey;
 
 use crate::{ServerError, ServerSpec};
 pub(crate) use contract::{
-    bind_reason, cpu_sum, exchange, lookup, parse_u64, ConnectionLimit, Counts, Launch, Peer, Role,
-    Snapshot, System,
+    bind_reason, cpu_sum, exchange, lookup, parse_u64, ConnectionLimit, Counts, Launch, Liveness,
+    Peer, Role, Snapshot, System,
 };
 use kvbench_model::{Setting, SystemKind};
 use std::net::SocketAddr;

@@ -28,8 +28,11 @@ pub(crate) static REDIS: Resp = Resp {
 };
 
 impl System for Resp {
-    fn liveness(&self) -> Option<&'static [u8]> {
-        Some(b"*1\r\n$4\r\nPING\r\n")
+    fn liveness(&self) -> Option<super::Liveness> {
+        Some(super::Liveness {
+            request: b"*1\r\n$4\r\nPING\r\n",
+            refusal: kvbench_proto::resp::error_text,
+        })
     }
 
     fn binary(&self) -> &'static str {
