@@ -404,10 +404,11 @@ impl AsyncWrite for AsyncStream {
     }
 }
 
-/// [`open`] for the tokio loop. A plain connection is opened blocking (it
-/// happens before anything is measured) and handed to tokio; a TLS one
-/// shakes hands through tokio-rustls, since a finished rustls session
-/// cannot be moved into it.
+/// [`open`] for the tokio loop. A plain connection is opened by [`open`] on
+/// tokio's blocking pool (so a worker reopening a lost connection goes on
+/// driving its others meanwhile) and handed to tokio; a TLS one shakes
+/// hands through tokio-rustls, since a finished rustls session cannot be
+/// moved into it.
 ///
 /// # Errors
 /// [`ConnectError`] naming the step that failed.
@@ -418,7 +419,10 @@ pub async fn open_async(
 ) -> Result<AsyncStream, ConnectError> {
     let io = |step: &'static str| move |source| ConnectError::Io { addr, step, source };
     let Some(tls) = &access.tls else {
-        let tcp = open(addr, access, timeout)?
+        let owned = access.clone();
+        let tcp = tokio::task::spawn_blocking(move || open(addr, &owned, timeout))
+            .await
+            .map_err(|e| io("open")(io::Error::other(e.to_string())))??
             .into_plain()
             .ok_or_else(|| io("open")(io::ErrorKind::Unsupported.into()))?;
         tcp.set_nonblocking(true).map_err(io("set non-blocking"))?;

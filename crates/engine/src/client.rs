@@ -61,6 +61,8 @@ const NO_GROUP: u32 = u32::MAX;
 const NODE_DOWN: &str = "not sent: the connection to its node had failed";
 /// Why a cluster request waited (see [`Parked`]).
 const NODE_LOST: &str = "its node's connection was lost and no other node took its slot over";
+/// Why a request waited for its node's connection to be reopened.
+const NODE_REOPENING: &str = "its node's connection was lost and was not reopened";
 const RETRY_LATER: &str = "the cluster answered CLUSTERDOWN or TRYAGAIN";
 /// Seeds the generator that re-encodes redirected requests, so the
 /// operation stream's own generator draws exactly what it would without
@@ -264,9 +266,12 @@ pub(crate) struct Lane {
     start: usize,
     end: usize,
     pending: VecDeque<Pending>,
-    /// Its connection failed: nothing more is sent on it, and operations
-    /// for its node fail at once (as a client library reports a dead server).
+    /// Its connection failed: nothing is sent on it until it is reopened.
     dead: bool,
+    /// Its connection failed and will not be reopened (`--no-reconnect`, or
+    /// reopening was given up): operations for its node fail at once, as a
+    /// client library reports a dead server.
+    gone: bool,
     /// Replies arrived since the last [`Client::fill`]: the lane gets a
     /// write this round.
     touched: bool,
@@ -290,6 +295,7 @@ impl Lane {
             end: 0,
             pending: VecDeque::with_capacity(pipeline),
             dead: false,
+            gone: false,
             touched: false,
             held: Vec::new(),
             held_pending: VecDeque::with_capacity(pipeline),
@@ -402,6 +408,9 @@ pub(crate) struct Client {
     timeout_ns: u64,
     /// Stopped by Ctrl-C: parked requests are not tried again.
     interrupted: bool,
+    /// A lost connection is reopened by the I/O loop (`reopen.rs`): until
+    /// then requests for its node wait instead of failing unsent.
+    reopen: bool,
 }
 
 /// What became of a scan's record reads.
@@ -443,6 +452,7 @@ impl Client {
             parked: Vec::new(),
             timeout_ns: timeout.as_nanos() as u64,
             interrupted: false,
+            reopen: false,
             lanes: (0..router.nodes()).map(|_| Lane::new(pipeline)).collect(),
             driver,
             router,
@@ -463,6 +473,12 @@ impl Client {
             free_scan_keys: Vec::new(),
             redirect_rng: Rng::seed_from_u64(REDIRECT_SEED),
         }
+    }
+
+    /// Lost connections are reopened (see [`Client::fail_lane`]).
+    pub(crate) fn reopening(mut self, on: bool) -> Client {
+        self.reopen = on;
+        self
     }
 
     /// `t` as nanoseconds since `base` (0 for an earlier instant, which the
@@ -548,7 +564,7 @@ impl Client {
             if let Some(dead) = [Some(lane), index_lane]
                 .into_iter()
                 .flatten()
-                .find(|&l| self.lanes[l].dead && !cluster)
+                .find(|&l| self.lanes[l].gone && !cluster)
             {
                 self.measured_sent += u64::from(measured);
                 if op.kind == OpKind::Insert {
@@ -594,14 +610,14 @@ impl Client {
                     ..p
                 };
                 if self.lanes[index_lane].dead {
-                    self.park(index, now_ns, NODE_LOST);
+                    self.park(index, now_ns, self.lost_reason());
                 } else {
                     driver.encode_index(&self.key, &mut self.lanes[index_lane].wbuf);
                     self.lanes[index_lane].pending.push_back(index);
                 }
             }
             if main_down {
-                self.park(p, now_ns, NODE_LOST);
+                self.park(p, now_ns, self.lost_reason());
             } else if hold {
                 let l = &mut self.lanes[lane];
                 l.held_pending.push_back((p, l.held.len()));
@@ -1057,25 +1073,41 @@ impl Client {
             .partition(|q| over || q.due_ns <= now_ns);
         self.parked = waiting;
         for Parked { p, why, .. } in due {
-            if over || now_ns.saturating_sub(p.sent_ns) > self.timeout_ns {
-                if !over {
-                    rec.note_error(&format!(
-                        "failed after {:?} of retries: {why}",
-                        Duration::from_nanos(self.timeout_ns)
-                    ));
-                }
+            if over {
                 self.complete_part(p, Outcome::Error, now, now_ns, rec);
                 continue;
             }
+            if now_ns.saturating_sub(p.sent_ns) > self.timeout_ns {
+                let message = format!(
+                    "timeout: waited {:?}: {why}",
+                    Duration::from_nanos(self.timeout_ns)
+                );
+                self.fail_request(p, ErrorKind::Timeout, &message, now, rec);
+                continue;
+            }
             let to = self.route(&p);
+            if self.lanes[to].gone && !self.router.redirects() {
+                // Reopening was given up: no other node can take it.
+                self.fail_request(p, ErrorKind::Closed, NODE_DOWN, now, rec);
+                continue;
+            }
             if self.lanes[to].dead {
-                self.park(p, now_ns, NODE_LOST);
+                self.park(p, now_ns, self.lost_reason());
                 continue;
             }
             if p.measured {
                 rec.count_retry();
             }
             self.resend(p, to);
+        }
+    }
+
+    /// Why a request for a node whose connection is down waits.
+    fn lost_reason(&self) -> &'static str {
+        if self.router.redirects() {
+            NODE_LOST
+        } else {
+            NODE_REOPENING
         }
     }
 
@@ -1155,8 +1187,11 @@ impl Client {
 
     /// `lane`'s connection failed: every measured operation with a request
     /// in flight on it fails with `kind` (warm-up failures are noted but not
-    /// counted), and from now on operations for its node fail without being
-    /// sent. The client stops when no lane is left.
+    /// counted; they may have been executed). When lost connections are
+    /// reopened and this one was lost (`Closed`, `Io`), requests not yet
+    /// sent wait for it (parked); otherwise, and
+    /// once reopening is given up ([`Client::give_up`]), operations for its
+    /// node fail without being sent. The client stops when no lane is left.
     pub(crate) fn fail_lane(
         &mut self,
         lane: usize,
@@ -1167,52 +1202,118 @@ impl Client {
         let now = Instant::now();
         let l = &mut self.lanes[lane];
         l.dead = true;
+        // Reopened when the connection was lost (reset, closed); one that
+        // timed out or spoke no protocol reaches a server that is there but
+        // not answering properly, and reopening it would only repeat that.
+        l.gone = !self.reopen || !matches!(kind, ErrorKind::Closed | ErrorKind::Io);
         l.wbuf.clear();
         l.held.clear();
+        // A reply cut short by the loss must not be read as the start of
+        // the next connection's first reply.
+        (l.start, l.end) = (0, 0);
         self.held -= l.held_pending.len();
         let held: Vec<Pending> = l.held_pending.drain(..).map(|(p, _)| p).collect();
-        let mut pending: Vec<Pending> = l.pending.drain(..).collect();
-        if self.router.redirects() {
-            // Never sent: routed again once the slot map says where.
+        let pending: Vec<Pending> = l.pending.drain(..).collect();
+        let mut unsent = Vec::new();
+        if self.router.redirects() || self.reopen {
+            // Never sent: routed again once the slot map says where, or
+            // once the connection is back.
             let now_ns = self.nanos(now);
+            let why = self.lost_reason();
             for p in held {
-                self.park(p, now_ns, NODE_LOST);
+                self.park(p, now_ns, why);
             }
         } else {
-            pending.extend(held);
+            unsent = held;
         }
-        for p in pending {
+        for p in pending.into_iter().chain(unsent) {
             if p.measured {
                 rec.count_node_error(lane);
             }
-            if p.group != NO_GROUP {
-                let g = &mut self.groups[p.group as usize];
-                g.outcome = Outcome::Error;
-                g.parts_left -= 1;
-                if g.parts_left > 0 {
-                    // The operation's other requests (on live lanes)
-                    // complete it, as an error.
-                    continue;
-                }
-                self.free_groups.push(p.group);
-            }
-            self.ops -= 1;
-            if p.op.kind == OpKind::Insert {
-                self.source.acknowledge_insert(p.op.keynum);
-            }
-            if p.measured {
-                rec.record_failure(p.op.kind, 1, kind, message, now);
-            }
+            self.fail_request(p, kind, message, now, rec);
         }
         if let Router::Cluster(t) = &*self.router {
             // Its slots may have gone to another node (a failover).
             t.want_refresh();
         }
-        if self.lanes.iter().all(|l| l.dead) {
+        if self.lanes[lane].gone {
+            rec.failed_connections += 1;
+        } else {
+            rec.lost_connections += 1;
+        }
+        self.stop_when_no_lane_is_left();
+        rec.note_error(message);
+    }
+
+    /// Fails request `p` without a reply (`kind`): its operation fails
+    /// once its other requests, if any, are answered.
+    fn fail_request(
+        &mut self,
+        p: Pending,
+        kind: ErrorKind,
+        message: &str,
+        now: Instant,
+        rec: &mut Recorder,
+    ) {
+        if let Part::ScanRead(i) = p.part {
+            self.free_scan_keys.push(i);
+        }
+        if p.group != NO_GROUP {
+            let g = &mut self.groups[p.group as usize];
+            g.outcome = Outcome::Error;
+            g.parts_left -= 1;
+            if g.parts_left > 0 {
+                // The operation's other requests (on live lanes)
+                // complete it, as an error.
+                return;
+            }
+            self.free_groups.push(p.group);
+        }
+        self.ops -= 1;
+        if p.op.kind == OpKind::Insert {
+            self.source.acknowledge_insert(p.op.keynum);
+        }
+        if p.measured {
+            rec.record_failure(p.op.kind, 1, kind, message, now);
+        }
+    }
+
+    fn stop_when_no_lane_is_left(&mut self) {
+        if self.lanes.iter().all(|l| l.gone) {
             self.sending = false;
         }
-        rec.note_error(message);
+    }
+
+    /// `lane`'s connection is open again: requests waiting for it are sent
+    /// at the next [`Client::fill`].
+    pub(crate) fn lane_up(&mut self, lane: usize, now: Instant, rec: &mut Recorder) {
+        let l = &mut self.lanes[lane];
+        l.dead = false;
+        l.touched = false;
+        let now_ns = self.nanos(now);
+        for q in self.parked.iter_mut() {
+            q.due_ns = q.due_ns.min(now_ns);
+        }
+        rec.count_reconnect(lane);
+    }
+
+    /// Reopening `lane`'s connection was given up (`message` says why):
+    /// operations for its node fail from now on, as without reopening.
+    pub(crate) fn give_up(&mut self, lane: usize, message: &str, now: Instant, rec: &mut Recorder) {
+        self.lanes[lane].gone = true;
+        let now_ns = self.nanos(now);
+        for q in self.parked.iter_mut() {
+            q.due_ns = q.due_ns.min(now_ns);
+        }
+        rec.lost_connections = rec.lost_connections.saturating_sub(1);
         rec.failed_connections += 1;
+        rec.note_error(message);
+        self.stop_when_no_lane_is_left();
+    }
+
+    /// True once `lane`'s connection will not be reopened.
+    pub(crate) fn lane_gone(&self, lane: usize) -> bool {
+        self.lanes[lane].gone
     }
 
     /// True once `lane`'s connection has failed.

@@ -11,6 +11,7 @@
 
 use crate::client::{Client, ReadResult};
 use crate::recorder::{ErrorKind, Recorder};
+use crate::reopen::{reset_on_close, Next, Opening, Reopener, Reopening};
 use crate::timer::Timer;
 use kvbench_connect::AsyncStream;
 use std::cell::RefCell;
@@ -29,20 +30,54 @@ pub(crate) struct Shared {
     /// Measured completions of this worker, read by the progress display.
     pub progress: Arc<AtomicU64>,
     pub stop: Arc<AtomicBool>,
+    /// How lost connections are opened again (`None`: they are not).
+    pub reopen: Option<Arc<Reopener>>,
+}
+
+/// Each lane's connection, and the way back of those that were lost.
+struct Lanes {
+    socks: Vec<Option<AsyncStream>>,
+    lost: Vec<Option<Lost>>,
+}
+
+/// A lane whose connection was lost, on its way back.
+struct Lost {
+    state: Reopening,
+    /// The attempt in progress.
+    opening: Option<Opening>,
+}
+
+/// What the loop waited for.
+enum Event {
+    /// Bytes (or the end, or an error) on a lane.
+    Read(usize, std::io::Result<usize>),
+    /// An attempt to reopen a lane's connection ended.
+    Opened(usize, Result<AsyncStream, kvbench_connect::ConnectError>),
+    /// A slot, a parked request or a reopening attempt is due.
+    Due,
 }
 
 /// Runs the client until it is done or the stop flag is set. A connection
 /// that fails fails the requests in flight on it (as errors, never as
-/// latencies) and its node's later operations; the client goes on with its
-/// other nodes, and never ends the phase for other clients.
-pub(crate) async fn run(mut socks: Vec<AsyncStream>, mut client: Client, shared: Shared) {
+/// latencies); it is opened again after a backoff when lost connections
+/// are reopened (its node's requests wait meanwhile), and otherwise its
+/// node's later operations fail. The client goes on with its other nodes,
+/// and never ends the phase for other clients.
+pub(crate) async fn run(socks: Vec<AsyncStream>, mut client: Client, shared: Shared) {
+    let mut lanes = Lanes {
+        lost: socks.iter().map(|_| None).collect(),
+        socks: socks.into_iter().map(Some).collect(),
+    };
     let mut timer: Option<Timer> = None;
     loop {
         if shared.stop.load(Ordering::Relaxed) {
             client.stop_sending();
         }
         client.fill(Instant::now(), &mut shared.recorder.borrow_mut());
-        for (lane, sock) in socks.iter_mut().enumerate() {
+        for lane in 0..lanes.socks.len() {
+            let Some(sock) = lanes.socks[lane].as_mut() else {
+                continue;
+            };
             if client.lane_dead(lane) || client.wbuf(lane).is_empty() {
                 continue;
             }
@@ -54,7 +89,7 @@ pub(crate) async fn run(mut socks: Vec<AsyncStream>, mut client: Client, shared:
             };
             if let Err(e) = sent.await {
                 let msg = format!("write failed: {e}");
-                fail(&mut client, lane, &shared, ErrorKind::Io, &msg);
+                lanes.lose(&mut client, lane, &shared, ErrorKind::Io, &msg);
                 continue;
             }
             client.wbuf(lane).clear();
@@ -62,49 +97,83 @@ pub(crate) async fn run(mut socks: Vec<AsyncStream>, mut client: Client, shared:
         if client.is_done() {
             return;
         }
-        if !client.awaiting_any() {
-            // Nothing in flight: wait for the next slot or retry.
-            if let Some(t) = earliest(client.schedule_next(), client.next_retry()) {
-                timer.get_or_insert_with(Timer::new).sleep_until(t).await;
+        let mut reopen_due = None;
+        if let Some(r) = shared
+            .reopen
+            .as_ref()
+            .filter(|_| lanes.lost.iter().any(Option::is_some))
+        {
+            let now = Instant::now();
+            for (lane, l) in lanes.lost.iter_mut().enumerate() {
+                let Some(l) = l.as_mut().filter(|l| l.opening.is_none()) else {
+                    continue;
+                };
+                if l.state.due <= now {
+                    l.opening = Some(r.open_async(lane));
+                } else {
+                    reopen_due = earliest(reopen_due, Some(l.state.due));
+                }
             }
+        }
+        let opening = lanes.lost.iter().flatten().any(|l| l.opening.is_some());
+        let awaiting = client.awaiting_any();
+        // Nothing in flight: wait for the next slot, retry or reopening.
+        let next = if awaiting {
+            client.next_slot()
+        } else {
+            client.schedule_next()
+        };
+        let wake = earliest(earliest(next, client.next_retry()), reopen_due);
+        if !awaiting && !opening && wake.is_none() {
             continue;
         }
-
-        let wake = earliest(client.next_slot(), client.next_retry());
-        let ready = tokio::time::timeout(shared.timeout, async {
-            let read = read_any(&mut socks, &mut client);
+        let wait = async {
+            let event = next_event(&mut lanes, &mut client);
             match wake {
                 Some(t) => tokio::select! {
-                    r = read => Some(r),
-                    _ = timer.get_or_insert_with(Timer::new).sleep_until(t) => None,
+                    e = event => e,
+                    _ = timer.get_or_insert_with(Timer::new).sleep_until(t) => Event::Due,
                 },
-                None => Some(read.await),
+                None => event.await,
             }
-        })
-        .await;
-        let (lane, read) = match ready {
-            Ok(None) => continue, // a slot is due: go and send it
-            Ok(Some(r)) => r,
-            Err(_) => {
-                let msg = format!("timeout: no reply within {:?}", shared.timeout);
-                for lane in 0..socks.len() {
-                    if client.awaiting(lane) {
-                        fail(&mut client, lane, &shared, ErrorKind::Timeout, &msg);
+        };
+        // Only requests in flight time out; parked ones and reopening
+        // have their own limits.
+        let event = if awaiting {
+            match tokio::time::timeout(shared.timeout, wait).await {
+                Ok(e) => e,
+                Err(_) => {
+                    let msg = format!("timeout: no reply within {:?}", shared.timeout);
+                    for lane in 0..lanes.socks.len() {
+                        if client.awaiting(lane) {
+                            let kind = ErrorKind::Timeout;
+                            lanes.lose(&mut client, lane, &shared, kind, &msg);
+                        }
                     }
+                    continue;
                 }
+            }
+        } else {
+            wait.await
+        };
+        let (lane, read) = match event {
+            Event::Due => continue, // a slot is due: go and send it
+            Event::Opened(lane, opened) => {
+                lanes.reopened(&mut client, lane, opened, &shared);
                 continue;
             }
+            Event::Read(lane, read) => (lane, read),
         };
         let n = match read {
             Ok(0) => {
                 let msg = "connection closed by server";
-                fail(&mut client, lane, &shared, ErrorKind::Closed, msg);
+                lanes.lose(&mut client, lane, &shared, ErrorKind::Closed, msg);
                 continue;
             }
             Ok(n) => n,
             Err(e) => {
                 let msg = format!("read failed: {e}");
-                fail(&mut client, lane, &shared, ErrorKind::Io, &msg);
+                lanes.lose(&mut client, lane, &shared, ErrorKind::Io, &msg);
                 continue;
             }
         };
@@ -115,27 +184,22 @@ pub(crate) async fn run(mut socks: Vec<AsyncStream>, mut client: Client, shared:
                 shared.progress.fetch_add(done, Ordering::Relaxed);
             }
             ReadResult::Progress(_) => {}
-            ReadResult::Failed(kind, msg) => fail(&mut client, lane, &shared, kind, &msg),
+            ReadResult::Failed(kind, msg) => lanes.lose(&mut client, lane, &shared, kind, &msg),
         }
     }
 }
 
-/// Reads from the first lane that awaits replies and has bytes, into that
-/// lane's read space; returns the lane and how many bytes came (0: closed).
-/// Reading, not just waiting for readiness, is what TLS needs: a TLS
-/// stream can hold decrypted bytes the socket no longer signals.
-async fn read_any(
-    socks: &mut [AsyncStream],
-    client: &mut Client,
-) -> (usize, std::io::Result<usize>) {
+/// The next read on a lane that awaits replies, or the end of an attempt
+/// to reopen a lane.
+async fn next_event(lanes: &mut Lanes, client: &mut Client) -> Event {
     std::future::poll_fn(|cx| {
-        for (lane, sock) in socks.iter_mut().enumerate() {
-            if client.awaiting(lane) {
-                let mut buf = ReadBuf::new(client.read_space(lane));
-                match Pin::new(&mut *sock).poll_read(cx, &mut buf) {
-                    Poll::Ready(Ok(())) => return Poll::Ready((lane, Ok(buf.filled().len()))),
-                    Poll::Ready(Err(e)) => return Poll::Ready((lane, Err(e))),
-                    Poll::Pending => {}
+        if let Poll::Ready((lane, r)) = poll_reads(cx, &mut lanes.socks, client) {
+            return Poll::Ready(Event::Read(lane, r));
+        }
+        for (lane, l) in lanes.lost.iter_mut().enumerate() {
+            if let Some(f) = l.as_mut().and_then(|l| l.opening.as_mut()) {
+                if let Poll::Ready(r) = f.as_mut().poll(cx) {
+                    return Poll::Ready(Event::Opened(lane, r));
                 }
             }
         }
@@ -144,14 +208,91 @@ async fn read_any(
     .await
 }
 
+impl Lanes {
+    /// `lane`'s connection failed: fails what was in flight on it, closes
+    /// it, and starts its way back when lost connections are reopened.
+    fn lose(
+        &mut self,
+        client: &mut Client,
+        lane: usize,
+        shared: &Shared,
+        kind: ErrorKind,
+        message: &str,
+    ) {
+        let mut rec = shared.recorder.borrow_mut();
+        client.fail_lane(lane, kind, message, &mut rec);
+        if let Some(AsyncStream::Plain(s)) = self.socks[lane].take() {
+            reset_on_close(&s);
+        }
+        if let (Some(r), false) = (&shared.reopen, client.lane_gone(lane)) {
+            let seed = rec.lost_connections ^ ((lane as u64) << 32);
+            self.lost[lane] = Some(Lost {
+                state: Reopening::new(&r.backoff, Instant::now(), seed),
+                opening: None,
+            });
+        }
+    }
+
+    /// An attempt to reopen `lane` ended: the lane is back, or waits for
+    /// the next attempt, or is given up.
+    fn reopened(
+        &mut self,
+        client: &mut Client,
+        lane: usize,
+        opened: Result<AsyncStream, kvbench_connect::ConnectError>,
+        shared: &Shared,
+    ) {
+        let now = Instant::now();
+        let mut rec = shared.recorder.borrow_mut();
+        let (Some(r), Some(l)) = (&shared.reopen, self.lost[lane].as_mut()) else {
+            return;
+        };
+        l.opening = None;
+        match opened {
+            Ok(s) => {
+                self.socks[lane] = Some(s);
+                self.lost[lane] = None;
+                client.lane_up(lane, now, &mut rec);
+            }
+            Err(e) => {
+                if l.state.failed(&r.backoff, now, r.give_up) == Next::GiveUp {
+                    self.lost[lane] = None;
+                    client.give_up(lane, &r.gave_up(lane, &e.to_string()), now, &mut rec);
+                }
+            }
+        }
+    }
+}
+
+/// Reads from the first lane that awaits replies and has bytes, into that
+/// lane's read space; returns the lane and how many bytes came (0: closed).
+/// Reading, not just waiting for readiness, is what TLS needs: a TLS
+/// stream can hold decrypted bytes the socket no longer signals.
+fn poll_reads(
+    cx: &mut std::task::Context<'_>,
+    socks: &mut [Option<AsyncStream>],
+    client: &mut Client,
+) -> Poll<(usize, std::io::Result<usize>)> {
+    for (lane, sock) in socks.iter_mut().enumerate() {
+        let Some(sock) = sock.as_mut() else {
+            continue;
+        };
+        if client.awaiting(lane) {
+            let mut buf = ReadBuf::new(client.read_space(lane));
+            match Pin::new(&mut *sock).poll_read(cx, &mut buf) {
+                Poll::Ready(Ok(())) => return Poll::Ready((lane, Ok(buf.filled().len()))),
+                Poll::Ready(Err(e)) => return Poll::Ready((lane, Err(e))),
+                Poll::Pending => {}
+            }
+        }
+    }
+    Poll::Pending
+}
+
 /// The earlier of two optional instants.
 fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }
-}
-
-fn fail(client: &mut Client, lane: usize, shared: &Shared, kind: ErrorKind, message: &str) {
-    client.fail_lane(lane, kind, message, &mut shared.recorder.borrow_mut());
 }

@@ -21,8 +21,10 @@ mod error;
 pub mod events;
 mod library;
 pub mod limits;
+pub mod outage;
 pub mod phase;
 pub mod recorder;
+pub mod reopen;
 pub mod route;
 pub mod schedule;
 pub mod series;
@@ -36,6 +38,7 @@ pub use events::{Observer, OpSecond, Progress, SecondStats, Silent};
 pub use phase::{
     run_phase, run_share, CutShort, Io, PhaseConfig, PhaseKind, PhaseOutput, Rate, Window,
 };
+pub use reopen::Backoff;
 pub use route::Topology;
 pub use schedule::Arrival;
 pub use share::{Share, Slice, StartAt};

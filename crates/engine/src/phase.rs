@@ -16,6 +16,7 @@ use crate::events::{Observer, Progress};
 use crate::library;
 use crate::recorder::LagTrend;
 use crate::recorder::Recorder;
+use crate::reopen::{Backoff, Reopener};
 use crate::route::{Router, Topology};
 use crate::schedule::{Arrival, Schedule};
 use crate::series::{LiveMsg, LiveSeconds, LiveSink, SeriesRecorder};
@@ -150,6 +151,9 @@ pub struct PhaseConfig {
     pub timeout: Duration,
     /// Connection set-up limit.
     pub connect_timeout: Duration,
+    /// How a lost connection is opened again (`None`: it is not; its node's
+    /// requests fail from then on). See `reopen.rs`.
+    pub reconnect: Option<Backoff>,
     /// A connection with requests outstanding and no reply for longer
     /// than this is a stall (counted in the recorder; zero counts none).
     pub stall: Duration,
@@ -375,6 +379,7 @@ pub fn run_share(
             clients,
             timeout: cfg.timeout,
             connect_timeout: cfg.connect_timeout,
+            reconnect: cfg.reconnect,
             stall: cfg.stall,
             access: cfg.access.clone(),
             io: cfg.io,
@@ -559,6 +564,7 @@ pub fn run_share(
                     addr: addr.to_string(),
                     replies,
                     errors,
+                    reconnects: merged.node_reconnects.get(i).copied().unwrap_or(0),
                 }
             })
             .collect();
@@ -618,6 +624,7 @@ struct WorkerJob {
     clients: usize,
     timeout: Duration,
     connect_timeout: Duration,
+    reconnect: Option<Backoff>,
     stall: Duration,
     access: Arc<Access>,
     io: Io,
@@ -650,7 +657,7 @@ pub(crate) struct Plan {
 
 impl Ready {
     /// The wire clients of the tokio and io_uring loops.
-    fn clients(&mut self, pipeline: usize, timeout: Duration) -> Vec<Client> {
+    fn clients(&mut self, pipeline: usize, timeout: Duration, reopen: bool) -> Vec<Client> {
         self.plans
             .drain(..)
             .map(|p| {
@@ -664,6 +671,7 @@ impl Ready {
                     p.schedule,
                     timeout,
                 )
+                .reopening(reopen)
             })
             .collect()
     }
@@ -728,6 +736,8 @@ impl WorkerJob {
                 recorder: recorder.clone(),
                 progress: progress.clone(),
                 stop: stop.clone(),
+                // The library reconnects by itself.
+                reopen: None,
             };
             tasks.push(tokio::task::spawn_local(library::run(
                 shared_lib.clone(),
@@ -804,6 +814,7 @@ impl WorkerJob {
             recorder.connections = (self.sources.len() * self.nodes.len()) as u64;
         }
         recorder.series.set_origin(measure_from);
+        recorder.timeline.set_origin(measure_from);
         recorder
             .series
             .set_live(LiveSink::new(self.live.0, self.live.1));
@@ -887,14 +898,28 @@ impl WorkerJob {
         (socks, None)
     }
 
+    /// How this worker's connections are opened again, when they are.
+    fn reopener(&self) -> Option<Arc<Reopener>> {
+        self.reconnect.map(|backoff| {
+            Arc::new(Reopener {
+                addrs: self.nodes.clone(),
+                access: self.access.clone(),
+                connect_timeout: self.connect_timeout,
+                backoff,
+                give_up: self.timeout,
+            })
+        })
+    }
+
     async fn run_tokio(self) -> Result<(Recorder, f64), EngineError> {
         let (socks, error) = self.connect_all_async().await;
         let (timeout, progress, stop) = (self.timeout, self.progress.clone(), self.stop.clone());
         let pipeline = self.pipeline;
+        let reopen = self.reopener();
         let Some(mut ready) = self.ready(error)? else {
             return Ok((Recorder::default(), 0.0));
         };
-        let clients = ready.clients(pipeline, timeout);
+        let clients = ready.clients(pipeline, timeout, reopen.is_some());
         let measure_from = ready.measure_from;
         let recorder = Rc::new(RefCell::new(ready.recorder));
         let cpu_start = spawn_window_helpers(measure_from, &recorder);
@@ -905,6 +930,7 @@ impl WorkerJob {
                 recorder: recorder.clone(),
                 progress: progress.clone(),
                 stop: stop.clone(),
+                reopen: reopen.clone(),
             };
             tasks.push(tokio::task::spawn_local(conn::run(sock, client, shared)));
         }
@@ -922,15 +948,17 @@ impl WorkerJob {
         let (socks, error) = self.connect_all();
         let (timeout, progress, stop) = (self.timeout, self.progress.clone(), self.stop.clone());
         let pipeline = self.pipeline;
+        let reopen = self.reopener();
         let Some(mut ready) = self.ready(error)? else {
             return Ok((Recorder::default(), 0.0));
         };
-        let clients = ready.clients(pipeline, timeout);
+        let clients = ready.clients(pipeline, timeout, reopen.is_some());
         let env = uring::Env {
             timeout,
             progress: &progress,
             stop: &stop,
             measure_from: ready.measure_from,
+            reopen,
         };
         let conns = socks.into_iter().zip(clients).collect();
         let cpu_start =

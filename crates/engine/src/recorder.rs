@@ -11,6 +11,7 @@
 //! it through a `RefCell`, so recording takes no lock and no atomic.
 
 use crate::driver::Outcome;
+use crate::outage::Timeline;
 use crate::series::SeriesRecorder;
 use hdrhistogram::Histogram;
 use kvbench_model::{ErrorReplies, OpKind, OpResult, PhaseResult};
@@ -48,6 +49,15 @@ pub struct Recorder {
     /// Connections that ended early on an error (warm-up included): the load
     /// was lighter than asked from then on, so the run cannot be clean.
     pub failed_connections: u64,
+    /// Connections lost and not given up: reopened, or being reopened
+    /// when the phase ended (see `reopen.rs`).
+    pub lost_connections: u64,
+    /// Lost connections opened again, in total and per node (lane index).
+    pub reconnects: u64,
+    /// Per node (lane index): lost connections opened again.
+    pub node_reconnects: Vec<u64>,
+    /// Per 100 ms of the window: what the outage figures come from.
+    pub timeline: Timeline,
     /// Connections the clients opened (one per client and node; 0 when a
     /// client library keeps its own pool), so a failure can say how many of
     /// them failed.
@@ -197,6 +207,10 @@ impl Default for Recorder {
             errors: [0; OpKind::COUNT],
             clamped: 0,
             failed_connections: 0,
+            lost_connections: 0,
+            reconnects: 0,
+            node_reconnects: Vec::new(),
+            timeline: Timeline::default(),
             connections: 0,
             node_counts: Vec::new(),
             moved: 0,
@@ -248,7 +262,8 @@ impl Recorder {
                 let v = self.clamp(latency_ns);
                 // Cannot fail: v is inside the histogram's bounds.
                 let _ = self.hist[i].record(v);
-                self.series.completed(kind, v, replied);
+                let since = self.series.completed(kind, v, replied);
+                self.timeline.completed(v, since);
             }
             Outcome::Miss => self.misses[i] += 1,
             Outcome::Error => {
@@ -311,7 +326,22 @@ impl Recorder {
         self.errors[kind.index()] += n;
         self.error_kinds[error as usize] += n;
         self.series.error(kind, n, at);
+        if matches!(
+            error,
+            ErrorKind::Timeout | ErrorKind::Closed | ErrorKind::Io
+        ) {
+            self.timeline.failed(n, at);
+        }
         self.note_error(message);
+    }
+
+    /// Counts a lost connection to `node` that was opened again.
+    pub fn count_reconnect(&mut self, node: usize) {
+        self.reconnects += 1;
+        if node >= self.node_reconnects.len() {
+            self.node_reconnects.resize(node + 1, 0);
+        }
+        self.node_reconnects[node] += 1;
     }
 
     fn node(&mut self, node: usize) -> &mut [u64; 2] {
@@ -425,6 +455,15 @@ impl Recorder {
         }
         self.clamped += other.clamped;
         self.failed_connections += other.failed_connections;
+        self.lost_connections += other.lost_connections;
+        self.reconnects += other.reconnects;
+        if self.node_reconnects.len() < other.node_reconnects.len() {
+            self.node_reconnects.resize(other.node_reconnects.len(), 0);
+        }
+        for (mine, theirs) in self.node_reconnects.iter_mut().zip(&other.node_reconnects) {
+            *mine += theirs;
+        }
+        self.timeline.merge(&other.timeline);
         self.connections += other.connections;
         if self.node_counts.len() < other.node_counts.len() {
             self.node_counts.resize(other.node_counts.len(), [0; 2]);
@@ -494,6 +533,7 @@ impl Recorder {
         self.moved += part.redirects_moved;
         self.asked += part.redirects_ask;
         self.retried += part.retries;
+        self.reconnects += part.reconnects;
         for m in &part.error_samples {
             self.note_error(m);
         }
@@ -596,6 +636,8 @@ impl Recorder {
             redirects_moved: self.moved,
             redirects_ask: self.asked,
             retries: self.retried,
+            reconnects: self.reconnects,
+            outage: self.timeline.outage(window_s),
             nodes: Vec::new(),
             scale_out: None,
         }

@@ -230,12 +230,17 @@ impl SeriesRecorder {
         self.done.extend(finished);
     }
 
-    /// A completed operation, replied at `at`.
+    /// A completed operation, replied at `at`; returns how long after the
+    /// window's start that was (the outage's steps count from it too, and
+    /// reading it once per reply is cheaper than twice).
     #[inline]
-    pub fn completed(&mut self, kind: OpKind, latency_ns: u64, at: Instant) {
-        self.roll_to(self.second_of(at));
+    pub fn completed(&mut self, kind: OpKind, latency_ns: u64, at: Instant) -> Duration {
+        let since = at.saturating_duration_since(self.origin.unwrap_or(at));
+        // Whole seconds: a field of the Duration, no 128-bit division per reply.
+        self.roll_to(since.as_secs() as u32);
         self.completed[kind.index()] += 1;
         let _ = self.hist[kind.index()].record(latency_ns.clamp(1, MAX_LATENCY_NS));
+        since
     }
 
     /// A failed operation, noticed at `at`.

@@ -27,10 +27,13 @@ use crate::bufring::{self, BufRing};
 use crate::client::{Client, ReadResult};
 use crate::cpu::thread_cpu_seconds;
 use crate::recorder::{ErrorKind, Recorder};
+use crate::reopen::{reset_on_close, Next, Reopener, Reopening};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What a completion is for (the low two bits of its user data).
@@ -39,6 +42,8 @@ const READ: u64 = 1;
 const CANCEL: u64 = 2;
 /// How often the loop wakes without completions, to check timeouts and Ctrl-C.
 const TICK: Duration = Duration::from_millis(100);
+/// How often it looks for the end of an attempt to reopen a connection.
+const REOPEN_POLL: Duration = Duration::from_millis(2);
 /// Size of one provided receive buffer: a few replies of the usual sizes;
 /// a larger reply simply spans several buffers.
 const RECV_BUF: usize = 4096;
@@ -100,8 +105,26 @@ struct Conn {
     /// When the connection last received bytes (or started waiting for them).
     last_progress: Instant,
     failed: bool,
-    /// Done or failed, and counted as such.
+    /// A cancel of its receive is in flight.
+    cancelling: bool,
+    /// Lost, and on its way back (see `reopen.rs`).
+    lost: Option<Lost>,
+    /// Done, or failed for good: nothing more is done with it.
     finished: bool,
+}
+
+/// A lost connection on its way back.
+struct Lost {
+    state: Reopening,
+    /// The attempt in progress, on a thread of its own.
+    attempt: Option<Receiver<Result<TcpStream, String>>>,
+}
+
+impl Conn {
+    /// Nothing the ring does still refers to its socket.
+    fn idle(&self) -> bool {
+        !self.reading && !self.writing && !self.cancelling
+    }
 }
 
 /// What the loop shares with its worker.
@@ -110,6 +133,8 @@ pub(crate) struct Env<'a> {
     pub progress: &'a AtomicU64,
     pub stop: &'a AtomicBool,
     pub measure_from: Instant,
+    /// How lost connections are opened again (`None`: they are not).
+    pub reopen: Option<Arc<Reopener>>,
 }
 
 /// How entries name a connection's socket.
@@ -197,6 +222,8 @@ fn drive(
                 reading: false,
                 last_progress: now,
                 failed: false,
+                cancelling: false,
+                lost: None,
                 finished: false,
             });
         }
@@ -221,6 +248,9 @@ fn drive(
     let mut stopped = false;
     // When the earliest parked request of any client is due (cluster retries).
     let mut retry_at: Option<Instant> = None;
+    // Connections on their way back, and when the next attempt is due.
+    let mut reopening = 0usize;
+    let mut reopen_at: Option<Instant> = None;
 
     loop {
         let now = Instant::now();
@@ -249,8 +279,73 @@ fn drive(
                 {
                     let ci = c.client;
                     let msg = format!("timeout: no reply within {:?}", env.timeout);
-                    fail(c, &mut clients[ci], ErrorKind::Timeout, &msg, rec);
+                    reopening += fail(c, &mut clients[ci], ErrorKind::Timeout, &msg, rec, env);
                     dirty.push(ci);
+                }
+            }
+        }
+        if reopening > 0 {
+            reopen_at = None;
+            let env_reopen = env.reopen.as_ref();
+            for (i, c) in conns.iter_mut().enumerate() {
+                let idle = c.idle();
+                let (Some(l), Some(r)) = (c.lost.as_mut(), env_reopen) else {
+                    continue;
+                };
+                let client = &mut clients[c.client];
+                if client.is_done() {
+                    // Nothing left to send on it.
+                    c.lost = None;
+                    reopening -= 1;
+                    dirty.push(c.client);
+                    continue;
+                }
+                let Some(attempt) = &l.attempt else {
+                    if now >= l.state.due && idle {
+                        l.attempt = Some(r.open_plain(c.lane));
+                    } else {
+                        reopen_at = Some(reopen_at.map_or(l.state.due, |t| t.min(l.state.due)));
+                    }
+                    continue;
+                };
+                let opened = match attempt.try_recv() {
+                    Err(TryRecvError::Empty) => continue,
+                    Err(TryRecvError::Disconnected) => {
+                        Err("the attempt ended without a word".into())
+                    }
+                    Ok(Ok(sock)) => match files {
+                        Files::Fixed => ring
+                            .submitter()
+                            .register_files_update(i as u32, &[sock.as_raw_fd()])
+                            .map(|_| sock)
+                            .map_err(|e| format!("cannot register the new socket: {e}")),
+                        Files::Raw => Ok(sock),
+                    },
+                    Ok(Err(e)) => Err(e),
+                };
+                l.attempt = None;
+                match opened {
+                    Ok(sock) => {
+                        // The old socket closes here, the ring no longer holding it.
+                        c.sock = sock;
+                        c.failed = false;
+                        c.sending.clear();
+                        c.sent = 0;
+                        c.last_progress = now;
+                        c.lost = None;
+                        reopening -= 1;
+                        client.lane_up(c.lane, now, rec);
+                        dirty.push(c.client);
+                    }
+                    Err(e) => {
+                        if l.state.failed(&r.backoff, now, r.give_up) == Next::GiveUp {
+                            c.lost = None;
+                            c.finished = true;
+                            reopening -= 1;
+                            client.give_up(c.lane, &r.gave_up(c.lane, &e), now, rec);
+                            dirty.push(c.client);
+                        }
+                    }
                 }
             }
         }
@@ -271,7 +366,23 @@ fn drive(
                 if c.finished {
                     continue;
                 }
-                if !c.failed && !c.writing {
+                if c.failed {
+                    // Its receive ends (the socket is shut down); cancel it
+                    // too, so the socket is free to be replaced.
+                    if c.reading && !c.cancelling {
+                        let e = opcode::AsyncCancel::new(tag(i, READ))
+                            .build()
+                            .user_data(tag(i, CANCEL));
+                        push(ring, e)?;
+                        c.cancelling = true;
+                        in_flight += 1;
+                    }
+                    if c.lost.is_none() {
+                        c.finished = true;
+                    }
+                    continue;
+                }
+                if !c.writing {
                     let wbuf = client.wbuf(c.lane);
                     if !wbuf.is_empty() {
                         std::mem::swap(&mut c.sending, wbuf);
@@ -282,7 +393,7 @@ fn drive(
                         sends_queued += 1;
                     }
                 }
-                if !c.failed && client.awaiting(c.lane) {
+                if client.awaiting(c.lane) {
                     if !was_awaiting.get(c.lane).copied().unwrap_or(true) {
                         c.last_progress = now;
                     }
@@ -292,9 +403,9 @@ fn drive(
                         in_flight += 1;
                     }
                 }
-                if c.failed || client.is_done() {
+                if client.is_done() {
                     c.finished = true;
-                    if c.reading {
+                    if c.reading && !c.cancelling {
                         let e = opcode::AsyncCancel::new(tag(i, READ))
                             .build()
                             .user_data(tag(i, CANCEL));
@@ -304,19 +415,29 @@ fn drive(
                 }
             }
         }
+        // The next parked request, reopening attempt, or look at one under way.
+        let attempts = reopening > 0
+            && conns
+                .iter()
+                .any(|c| c.lost.as_ref().is_some_and(|l| l.attempt.is_some()));
+        let wake = match (retry_at, reopen_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let mut wait = wake.map_or(TICK, |t| t.saturating_duration_since(now).min(TICK));
+        if attempts {
+            wait = wait.min(REOPEN_POLL);
+        }
         if in_flight == 0 {
-            match retry_at {
-                // Every request left is parked: wait until one is due.
-                Some(t) => {
-                    std::thread::sleep(t.saturating_duration_since(now).min(TICK));
-                    continue;
-                }
-                None => return Ok(cpu_start),
+            if wake.is_none() && reopening == 0 {
+                return Ok(cpu_start);
             }
+            // Every request left is parked, or waits for its connection.
+            std::thread::sleep(wait);
+            continue;
         }
 
         bufs.publish();
-        let wait = retry_at.map_or(TICK, |t| t.saturating_duration_since(now).min(TICK));
         let ts = types::Timespec::new().nsec(wait.as_nanos() as u32);
         let args = types::SubmitArgs::new().timespec(&ts);
         // Without this, a batch of sends would return at once with their own
@@ -353,7 +474,14 @@ fn drive(
                     if res < 0 {
                         let msg =
                             format!("write failed: {}", std::io::Error::from_raw_os_error(-res));
-                        fail(&mut conns[i], &mut clients[ci], ErrorKind::Io, &msg, rec);
+                        reopening += fail(
+                            &mut conns[i],
+                            &mut clients[ci],
+                            ErrorKind::Io,
+                            &msg,
+                            rec,
+                            env,
+                        );
                         continue;
                     }
                     c.sent += res as usize;
@@ -375,7 +503,14 @@ fn drive(
                     if res > 0 {
                         let Some(bid) = cqueue::buffer_select(flags) else {
                             let msg = "receive completed without a buffer";
-                            fail(&mut conns[i], &mut clients[ci], ErrorKind::Io, msg, rec);
+                            reopening += fail(
+                                &mut conns[i],
+                                &mut clients[ci],
+                                ErrorKind::Io,
+                                msg,
+                                rec,
+                                env,
+                            );
                             continue;
                         };
                         if !c.failed {
@@ -385,7 +520,8 @@ fn drive(
                             match clients[ci].on_bytes(lane, bytes, arrived, rec) {
                                 ReadResult::Progress(n) => done += n,
                                 ReadResult::Failed(kind, msg) => {
-                                    fail(&mut conns[i], &mut clients[ci], kind, &msg, rec)
+                                    reopening +=
+                                        fail(&mut conns[i], &mut clients[ci], kind, &msg, rec, env)
                                 }
                             }
                         }
@@ -410,9 +546,13 @@ fn drive(
                             format!("read failed: {}", std::io::Error::from_raw_os_error(e)),
                         ),
                     };
-                    fail(&mut conns[i], &mut clients[ci], why.0, &why.1, rec);
+                    reopening += fail(&mut conns[i], &mut clients[ci], why.0, &why.1, rec, env);
                 }
-                _ => in_flight -= 1, // CANCEL: its receive reports for itself.
+                _ => {
+                    // CANCEL: its receive reports for itself.
+                    in_flight -= 1;
+                    conns[i].cancelling = false;
+                }
             }
         }
         completions.clear();
@@ -474,10 +614,31 @@ fn push(ring: &mut IoUring, e: squeue::Entry) -> Result<(), String> {
 }
 
 /// Fails a connection (one lane of its client): the requests in flight on
-/// it become errors, its node's later operations fail unsent, and the socket
-/// is shut down so the kernel completes whatever is still queued on it.
-fn fail(c: &mut Conn, client: &mut Client, kind: ErrorKind, message: &str, rec: &mut Recorder) {
+/// it become errors, and the socket is shut down so the kernel completes
+/// whatever is still queued on it. Returns 1 when it is to be reopened
+/// (its node's requests wait meanwhile), 0 when its node's later
+/// operations fail unsent.
+fn fail(
+    c: &mut Conn,
+    client: &mut Client,
+    kind: ErrorKind,
+    message: &str,
+    rec: &mut Recorder,
+    env: &Env<'_>,
+) -> usize {
     client.fail_lane(c.lane, kind, message, rec);
     c.failed = true;
+    reset_on_close(&c.sock);
     let _ = c.sock.shutdown(std::net::Shutdown::Both);
+    match (&env.reopen, client.lane_gone(c.lane), &c.lost) {
+        (Some(r), false, None) => {
+            let seed = rec.lost_connections ^ ((c.lane as u64) << 32);
+            c.lost = Some(Lost {
+                state: Reopening::new(&r.backoff, Instant::now(), seed),
+                attempt: None,
+            });
+            1
+        }
+        _ => 0,
+    }
 }

@@ -126,6 +126,7 @@ pub enum Command {
         "      --password-env REDIS_PASSWORD --tls-ca ca.pem --cleanup\n",
         "  kvbench run --system redis --workload read-heavy --target redis-cluster://10.0.0.5:7000,10.0.0.6:7000\n",
         "  kvbench run --system memcached --workload read-heavy --target memcached://10.0.0.5:11211,10.0.0.6:11211\n",
+        "  kvbench run --system redis --workload balanced --target 10.0.0.5:6379 --duration 60s --reconnect-backoff 10ms-200ms\n",
         "  kvbench run --system valkey --workload read-heavy --clients 8\n",
         "  kvbench run --system redis --workload memtier --ratio 1:1 --data-size 100 --key-pattern S:S --pipeline 50\n",
         "  kvbench run --system redis --workload memtier --command 'ZADD board:__key__ __score__ __data__' --command-ratio 3 --command 'ZRANGE board:__key__ 0 9'\n",
@@ -641,6 +642,23 @@ pub struct BenchArgs {
     /// this is a stall, and marks the run (0 turns the check off).
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pub stall: std::time::Duration,
+    /// A lost connection (reset or closed by the server) is opened again after a
+    /// wait doubling from MIN to MAX, with jitter: its requests in flight
+    /// fail, its node's requests not yet sent wait for it, and it is given up
+    /// after --timeout without success. Reconnects and the outage are reported.
+    #[arg(
+        long,
+        default_value = "10ms-1s",
+        value_name = "MIN-MAX",
+        value_parser = kvbench_engine::Backoff::parse,
+        conflicts_with = "no_reconnect"
+    )]
+    pub reconnect_backoff: kvbench_engine::Backoff,
+    /// Never reopen a lost connection: its node's requests fail unsent for
+    /// the rest of the phase (and a run whose every connection is lost ends
+    /// early, partial).
+    #[arg(long)]
+    pub no_reconnect: bool,
     /// How the system is deployed: one server; a Redis Cluster (Redis,
     /// Valkey) of --nodes masters that kvbench starts and routes to by hash
     /// slot (keys with a {tag} hash on the tag; MOVED and ASK are followed

@@ -74,6 +74,12 @@ pub const TIMEOUT: Span = Span {
     max: HOUR,
 };
 
+/// `--reconnect-backoff`: each wait, from a millisecond to a minute.
+pub const RECONNECT: Span = Span {
+    min: Duration::from_millis(1),
+    max: Duration::from_secs(60),
+};
+
 /// `--stall`: zero (no stall check) to an hour.
 pub const STALL: Span = Span {
     min: Duration::ZERO,

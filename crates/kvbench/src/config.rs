@@ -46,6 +46,8 @@ pub struct RunSettings {
     pub timeout: Duration,
     /// Stall threshold (zero: none).
     pub stall: Duration,
+    /// How lost connections are reopened (`None`: `--no-reconnect`).
+    pub reconnect: Option<kvbench_engine::Backoff>,
     pub server_binary: Option<PathBuf>,
     /// `--server-args`, split at spaces.
     pub server_args: Vec<String>,
@@ -311,6 +313,8 @@ pub fn settings(
     bounds::WARMUP.check("--warmup", b.warmup)?;
     bounds::TIMEOUT.check("--timeout", b.timeout)?;
     bounds::STALL.check("--stall", b.stall)?;
+    bounds::RECONNECT.check("--reconnect-backoff", b.reconnect_backoff.min)?;
+    bounds::RECONNECT.check("--reconnect-backoff", b.reconnect_backoff.max)?;
     let window = match b.duration {
         Some(d) => {
             bounds::DURATION.check("--duration", d)?;
@@ -452,6 +456,7 @@ pub fn settings(
         load_pipeline: b.load_pipeline,
         timeout: b.timeout,
         stall: b.stall,
+        reconnect: (!b.no_reconnect).then_some(b.reconnect_backoff),
         // Servers start in a directory of their own: a relative path
         // would name another file there.
         server_binary: b

@@ -187,6 +187,11 @@ fn new_record(s: &RunSettings) -> RunRecord {
             threads_reason: s.threads_reason.clone(),
             stall_s: (s.stall != kvbench_engine::phase::DEFAULT_STALL)
                 .then_some(s.stall.as_secs_f64()),
+            reconnect: match s.reconnect {
+                None => Some("off".to_string()),
+                Some(b) if b == kvbench_engine::Backoff::DEFAULT => None,
+                Some(b) => Some(b.to_string()),
+            },
             companion: s.companion.as_ref().map(|c| Companion {
                 workload: c.name.clone(),
                 clients: c.clients,
@@ -319,6 +324,7 @@ fn execute(
         seed: s.seed,
         timeout: s.timeout,
         connect_timeout: CONNECT_TIMEOUT,
+        reconnect: reconnect(s),
         stall: s.stall,
         access: access(s),
         io: s.io,
@@ -511,6 +517,12 @@ fn execute(
         rec.warnings.push(format!(
             "{} latencies were above 60 s and were clamped to 60 s in the histograms",
             run.recorder.clamped
+        ));
+    }
+    if run.result.reconnects > 0 {
+        rec.marks.push(format!(
+            "reconnects: {} lost connections were opened again; while they were down the load was lighter than asked (see the outage)",
+            run.result.reconnects
         ));
     }
     if run.recorder.failed_connections > 0 {
@@ -722,6 +734,19 @@ fn merge_group(main: &mut PhaseResult, with: PhaseResult) {
     main.redirects_moved += with.redirects_moved;
     main.redirects_ask += with.redirects_ask;
     main.retries += with.retries;
+    main.reconnects += with.reconnects;
+    // The outage stays the main group's: the other group's steps are kept
+    // only when it had failures, and without its completions they cannot
+    // be added to the main group's.
+}
+
+/// How the phase reopens lost connections: those to a server kvbench did
+/// not start (a `--target`, which its owner may restart or fail over) as
+/// `--reconnect-backoff` says; those to kvbench's own servers never, since
+/// they do not restart by themselves: a lost connection to one is a dead
+/// node, which ends a single server's run at once, partial.
+fn reconnect(s: &RunSettings) -> Option<kvbench_engine::Backoff> {
+    s.reconnect.filter(|_| s.target.is_some())
 }
 
 /// `--netns`: the run's private network, or `None` for loopback.

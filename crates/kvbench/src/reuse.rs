@@ -74,6 +74,7 @@ const CLIENT_ONLY: &[&str] = &[
     "arrival",
     "allow_errors",
     "allow_incomplete_load",
+    "reconnect",
     "io",
     "client_cpus",
     "reload",

@@ -59,6 +59,7 @@ fn config(server: &Aerospike, spec: &WorkloadSpec, kind: PhaseKind) -> PhaseConf
         seed: 11,
         timeout: Duration::from_secs(2),
         connect_timeout: Duration::from_secs(5),
+        reconnect: None,
         stall: Duration::from_secs(1),
         access: Arc::new(Access {
             namespace: Some(server.namespace().to_string()),

@@ -71,6 +71,7 @@ fn phase(
         seed: 11,
         timeout: Duration::from_secs(10),
         connect_timeout: Duration::from_secs(5),
+        reconnect: None,
         stall: kvbench_engine::phase::DEFAULT_STALL,
         access: Default::default(),
         io,

@@ -32,6 +32,7 @@ fn config(
         seed: 1,
         timeout: Duration::from_secs(10),
         connect_timeout: Duration::from_secs(5),
+        reconnect: None,
         stall: kvbench_engine::phase::DEFAULT_STALL,
         access: Default::default(),
         io: kvbench_engine::Io::auto(),

@@ -65,6 +65,7 @@ fn every_key_is_on_the_server_the_clients_ring_chooses() {
             seed: 5,
             timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(5),
+            reconnect: None,
             stall: kvbench_engine::phase::DEFAULT_STALL,
             access: Default::default(),
             io: Io::auto(),

@@ -41,6 +41,7 @@ fn run(
         // in parallel, a debug build moving 80-KB values) is not one.
         timeout: Duration::from_secs(60),
         connect_timeout: Duration::from_secs(5),
+        reconnect: None,
         stall: kvbench_engine::phase::DEFAULT_STALL,
         access: Default::default(),
         io,

@@ -56,6 +56,7 @@ fn config(server: &Server, spec: &WorkloadSpec, kind: PhaseKind, io: Io) -> Phas
         seed: 3,
         timeout: Duration::from_secs(10),
         connect_timeout: Duration::from_secs(5),
+        reconnect: None,
         stall: kvbench_engine::phase::DEFAULT_STALL,
         access: Default::default(),
         io,

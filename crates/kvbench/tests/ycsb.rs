@@ -126,6 +126,7 @@ fn phase(server: &Server, spec: &WorkloadSpec, kind: PhaseKind) -> PhaseOutput {
         seed: 9,
         timeout: Duration::from_secs(10),
         connect_timeout: Duration::from_secs(5),
+        reconnect: None,
         stall: kvbench_engine::phase::DEFAULT_STALL,
         access: Default::default(),
         io: kvbench_engine::Io::auto(),

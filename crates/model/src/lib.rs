@@ -380,6 +380,13 @@ pub struct RunConfig {
     /// cells planned before it existed keep their keys.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall_s: Option<f64>,
+    /// How lost connections were reopened when it was not the default
+    /// (`10ms-1s`): another `MIN-MAX` backoff, or `off` (`--no-reconnect`).
+    /// Absent at the default so that cells planned before it keep their
+    /// keys. (Runs stored before kvbench reopened connections, which have
+    /// no `reconnects` figure in any phase, did not reopen them.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconnect: Option<String>,
 }
 
 /// How the links of a run's private network were shaped (`--netns`).
@@ -391,6 +398,10 @@ pub struct NetnsConfig {
     /// One-way delay between any two hosts in microseconds (`--link-delay`);
     /// 0: none.
     pub link_delay_us: f64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn one() -> u32 {
@@ -620,6 +631,16 @@ pub struct PhaseResult {
     /// map). Never a completed operation.
     #[serde(default)]
     pub retries: u64,
+    /// Lost connections that kvbench opened again (`--reconnect-backoff`):
+    /// the requests in flight on each failed, those not yet sent waited
+    /// for it. Per node in `nodes`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reconnects: u64,
+    /// Requests failed without a reply (a lost connection, a timeout): how
+    /// long the store was unavailable to the clients and how long their
+    /// throughput took to come back. docs/metrics.md, "Outage".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outage: Option<Outage>,
     /// A multi-node target: what each node answered in the window.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<NodeCount>,
@@ -628,6 +649,35 @@ pub struct PhaseResult {
     /// Every figure above is their exact merge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale_out: Option<ScaleOutResult>,
+}
+
+/// The outage of a window as its clients saw it, from the requests that
+/// failed without a reply, in steps of 100 ms. docs/metrics.md, "Outage",
+/// defines each figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outage {
+    /// Seconds from the window's start to the first request that failed
+    /// without a reply.
+    pub first_failure_s: f64,
+    /// Seconds from the first failure to the start of the first step after
+    /// the last failure in which an operation completed (`None`: none did).
+    pub unavailable_s: Option<f64>,
+    /// Seconds from the first failure to the start of the first 0.5 s,
+    /// from `unavailable_s` on, whose throughput is at least 90% of
+    /// `baseline_ops_s` (`None`: never, or no baseline).
+    pub recovery_s: Option<f64>,
+    /// Completed operations per second before the first failure (`None`:
+    /// it came less than 0.5 s into the window).
+    pub baseline_ops_s: Option<f64>,
+    /// Requests that failed without a reply.
+    pub failed: u64,
+    /// The highest latency completed from the first failure's step until
+    /// recovery (or the window's end), in µs.
+    pub peak_latency_us: Option<f64>,
+    /// The window in steps of 100 ms: operations completed, requests failed
+    /// without a reply, highest latency completed (ns). Kept so that the
+    /// steps of several processes add up exactly, and to be drawn.
+    pub steps: Vec<[u64; 3]>,
 }
 
 /// Where a scaled-out run phase ran (`--workers`, `--spark-master`).
@@ -727,6 +777,9 @@ pub struct NodeCount {
     /// Measured requests for it that failed: error replies, and requests
     /// lost or never sent because its connection had failed.
     pub errors: u64,
+    /// Its lost connections that kvbench opened again.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reconnects: u64,
 }
 
 /// One node's figures within a [`Probe`] of a multi-node target.

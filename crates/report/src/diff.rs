@@ -335,6 +335,8 @@ mod tests {
                     redirects_moved: 0,
                     redirects_ask: 0,
                     retries: 0,
+                    reconnects: 0,
+                    outage: None,
                     nodes: vec![],
                     scale_out: None,
                 });

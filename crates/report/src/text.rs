@@ -252,6 +252,7 @@ pub fn run_summary(rec: &RunRecord) -> String {
                 .collect();
             s.push_str(&format!("errors by kind: {}\n", kinds.join(", ")));
         }
+        s.push_str(&outage_lines(run));
         for e in &run.error_replies {
             let times = match e.count {
                 0 => "before the window".to_string(),
@@ -636,4 +637,50 @@ fn lower(j: &Option<crate::takeaways::Judged>) -> String {
             crate::takeaways::lower_word(j.decision.call)
         )
     })
+}
+
+/// Reconnects and the outage, in words: what the clients saw of a restart,
+/// a failover or a dropped connection.
+pub fn outage_lines(run: &kvbench_model::PhaseResult) -> String {
+    let mut s = String::new();
+    if run.reconnects > 0 {
+        let per_node: Vec<String> = run
+            .nodes
+            .iter()
+            .filter(|n| n.reconnects > 0)
+            .map(|n| format!("{} {}", n.addr, count(n.reconnects)))
+            .collect();
+        let nodes = if per_node.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", per_node.join(", "))
+        };
+        s.push_str(&format!(
+            "reconnects: {}{nodes}: lost connections opened again (the requests in flight on them failed; those not yet sent waited)\n",
+            count(run.reconnects)
+        ));
+    }
+    if let Some(o) = &run.outage {
+        let back = o.unavailable_s.map_or_else(
+            || "no operation completed after the last failure".to_string(),
+            |u| format!("unavailable for {} s", secs(u)),
+        );
+        let recovered = match (o.baseline_ops_s, o.recovery_s) {
+            (None, _) => {
+                "no baseline to recover to (the first failure came in the window's first 0.5 s)"
+                    .to_string()
+            }
+            (Some(b), Some(r)) => format!("back to 90% of {} ops/s after {} s", rate(b), secs(r)),
+            (Some(b), None) => format!("never back to 90% of {} ops/s", rate(b)),
+        };
+        let peak = o.peak_latency_us.map_or(String::new(), |p| {
+            format!(", latency peak {} us", micros(p))
+        });
+        s.push_str(&format!(
+            "outage: the first request failed without a reply {} s into the window; {back}; {recovered}; {} requests failed without a reply{peak}\n",
+            secs(o.first_failure_s),
+            count(o.failed)
+        ));
+    }
+    s
 }

@@ -210,6 +210,11 @@ fn common(f: &ExperimentFile) -> Flags {
         ("--duration", "run.duration", &w.duration),
         ("--timeout", "run.timeout", &w.timeout),
         ("--stall", "run.stall", &w.stall),
+        (
+            "--reconnect-backoff",
+            "run.reconnect_backoff",
+            &w.reconnect_backoff,
+        ),
         ("--spark-master", "run.spark_master", &w.spark_master),
     ];
     for (flag, key, v) in texts {
@@ -238,6 +243,9 @@ fn common(f: &ExperimentFile) -> Flags {
     }
     if w.allow_errors {
         fl.switch("--allow-errors", "run.allow_errors", 0..0);
+    }
+    if w.no_reconnect {
+        fl.switch("--no-reconnect", "run.no_reconnect", 0..0);
     }
     let cpus = [
         ("--server-cpus", "server_cpus", &f.server_cpus),

@@ -419,6 +419,9 @@ pub struct Window {
     pub operations: Option<Spanned<u64>>,
     pub timeout: Option<Spanned<String>>,
     pub stall: Option<Spanned<String>>,
+    pub reconnect_backoff: Option<Spanned<String>>,
+    #[serde(default)]
+    pub no_reconnect: bool,
     #[serde(default)]
     pub allow_errors: bool,
     #[serde(default)]

@@ -99,6 +99,8 @@ pub fn merge(asked: Asked, job: &Job, mut delivered: Vec<Delivered>) -> Result<P
         recorder.clamped += p.clamped;
         recorder.failed_connections += p.failed_connections;
         recorder.connections += p.connections;
+        recorder.lost_connections += p.lost_connections;
+        recorder.timeline.add_steps(&p.steps, p.first_failure_ns);
         cpu += p.client_cpu_seconds;
         busy.extend(&p.worker_busy);
         if overloaded.is_none() {
@@ -119,6 +121,7 @@ pub fn merge(asked: Asked, job: &Job, mut delivered: Vec<Delivered>) -> Result<P
                 Some(m) => {
                     m.replies += n.replies;
                     m.errors += n.errors;
+                    m.reconnects += n.reconnects;
                 }
                 None => nodes.push(n.clone()),
             }

@@ -45,6 +45,17 @@ pub struct WorkerPartResult {
     /// Connections it opened (workers before this field: 0, unknown).
     #[serde(default)]
     pub connections: u64,
+    /// Connections it lost and opened again or was opening at the end.
+    #[serde(default)]
+    pub lost_connections: u64,
+    /// Its window in steps of 100 ms (completed, failed without a reply,
+    /// highest latency in ns), whether or not anything failed: the
+    /// driver adds every worker's steps to find the outage.
+    #[serde(default)]
+    pub steps: Vec<[u64; 3]>,
+    /// Its first request failed without a reply, ns into its window.
+    #[serde(default)]
+    pub first_failure_ns: Option<u64>,
     /// The records its inserts were handed (`[start, end)`), for `--cleanup`.
     #[serde(default)]
     pub inserted: Vec<(u64, u64)>,
@@ -82,6 +93,9 @@ impl WorkerPartResult {
             clamped: out.recorder.clamped,
             failed_connections: out.recorder.failed_connections,
             connections: out.recorder.connections,
+            lost_connections: out.recorder.lost_connections,
+            steps: out.recorder.timeline.steps().to_vec(),
+            first_failure_ns: out.recorder.timeline.first_failure_ns(),
             inserted: inserted.into_iter().map(|r| (r.start, r.end)).collect(),
             result: out.result,
         }

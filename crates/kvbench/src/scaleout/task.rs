@@ -12,7 +12,7 @@
 use anyhow::{anyhow, bail, Context, Result};
 use kvbench_connect::{Access, Secret, TlsMaterial};
 use kvbench_engine::route::ketama::Variant;
-use kvbench_engine::{Arrival, Io, PhaseConfig, PhaseKind, Rate, Topology, Window};
+use kvbench_engine::{Arrival, Backoff, Io, PhaseConfig, PhaseKind, Rate, Topology, Window};
 use kvbench_model::SystemKind;
 use kvbench_workload::{Origin, Properties, WorkloadSpec};
 use serde::{Deserialize, Serialize};
@@ -92,6 +92,9 @@ pub struct WorkerTask {
     pub timeout_ms: u64,
     /// Connection set-up limit.
     pub connect_timeout_ms: u64,
+    /// How lost connections are reopened (`MIN-MAX`; absent: they are not).
+    #[serde(default)]
+    pub reconnect: Option<String>,
     /// Stall threshold (0: none).
     pub stall_ms: u64,
     /// Uncounted lead-in.
@@ -170,6 +173,7 @@ impl WorkerTask {
             seed: cfg.seed,
             timeout_ms: ms(cfg.timeout),
             connect_timeout_ms: ms(cfg.connect_timeout),
+            reconnect: cfg.reconnect.map(|b| b.to_string()),
             stall_ms: ms(cfg.stall),
             warmup_ms: ms(warmup),
             operations,
@@ -284,6 +288,12 @@ impl WorkerTask {
             seed: self.seed,
             timeout: Duration::from_millis(self.timeout_ms),
             connect_timeout: Duration::from_millis(self.connect_timeout_ms),
+            reconnect: self
+                .reconnect
+                .as_deref()
+                .map(Backoff::parse)
+                .transpose()
+                .map_err(|e| anyhow!("reconnect: {e}"))?,
             stall: Duration::from_millis(self.stall_ms),
             access: Arc::new(Access {
                 user: self.user.clone(),
@@ -348,6 +358,7 @@ mod tests {
             seed: 42,
             timeout: Duration::from_secs(3),
             connect_timeout: Duration::from_secs(5),
+            reconnect: Some(Backoff::DEFAULT),
             stall: Duration::from_secs(1),
             access: Arc::new(Access {
                 user: Some("app".into()),
