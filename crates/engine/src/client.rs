@@ -39,6 +39,7 @@
 
 use crate::driver::{Driver, Outcome, Step};
 use crate::recorder::{ErrorKind, Recorder};
+use crate::retry::{retryable_reply, Retry};
 use crate::route::slots::{self, Redirect};
 use crate::route::Router;
 use crate::schedule::Schedule;
@@ -68,9 +69,8 @@ const RETRY_LATER: &str = "the cluster answered CLUSTERDOWN or TRYAGAIN";
 /// operation stream's own generator draws exactly what it would without
 /// redirects.
 const REDIRECT_SEED: u64 = 0x6b76_7265_6469_7200;
-/// The first and the longest wait before a parked request is tried again.
-const RETRY_FIRST_NS: u64 = 1_000_000;
-const RETRY_MAX_NS: u64 = 100_000_000;
+/// Why a request that failed waits to be sent again (`--max-retries`).
+const RETRY_FAILED: &str = "it failed and waited to be sent again";
 
 /// Where a connection's operations come from.
 pub(crate) enum Source {
@@ -238,14 +238,42 @@ struct Pending {
     /// An `ASKING` was sent just before it: its `+OK` comes first.
     asking: bool,
     measured: bool,
-    /// Times it was parked (the exponent of its backoff).
-    retries: u8,
+    /// Low four bits: times it was parked (the exponent of its backoff);
+    /// high four: times it failed and was sent again (`--max-retries`).
+    /// One byte for both keeps the entry at 72 bytes (see above).
+    waits: u8,
+}
+
+impl Pending {
+    /// Times it was parked, at most 15.
+    fn parked(&self) -> u32 {
+        u32::from(self.waits & 0x0f)
+    }
+
+    /// Times it failed and was sent again, at most 15.
+    fn failures(&self) -> u32 {
+        u32::from(self.waits >> 4)
+    }
+
+    fn count_park(&mut self) {
+        if self.waits & 0x0f < 0x0f {
+            self.waits += 1;
+        }
+    }
+
+    fn count_failure(&mut self) {
+        if self.waits >> 4 < 0x0f {
+            self.waits += 0x10;
+        }
+    }
 }
 
 /// A request waiting to be routed again (see the module documentation).
 #[derive(Debug, Clone, Copy)]
 struct Parked {
     due_ns: u64,
+    /// When it began to wait: it fails once it has waited `--timeout`.
+    since_ns: u64,
     p: Pending,
     /// What it is waiting out, for the failure if it times out.
     why: &'static str,
@@ -411,6 +439,12 @@ pub(crate) struct Client {
     /// A lost connection is reopened by the I/O loop (`reopen.rs`): until
     /// then requests for its node wait instead of failing unsent.
     reopen: bool,
+    /// How failed requests are retried, and parked ones wait (`retry.rs`).
+    retry: Retry,
+    /// Draws the jitter of parked requests' waits.
+    jitter: u64,
+    /// Where a finally failed request's key is written (`--failed-keys`).
+    failed_key: Vec<u8>,
 }
 
 /// What became of a scan's record reads.
@@ -453,6 +487,9 @@ impl Client {
             timeout_ns: timeout.as_nanos() as u64,
             interrupted: false,
             reopen: false,
+            retry: Retry::default(),
+            jitter: REDIRECT_SEED,
+            failed_key: Vec::new(),
             lanes: (0..router.nodes()).map(|_| Lane::new(pipeline)).collect(),
             driver,
             router,
@@ -475,10 +512,32 @@ impl Client {
         }
     }
 
-    /// Lost connections are reopened (see [`Client::fail_lane`]).
-    pub(crate) fn reopening(mut self, on: bool) -> Client {
+    /// Lost connections are reopened (see [`Client::fail_lane`]), and
+    /// failed requests retried as `retry` says.
+    pub(crate) fn reopening(mut self, on: bool, retry: Retry) -> Client {
         self.reopen = on;
+        self.retry = retry;
         self
+    }
+
+    /// Sends `p`, which failed with `kind`, again later when it may still
+    /// be retried (it is parked: `None`); else returns it, to be failed.
+    fn retry_failed(&mut self, mut p: Pending, now_ns: u64) -> Option<Pending> {
+        if p.failures() >= self.retry.max || self.interrupted {
+            return Some(p);
+        }
+        p.count_failure();
+        self.park(p, now_ns, RETRY_FAILED);
+        None
+    }
+
+    /// Keeps the key of a measured request that finally failed, when
+    /// `--failed-keys` asked for them.
+    fn note_failed_key(&mut self, op: &Op, rec: &mut Recorder) {
+        if rec.keeps_failed_keys() {
+            self.driver.write_key(op, &mut self.failed_key);
+            rec.note_failed_key(&self.failed_key);
+        }
     }
 
     /// `t` as nanoseconds since `base` (0 for an earlier instant, which the
@@ -573,6 +632,9 @@ impl Client {
                 if measured {
                     rec.count_node_error(dead);
                     rec.record_failure(op.kind, 1, ErrorKind::Closed, NODE_DOWN, now);
+                    if rec.keeps_failed_keys() {
+                        rec.note_failed_key(&self.key);
+                    }
                 }
                 if let Some(s) = self.schedule.as_mut() {
                     s.advance();
@@ -601,7 +663,7 @@ impl Client {
                 redirects: 0,
                 asking: false,
                 measured,
-                retries: 0,
+                waits: 0,
             };
             if let Some(index_lane) = index_lane {
                 p.group = self.new_group(2);
@@ -842,13 +904,25 @@ impl Client {
                     continue;
                 }
             }
+            let text = match outcome {
+                Outcome::Error => driver.error_text(&buf[reply.clone()]),
+                _ => None,
+            };
+            // "Not now" (LOADING, READONLY, ...): sent again when retries are on.
+            let p = match text {
+                Some(t) if self.retry.max > 0 && retryable_reply(t) => {
+                    match self.retry_failed(p, arrived_ns) {
+                        None => continue,
+                        Some(p) => p,
+                    }
+                }
+                _ => p,
+            };
             if p.measured {
                 rec.count_node_reply(lane, outcome == Outcome::Error);
             }
-            if outcome == Outcome::Error {
-                if let Some(text) = driver.error_text(&buf[reply.clone()]) {
-                    rec.note_error_reply(text, self.limit.records(p.measured, arrived));
-                }
+            if let Some(text) = text {
+                rec.note_error_reply(text, self.limit.records(p.measured, arrived));
             }
             // An error on a reply whose values are checked: tell an integrity
             // failure (with the key and field that differ) from an error reply.
@@ -1048,23 +1122,29 @@ impl Client {
 
     /// Parks request `p` (its backoff counted from `now_ns`) and asks for a
     /// refresh of the slot map.
-    fn park(&mut self, mut p: Pending, now_ns: u64, why: &'static str) {
+    fn park(&mut self, p: Pending, now_ns: u64, why: &'static str) {
+        self.park_since(p, now_ns, now_ns, why);
+    }
+
+    /// [`Client::park`] for a request that began to wait at `since_ns`.
+    fn park_since(&mut self, mut p: Pending, now_ns: u64, since_ns: u64, why: &'static str) {
         if let Router::Cluster(t) = &*self.router {
             t.want_refresh();
         }
-        let wait = (RETRY_FIRST_NS << p.retries.min(20)).min(RETRY_MAX_NS);
-        p.retries = p.retries.saturating_add(1);
+        let wait = self.retry.backoff.wait(p.parked(), &mut self.jitter);
+        p.count_park();
         p.asking = false;
         self.parked.push(Parked {
-            due_ns: now_ns + wait,
+            due_ns: now_ns + u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX),
+            since_ns,
             p,
             why,
         });
     }
 
     /// Routes every parked request that is due again: sent when its node's
-    /// connection is up, parked again when not, failed once the timeout has
-    /// passed since its first send, or when the run is over.
+    /// connection is up, parked again when not, failed once it has waited
+    /// for the timeout, or when the run is over.
     fn retry_parked(&mut self, now: Instant, rec: &mut Recorder) {
         let now_ns = self.nanos(now);
         let over = self.interrupted || self.deadline().is_some_and(|d| now >= d);
@@ -1072,12 +1152,15 @@ impl Client {
             .into_iter()
             .partition(|q| over || q.due_ns <= now_ns);
         self.parked = waiting;
-        for Parked { p, why, .. } in due {
+        for Parked {
+            p, why, since_ns, ..
+        } in due
+        {
             if over {
                 self.complete_part(p, Outcome::Error, now, now_ns, rec);
                 continue;
             }
-            if now_ns.saturating_sub(p.sent_ns) > self.timeout_ns {
+            if now_ns.saturating_sub(since_ns) > self.timeout_ns {
                 let message = format!(
                     "timeout: waited {:?}: {why}",
                     Duration::from_nanos(self.timeout_ns)
@@ -1092,7 +1175,12 @@ impl Client {
                 continue;
             }
             if self.lanes[to].dead {
-                self.park(p, now_ns, self.lost_reason());
+                let why = if p.failures() > 0 {
+                    why
+                } else {
+                    self.lost_reason()
+                };
+                self.park_since(p, now_ns, since_ns, why);
                 continue;
             }
             if p.measured {
@@ -1165,7 +1253,11 @@ impl Client {
         }
         if let Some(why) = integrity {
             rec.record_integrity_failure(p.op.kind, &format!("integrity: {why}"), arrived);
+            self.note_failed_key(&p.op, rec);
             return 0;
+        }
+        if outcome == Outcome::Error {
+            self.note_failed_key(&p.op, rec);
         }
         let since = |from_ns: u64| arrived_ns.saturating_sub(from_ns);
         if self.schedule.is_some() {
@@ -1205,7 +1297,11 @@ impl Client {
         // Reopened when the connection was lost (reset, closed); one that
         // timed out or spoke no protocol reaches a server that is there but
         // not answering properly, and reopening it would only repeat that.
-        l.gone = !self.reopen || !matches!(kind, ErrorKind::Closed | ErrorKind::Io);
+        // With retries on, a timed-out connection is reopened too: its
+        // requests are to be sent again.
+        let lost = matches!(kind, ErrorKind::Closed | ErrorKind::Io)
+            || (kind == ErrorKind::Timeout && self.retry.max > 0);
+        l.gone = !self.reopen || !lost;
         l.wbuf.clear();
         l.held.clear();
         // A reply cut short by the loss must not be read as the start of
@@ -1226,7 +1322,18 @@ impl Client {
         } else {
             unsent = held;
         }
-        for p in pending.into_iter().chain(unsent) {
+        let now_ns = self.nanos(now);
+        for p in pending {
+            // In flight: failed, or sent again when retries are on.
+            let Some(p) = self.retry_failed(p, now_ns) else {
+                continue;
+            };
+            if p.measured {
+                rec.count_node_error(lane);
+            }
+            self.fail_request(p, kind, message, now, rec);
+        }
+        for p in unsent {
             if p.measured {
                 rec.count_node_error(lane);
             }
@@ -1275,6 +1382,7 @@ impl Client {
         }
         if p.measured {
             rec.record_failure(p.op.kind, 1, kind, message, now);
+            self.note_failed_key(&p.op, rec);
         }
     }
 
@@ -1328,5 +1436,16 @@ fn worst(a: Outcome, b: Outcome) -> Outcome {
         (Outcome::Error, _) | (_, Outcome::Error) => Outcome::Error,
         (Outcome::Miss, _) | (_, Outcome::Miss) => Outcome::Miss,
         _ => Outcome::Ok,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every request in flight has a pending entry, and at pipeline 16 the
+    /// entries of 50 connections no longer fit in L1 between a send and
+    /// its reply: a field that grows the entry costs CPU on every reply.
+    #[test]
+    fn a_pending_request_stays_at_72_bytes() {
+        assert!(std::mem::size_of::<super::Pending>() <= 72);
     }
 }

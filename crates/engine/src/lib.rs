@@ -25,6 +25,7 @@ pub mod outage;
 pub mod phase;
 pub mod recorder;
 pub mod reopen;
+pub mod retry;
 pub mod route;
 pub mod schedule;
 pub mod series;
@@ -39,6 +40,7 @@ pub use phase::{
     run_phase, run_share, CutShort, Io, PhaseConfig, PhaseKind, PhaseOutput, Rate, Window,
 };
 pub use reopen::Backoff;
+pub use retry::Retry;
 pub use route::Topology;
 pub use schedule::Arrival;
 pub use share::{Share, Slice, StartAt};

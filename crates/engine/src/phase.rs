@@ -17,6 +17,7 @@ use crate::library;
 use crate::recorder::LagTrend;
 use crate::recorder::Recorder;
 use crate::reopen::{Backoff, Reopener};
+use crate::retry::Retry;
 use crate::route::{Router, Topology};
 use crate::schedule::{Arrival, Schedule};
 use crate::series::{LiveMsg, LiveSeconds, LiveSink, SeriesRecorder};
@@ -154,6 +155,8 @@ pub struct PhaseConfig {
     /// How a lost connection is opened again (`None`: it is not; its node's
     /// requests fail from then on). See `reopen.rs`.
     pub reconnect: Option<Backoff>,
+    /// How failed requests are retried (`retry.rs`; by default never).
+    pub retry: Retry,
     /// A connection with requests outstanding and no reply for longer
     /// than this is a stall (counted in the recorder; zero counts none).
     pub stall: Duration,
@@ -380,6 +383,7 @@ pub fn run_share(
             timeout: cfg.timeout,
             connect_timeout: cfg.connect_timeout,
             reconnect: cfg.reconnect,
+            retry: cfg.retry,
             stall: cfg.stall,
             access: cfg.access.clone(),
             io: cfg.io,
@@ -625,6 +629,7 @@ struct WorkerJob {
     timeout: Duration,
     connect_timeout: Duration,
     reconnect: Option<Backoff>,
+    retry: Retry,
     stall: Duration,
     access: Arc<Access>,
     io: Io,
@@ -657,7 +662,13 @@ pub(crate) struct Plan {
 
 impl Ready {
     /// The wire clients of the tokio and io_uring loops.
-    fn clients(&mut self, pipeline: usize, timeout: Duration, reopen: bool) -> Vec<Client> {
+    fn clients(
+        &mut self,
+        pipeline: usize,
+        timeout: Duration,
+        reopen: bool,
+        retry: Retry,
+    ) -> Vec<Client> {
         self.plans
             .drain(..)
             .map(|p| {
@@ -671,7 +682,7 @@ impl Ready {
                     p.schedule,
                     timeout,
                 )
-                .reopening(reopen)
+                .reopening(reopen, retry)
             })
             .collect()
     }
@@ -810,6 +821,9 @@ impl WorkerJob {
             None => Recorder::default(),
         };
         recorder.stall_threshold_ns = self.stall.as_nanos() as u64;
+        if self.retry.keep_failed_keys {
+            recorder.failed_keys = Some(Vec::new());
+        }
         if self.library.is_none() {
             recorder.connections = (self.sources.len() * self.nodes.len()) as u64;
         }
@@ -915,11 +929,11 @@ impl WorkerJob {
         let (socks, error) = self.connect_all_async().await;
         let (timeout, progress, stop) = (self.timeout, self.progress.clone(), self.stop.clone());
         let pipeline = self.pipeline;
-        let reopen = self.reopener();
+        let (reopen, retry) = (self.reopener(), self.retry);
         let Some(mut ready) = self.ready(error)? else {
             return Ok((Recorder::default(), 0.0));
         };
-        let clients = ready.clients(pipeline, timeout, reopen.is_some());
+        let clients = ready.clients(pipeline, timeout, reopen.is_some(), retry);
         let measure_from = ready.measure_from;
         let recorder = Rc::new(RefCell::new(ready.recorder));
         let cpu_start = spawn_window_helpers(measure_from, &recorder);
@@ -948,11 +962,11 @@ impl WorkerJob {
         let (socks, error) = self.connect_all();
         let (timeout, progress, stop) = (self.timeout, self.progress.clone(), self.stop.clone());
         let pipeline = self.pipeline;
-        let reopen = self.reopener();
+        let (reopen, retry) = (self.reopener(), self.retry);
         let Some(mut ready) = self.ready(error)? else {
             return Ok((Recorder::default(), 0.0));
         };
-        let clients = ready.clients(pipeline, timeout, reopen.is_some());
+        let clients = ready.clients(pipeline, timeout, reopen.is_some(), retry);
         let env = uring::Env {
             timeout,
             progress: &progress,

@@ -12,6 +12,7 @@
 
 use crate::driver::Outcome;
 use crate::outage::Timeline;
+use crate::retry::MAX_FAILED_KEYS;
 use crate::series::SeriesRecorder;
 use hdrhistogram::Histogram;
 use kvbench_model::{ErrorReplies, OpKind, OpResult, PhaseResult};
@@ -58,6 +59,11 @@ pub struct Recorder {
     pub node_reconnects: Vec<u64>,
     /// Per 100 ms of the window: what the outage figures come from.
     pub timeline: Timeline,
+    /// `--failed-keys`: the keys of measured requests that finally failed
+    /// (`None`: not kept), at most [`MAX_FAILED_KEYS`].
+    pub failed_keys: Option<Vec<Vec<u8>>>,
+    /// Failed keys beyond that bound, counted only.
+    pub failed_keys_dropped: u64,
     /// Connections the clients opened (one per client and node; 0 when a
     /// client library keeps its own pool), so a failure can say how many of
     /// them failed.
@@ -211,6 +217,8 @@ impl Default for Recorder {
             reconnects: 0,
             node_reconnects: Vec::new(),
             timeline: Timeline::default(),
+            failed_keys: None,
+            failed_keys_dropped: 0,
             connections: 0,
             node_counts: Vec::new(),
             moved: 0,
@@ -333,6 +341,23 @@ impl Recorder {
             self.timeline.failed(n, at);
         }
         self.note_error(message);
+    }
+
+    /// True when the keys of failed requests are kept.
+    #[inline]
+    pub fn keeps_failed_keys(&self) -> bool {
+        self.failed_keys.is_some()
+    }
+
+    /// Keeps the key of a measured request that finally failed.
+    pub fn note_failed_key(&mut self, key: &[u8]) {
+        if let Some(keys) = self.failed_keys.as_mut() {
+            if keys.len() < MAX_FAILED_KEYS {
+                keys.push(key.to_vec());
+            } else {
+                self.failed_keys_dropped += 1;
+            }
+        }
     }
 
     /// Counts a lost connection to `node` that was opened again.
@@ -464,6 +489,13 @@ impl Recorder {
             *mine += theirs;
         }
         self.timeline.merge(&other.timeline);
+        if let Some(theirs) = &other.failed_keys {
+            self.failed_keys.get_or_insert_with(Vec::new);
+            for k in theirs {
+                self.note_failed_key(k);
+            }
+        }
+        self.failed_keys_dropped += other.failed_keys_dropped;
         self.connections += other.connections;
         if self.node_counts.len() < other.node_counts.len() {
             self.node_counts.resize(other.node_counts.len(), [0; 2]);

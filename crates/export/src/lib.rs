@@ -241,6 +241,8 @@ pub(crate) mod tests {
                 threads_reason: None,
                 stall_s: None,
                 reconnect: None,
+                max_retries: None,
+                retry_backoff: None,
                 companion: None,
             },
             environment: Environment {

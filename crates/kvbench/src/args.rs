@@ -654,6 +654,26 @@ pub struct BenchArgs {
         conflicts_with = "no_reconnect"
     )]
     pub reconnect_backoff: kvbench_engine::Backoff,
+    /// Send a request that failed (its connection lost or timed out, or
+    /// answered LOADING, READONLY, TRYAGAIN, MASTERDOWN or CLUSTERDOWN) again,
+    /// up to N times, after --retry-backoff; its latency runs from its first
+    /// send and it is counted once. 0 (the default, as YCSB): never.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub max_retries: u32,
+    /// The wait before a request is sent again (a retry, or a request that
+    /// waited for its connection or a cluster's slot), doubling from MIN to
+    /// MAX, with jitter.
+    #[arg(
+        long,
+        default_value = "1ms-100ms",
+        value_name = "MIN-MAX",
+        value_parser = kvbench_engine::Backoff::parse
+    )]
+    pub retry_backoff: kvbench_engine::Backoff,
+    /// Write the keys of the measured requests that finally failed to FILE,
+    /// one per line (at most 1,000,000; more are counted).
+    #[arg(long, value_name = "FILE")]
+    pub failed_keys: Option<PathBuf>,
     /// Never reopen a lost connection: its node's requests fail unsent for
     /// the rest of the phase (and a run whose every connection is lost ends
     /// early, partial).

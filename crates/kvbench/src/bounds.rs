@@ -74,7 +74,11 @@ pub const TIMEOUT: Span = Span {
     max: HOUR,
 };
 
-/// `--reconnect-backoff`: each wait, from a millisecond to a minute.
+/// `--max-retries`: a request is counted once, so its attempts stay few
+/// (and fit in the four bits each pending request keeps for them).
+pub const RETRIES: Count = Count { min: 0, max: 15 };
+
+/// `--reconnect-backoff`, `--retry-backoff`: each wait, from a millisecond to a minute.
 pub const RECONNECT: Span = Span {
     min: Duration::from_millis(1),
     max: Duration::from_secs(60),

@@ -48,6 +48,10 @@ pub struct RunSettings {
     pub stall: Duration,
     /// How lost connections are reopened (`None`: `--no-reconnect`).
     pub reconnect: Option<kvbench_engine::Backoff>,
+    /// How failed requests are retried (`--max-retries`, `--retry-backoff`).
+    pub retry: kvbench_engine::Retry,
+    /// `--failed-keys`: where the keys of finally failed requests go.
+    pub failed_keys: Option<PathBuf>,
     pub server_binary: Option<PathBuf>,
     /// `--server-args`, split at spaces.
     pub server_args: Vec<String>,
@@ -315,6 +319,9 @@ pub fn settings(
     bounds::STALL.check("--stall", b.stall)?;
     bounds::RECONNECT.check("--reconnect-backoff", b.reconnect_backoff.min)?;
     bounds::RECONNECT.check("--reconnect-backoff", b.reconnect_backoff.max)?;
+    bounds::RECONNECT.check("--retry-backoff", b.retry_backoff.min)?;
+    bounds::RECONNECT.check("--retry-backoff", b.retry_backoff.max)?;
+    bounds::RETRIES.check("--max-retries", b.max_retries.into())?;
     let window = match b.duration {
         Some(d) => {
             bounds::DURATION.check("--duration", d)?;
@@ -457,6 +464,12 @@ pub fn settings(
         timeout: b.timeout,
         stall: b.stall,
         reconnect: (!b.no_reconnect).then_some(b.reconnect_backoff),
+        retry: kvbench_engine::Retry {
+            max: b.max_retries,
+            backoff: b.retry_backoff,
+            keep_failed_keys: b.failed_keys.is_some(),
+        },
+        failed_keys: b.failed_keys.clone(),
         // Servers start in a directory of their own: a relative path
         // would name another file there.
         server_binary: b
@@ -594,6 +607,11 @@ pub fn run_settings(a: &RunArgs) -> Result<RunSettings, UsageError> {
     }
     let w = &a.scale_out;
     if let Some(n) = w.workers {
+        if s.failed_keys.is_some() {
+            return Err(UsageError(
+                "--failed-keys cannot be used with --workers: each worker's failed keys stay in its own process".into(),
+            ));
+        }
         let so = crate::scaleout::ScaleOut::new(n, w.spark_master.as_deref(), &w.spark_conf)?;
         so.check(&s)?;
         s.scale_out = Some(so);

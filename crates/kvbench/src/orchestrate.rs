@@ -192,6 +192,9 @@ fn new_record(s: &RunSettings) -> RunRecord {
                 Some(b) if b == kvbench_engine::Backoff::DEFAULT => None,
                 Some(b) => Some(b.to_string()),
             },
+            max_retries: (s.retry.max > 0).then_some(s.retry.max),
+            retry_backoff: (s.retry.backoff != kvbench_engine::Retry::DEFAULT_BACKOFF)
+                .then(|| s.retry.backoff.to_string()),
             companion: s.companion.as_ref().map(|c| Companion {
                 workload: c.name.clone(),
                 clients: c.clients,
@@ -325,6 +328,11 @@ fn execute(
         timeout: s.timeout,
         connect_timeout: CONNECT_TIMEOUT,
         reconnect: reconnect(s),
+        // Failed keys are the measured window's: the load keeps none.
+        retry: kvbench_engine::Retry {
+            keep_failed_keys: false,
+            ..s.retry
+        },
         stall: s.stall,
         access: access(s),
         io: s.io,
@@ -389,6 +397,7 @@ fn execute(
         },
         clients: s.clients,
         pipeline: s.pipeline,
+        retry: s.retry,
         ..base
     };
     // The machine's loopback floor just before the window (the canary).
@@ -445,6 +454,9 @@ fn execute(
             run.client_cpu_seconds += with.client_cpu_seconds;
         }
         merge_group(&mut run.result, with.result);
+    }
+    if let Some(path) = &s.failed_keys {
+        write_failed_keys(path, &run.recorder, rec);
     }
     let completed = run.result.completed;
     let lost = server.lost_nodes();
@@ -746,7 +758,44 @@ fn merge_group(main: &mut PhaseResult, with: PhaseResult) {
 /// they do not restart by themselves: a lost connection to one is a dead
 /// node, which ends a single server's run at once, partial.
 fn reconnect(s: &RunSettings) -> Option<kvbench_engine::Backoff> {
-    s.reconnect.filter(|_| s.target.is_some())
+    // Retries asked for are sent again on a reopened connection, whoever
+    // started the server.
+    s.reconnect
+        .filter(|_| s.target.is_some() || s.retry.max > 0)
+}
+
+/// `--failed-keys`: writes the keys of the window's measured requests that
+/// finally failed, one per line (atomically: a reader never sees half a
+/// file). A file that cannot be written is a warning on the run, which is
+/// kept either way.
+fn write_failed_keys(
+    path: &std::path::Path,
+    r: &kvbench_engine::recorder::Recorder,
+    rec: &mut RunRecord,
+) {
+    let keys = r.failed_keys.as_deref().unwrap_or_default();
+    let mut bytes = Vec::with_capacity(keys.iter().map(|k| k.len() + 1).sum());
+    for k in keys {
+        bytes.extend_from_slice(k);
+        bytes.push(b'\n');
+    }
+    match crate::atomic::write_atomic(path, &bytes) {
+        Ok(()) => {
+            let more = match r.failed_keys_dropped {
+                0 => String::new(),
+                n => format!(" (and {n} more, not written: the file keeps at most 1,000,000)"),
+            };
+            eprintln!(
+                "note: {} failed keys written to {}{more}",
+                keys.len(),
+                path.display()
+            );
+        }
+        Err(e) => rec.warnings.push(format!(
+            "--failed-keys {}: not written: {e:#}",
+            path.display()
+        )),
+    }
 }
 
 /// `--netns`: the run's private network, or `None` for loopback.

@@ -75,6 +75,8 @@ const CLIENT_ONLY: &[&str] = &[
     "allow_errors",
     "allow_incomplete_load",
     "reconnect",
+    "max_retries",
+    "retry_backoff",
     "io",
     "client_cpus",
     "reload",

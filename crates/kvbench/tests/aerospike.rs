@@ -60,6 +60,7 @@ fn config(server: &Aerospike, spec: &WorkloadSpec, kind: PhaseKind) -> PhaseConf
         timeout: Duration::from_secs(2),
         connect_timeout: Duration::from_secs(5),
         reconnect: None,
+        retry: kvbench_engine::Retry::default(),
         stall: Duration::from_secs(1),
         access: Arc::new(Access {
             namespace: Some(server.namespace().to_string()),

@@ -72,6 +72,7 @@ fn phase(
         timeout: Duration::from_secs(10),
         connect_timeout: Duration::from_secs(5),
         reconnect: None,
+        retry: kvbench_engine::Retry::default(),
         stall: kvbench_engine::phase::DEFAULT_STALL,
         access: Default::default(),
         io,

@@ -48,14 +48,22 @@ fn a_ycsb_client_setting_gets_a_note_not_a_warning() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("note: -p: db: "), "{stderr}");
-    assert!(!stderr.contains("warning"), "{stderr}");
-    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    assert_eq!(
-        rec["warnings"].as_array().map(Vec::len),
-        Some(0),
-        "{}",
-        rec["warnings"]
+    assert!(
+        !stderr
+            .lines()
+            .any(|l| l.contains("warning") && !l.contains("client-bound")),
+        "{stderr}"
     );
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    // A busy machine (the tests run in parallel) may add the client-bound
+    // warning, which is about the machine, not the property file.
+    let about_the_file = rec["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter(|w| !w.as_str().unwrap_or_default().starts_with("client-bound"))
+        .count();
+    assert_eq!(about_the_file, 0, "{}", rec["warnings"]);
 }
 
 /// Before: planning a file of 10^6 cells ran for minutes and ignored

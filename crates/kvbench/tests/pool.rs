@@ -66,6 +66,7 @@ fn every_key_is_on_the_server_the_clients_ring_chooses() {
             timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(5),
             reconnect: None,
+            retry: kvbench_engine::Retry::default(),
             stall: kvbench_engine::phase::DEFAULT_STALL,
             access: Default::default(),
             io: Io::auto(),

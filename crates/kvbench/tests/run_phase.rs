@@ -42,6 +42,7 @@ fn run(
         timeout: Duration::from_secs(60),
         connect_timeout: Duration::from_secs(5),
         reconnect: None,
+        retry: kvbench_engine::Retry::default(),
         stall: kvbench_engine::phase::DEFAULT_STALL,
         access: Default::default(),
         io,

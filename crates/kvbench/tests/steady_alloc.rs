@@ -57,6 +57,7 @@ fn config(server: &Server, spec: &WorkloadSpec, kind: PhaseKind, io: Io) -> Phas
         timeout: Duration::from_secs(10),
         connect_timeout: Duration::from_secs(5),
         reconnect: None,
+        retry: kvbench_engine::Retry::default(),
         stall: kvbench_engine::phase::DEFAULT_STALL,
         access: Default::default(),
         io,

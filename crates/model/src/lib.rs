@@ -387,6 +387,13 @@ pub struct RunConfig {
     /// no `reconnects` figure in any phase, did not reopen them.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reconnect: Option<String>,
+    /// `--max-retries` when failed requests were retried (absent: they were
+    /// not, as in YCSB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
+    /// `--retry-backoff` when not the default `1ms-100ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_backoff: Option<String>,
 }
 
 /// How the links of a run's private network were shaped (`--netns`).

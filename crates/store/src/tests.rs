@@ -132,6 +132,8 @@ fn full_record() -> RunRecord {
             threads_reason: Some("default: test".into()),
             stall_s: None,
             reconnect: None,
+            max_retries: None,
+            retry_backoff: None,
             companion: Some(kvbench_model::Companion {
                 workload: "zunionstore".into(),
                 clients: 2,

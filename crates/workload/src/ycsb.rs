@@ -841,7 +841,7 @@ fn classify(props: &Properties) -> Vec<Warning> {
             if e.value.trim() != "0" {
                 out.push(warn(
                     WarningKind::Unsupported,
-                    "not supported: kvbench never retries a failed insert (it counts the error)"
+                    "not supported: kvbench retries no insert by itself (it counts the error); --max-retries retries every failed request"
                         .into(),
                 ));
             }

@@ -449,8 +449,9 @@ fn unknown_properties_warn_by_name_and_client_ones_are_notes() {
             note(6, "hdrhistogram.percentiles"),
             note(7, "exporter"),
             (
-                "w: line 8: core_workload_insertion_retry_limit: not supported: kvbench never \
-                 retries a failed insert (it counts the error)"
+                "w: line 8: core_workload_insertion_retry_limit: not supported: kvbench retries \
+                 no insert by itself (it counts the error); --max-retries retries every \
+                 failed request"
                     .into(),
                 WarningKind::Unsupported,
                 false

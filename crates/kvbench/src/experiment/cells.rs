@@ -215,6 +215,7 @@ fn common(f: &ExperimentFile) -> Flags {
             "run.reconnect_backoff",
             &w.reconnect_backoff,
         ),
+        ("--retry-backoff", "run.retry_backoff", &w.retry_backoff),
         ("--spark-master", "run.spark_master", &w.spark_master),
     ];
     for (flag, key, v) in texts {
@@ -243,6 +244,14 @@ fn common(f: &ExperimentFile) -> Flags {
     }
     if w.allow_errors {
         fl.switch("--allow-errors", "run.allow_errors", 0..0);
+    }
+    if let Some(v) = &w.max_retries {
+        fl.set(
+            "--max-retries",
+            v.get_ref().to_string(),
+            "run.max_retries",
+            v.span(),
+        );
     }
     if w.no_reconnect {
         fl.switch("--no-reconnect", "run.no_reconnect", 0..0);

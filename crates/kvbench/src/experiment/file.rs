@@ -420,6 +420,8 @@ pub struct Window {
     pub timeout: Option<Spanned<String>>,
     pub stall: Option<Spanned<String>>,
     pub reconnect_backoff: Option<Spanned<String>>,
+    pub retry_backoff: Option<Spanned<String>>,
+    pub max_retries: Option<Spanned<u32>>,
     #[serde(default)]
     pub no_reconnect: bool,
     #[serde(default)]

@@ -12,7 +12,7 @@
 use anyhow::{anyhow, bail, Context, Result};
 use kvbench_connect::{Access, Secret, TlsMaterial};
 use kvbench_engine::route::ketama::Variant;
-use kvbench_engine::{Arrival, Backoff, Io, PhaseConfig, PhaseKind, Rate, Topology, Window};
+use kvbench_engine::{Arrival, Backoff, Io, PhaseConfig, PhaseKind, Rate, Retry, Topology, Window};
 use kvbench_model::SystemKind;
 use kvbench_workload::{Origin, Properties, WorkloadSpec};
 use serde::{Deserialize, Serialize};
@@ -95,6 +95,12 @@ pub struct WorkerTask {
     /// How lost connections are reopened (`MIN-MAX`; absent: they are not).
     #[serde(default)]
     pub reconnect: Option<String>,
+    /// Times a failed request is sent again.
+    #[serde(default)]
+    pub max_retries: u32,
+    /// The wait before it is (`MIN-MAX`; absent: the default).
+    #[serde(default)]
+    pub retry_backoff: Option<String>,
     /// Stall threshold (0: none).
     pub stall_ms: u64,
     /// Uncounted lead-in.
@@ -174,6 +180,8 @@ impl WorkerTask {
             timeout_ms: ms(cfg.timeout),
             connect_timeout_ms: ms(cfg.connect_timeout),
             reconnect: cfg.reconnect.map(|b| b.to_string()),
+            max_retries: cfg.retry.max,
+            retry_backoff: Some(cfg.retry.backoff.to_string()),
             stall_ms: ms(cfg.stall),
             warmup_ms: ms(warmup),
             operations,
@@ -294,6 +302,15 @@ impl WorkerTask {
                 .map(Backoff::parse)
                 .transpose()
                 .map_err(|e| anyhow!("reconnect: {e}"))?,
+            retry: Retry {
+                max: self.max_retries,
+                backoff: match &self.retry_backoff {
+                    Some(b) => Backoff::parse(b).map_err(|e| anyhow!("retry_backoff: {e}"))?,
+                    None => Retry::DEFAULT_BACKOFF,
+                },
+                // Refused with --workers (the driver would have to gather them).
+                keep_failed_keys: false,
+            },
             stall: Duration::from_millis(self.stall_ms),
             access: Arc::new(Access {
                 user: self.user.clone(),
@@ -359,6 +376,10 @@ mod tests {
             timeout: Duration::from_secs(3),
             connect_timeout: Duration::from_secs(5),
             reconnect: Some(Backoff::DEFAULT),
+            retry: Retry {
+                max: 2,
+                ..Retry::default()
+            },
             stall: Duration::from_secs(1),
             access: Arc::new(Access {
                 user: Some("app".into()),
