@@ -922,7 +922,13 @@ impl Client {
                 rec.count_node_reply(lane, outcome == Outcome::Error);
             }
             if let Some(text) = text {
-                rec.note_error_reply(text, self.limit.records(p.measured, arrived));
+                let measured = self.limit.records(p.measured, arrived);
+                rec.note_error_reply(text, measured);
+                // "Not now" (LOADING after a restart): the store is not
+                // available yet, which is the outage's business.
+                if measured && retryable_reply(text) {
+                    rec.timeline.failed(1, arrived);
+                }
             }
             // An error on a reply whose values are checked: tell an integrity
             // failure (with the key and field that differ) from an error reply.

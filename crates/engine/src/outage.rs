@@ -9,8 +9,11 @@
 //! completed, the requests failed without a reply and the highest latency
 //! completed; the phase adds the workers' steps by index (and keeps the
 //! earliest failure's exact instant), and [`Outage::from_steps`] derives
-//! the figures docs/metrics.md defines. Error replies are not counted: a
-//! server that answers is available, whatever it answers.
+//! the figures docs/metrics.md defines. Besides failures without a reply,
+//! the "not now" error replies count (`LOADING` while a restarted server
+//! reads its data back, `READONLY`, `MASTERDOWN`, `CLUSTERDOWN`,
+//! `TRYAGAIN`): the store is not available yet. Other error replies do
+//! not: a server that answers `ERR` or `OOM` is available, and refusing.
 
 use kvbench_model::Outage;
 use std::time::{Duration, Instant};

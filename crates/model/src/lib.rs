@@ -643,7 +643,8 @@ pub struct PhaseResult {
     /// for it. Per node in `nodes`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reconnects: u64,
-    /// Requests failed without a reply (a lost connection, a timeout): how
+    /// Requests failed without a reply (a lost connection, a timeout) or
+    /// answered "not now" (`LOADING` after a restart): how
     /// long the store was unavailable to the clients and how long their
     /// throughput took to come back. docs/metrics.md, "Outage".
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -664,7 +665,7 @@ pub struct PhaseResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outage {
     /// Seconds from the window's start to the first request that failed
-    /// without a reply.
+    /// without a reply or was answered "not now" (`LOADING`, ...).
     pub first_failure_s: f64,
     /// Seconds from the first failure to the start of the first step after
     /// the last failure in which an operation completed (`None`: none did).
@@ -676,7 +677,8 @@ pub struct Outage {
     /// Completed operations per second before the first failure (`None`:
     /// it came less than 0.5 s into the window).
     pub baseline_ops_s: Option<f64>,
-    /// Requests that failed without a reply.
+    /// Requests that failed without a reply or were finally answered "not
+    /// now" (`LOADING`, `READONLY`, `MASTERDOWN`, `CLUSTERDOWN`, `TRYAGAIN`).
     pub failed: u64,
     /// The highest latency completed from the first failure's step until
     /// recovery (or the window's end), in µs.

@@ -637,7 +637,8 @@ fn memory(cells: &[Cell]) -> Vec<Figure> {
 
 /// Per-second throughput and p99 of the first run of each system at the
 /// most clients of each group, and of every run marked unstable or with a
-/// stalled second (up to [`MAX_TIME_SERIES`] figures in all).
+/// stalled second; the outage of every run with one (up to
+/// [`MAX_TIME_SERIES`] figures in all).
 fn time_series(
     groups: &BTreeMap<GroupKey, Vec<&Cell>>,
     naming: &Naming,
@@ -676,6 +677,11 @@ fn time_series(
         if out.len() >= MAX_TIME_SERIES {
             break;
         }
+        let outage = s.record.run.as_ref().and_then(|r| r.outage.as_ref());
+        if let (Some(id), Some(o)) = (s.record.id, outage) {
+            out.push(outage_figure(id, s, o));
+            continue;
+        }
         let unstable = s.record.marks.iter().any(|m| m.starts_with("unstable"));
         if !unstable || !long_enough(s) {
             continue;
@@ -698,6 +704,82 @@ fn time_series(
         ));
     }
     out
+}
+
+/// A run whose requests failed without a reply (a restart, a failover, a
+/// dropped connection): its throughput and failures in each 100-ms step,
+/// the first failure marked, so the outage is seen, not only summed up
+/// (docs/metrics.md, "Reconnects and the outage").
+fn outage_figure(id: i64, s: &Source, o: &kvbench_model::Outage) -> Figure {
+    let label = crate::format::server_label(s.record.config.system, &s.record.environment);
+    let system = s.record.config.system.as_str().to_string();
+    let step_s = 0.1;
+    let point = |i: usize, y: f64| Point {
+        x: i as f64 * step_s,
+        y,
+        interval: None,
+        flags: Vec::new(),
+    };
+    let rates: Vec<Point> = (o.steps.iter().enumerate())
+        .map(|(i, st)| point(i, st[0] as f64 / step_s))
+        .collect();
+    let top = rates.iter().map(|p| p.y).fold(0.0, f64::max);
+    let marker = |y: f64| Point {
+        x: o.first_failure_s,
+        y,
+        interval: None,
+        flags: Vec::new(),
+    };
+    let first_failure = Series {
+        name: "first failure".into(),
+        colour_key: "first failure".into(),
+        dashed: true,
+        points: vec![marker(0.0), marker(top)],
+    };
+    let failed: Vec<Point> = (o.steps.iter().enumerate())
+        .map(|(i, st)| point(i, st[1] as f64))
+        .collect();
+    let secs = |v: Option<f64>| v.map_or("-".to_string(), crate::format::secs);
+    Figure {
+        id: format!("outage-run-{id}"),
+        title: format!(
+            "The outage of run {id}: {label}, {}, {} clients",
+            s.record.config.workload, s.record.config.clients
+        ),
+        caption: format!(
+            "Throughput and requests failed without a reply in each 100 ms of the window; the dashed line is the first failure. Unavailable {} s, back to 90% of the rate before after {} s, {} requests failed.",
+            secs(o.unavailable_s),
+            secs(o.recovery_s),
+            o.failed
+        ),
+        x: axis("Time in the window (s)", false),
+        panels: vec![
+            Panel {
+                y: axis("Throughput (ops/s)", false),
+                series: vec![
+                    Series {
+                        name: format!("{label} (run {id})"),
+                        colour_key: system.clone(),
+                        dashed: false,
+                        points: rates,
+                    },
+                    first_failure,
+                ],
+            },
+            Panel {
+                y: axis("Failed per 100 ms", false),
+                series: vec![Series {
+                    name: format!("{label} (run {id})"),
+                    colour_key: system,
+                    dashed: false,
+                    points: failed,
+                }],
+            },
+        ],
+        kind: FigureKind::TimeSeries,
+        bars: false,
+        categories: Vec::new(),
+    }
 }
 
 fn placeholder() -> Cell {

@@ -989,3 +989,46 @@ fn a_comparison_report_states_the_window_it_measured() {
     let md = crate::markdown::comparison_report(&runs, 1);
     assert!(md.contains("; 5000 operations per run;"), "{md}");
 }
+
+/// A run with an outage gets a figure of its 100-ms steps: throughput and
+/// failures, the first failure marked, in SVG.
+#[test]
+fn a_run_with_an_outage_gets_a_figure_of_its_steps() {
+    let mut r = run(7, "redis", "w", 4, 10_000.0, 100);
+    let mut steps = vec![[1_000u64, 0, 100_000]; 10];
+    steps.push([400, 4, 100_000]);
+    steps.extend(vec![[0, 0, 0]; 9]);
+    steps.extend(vec![[1_000, 0, 900_000_000]; 20]);
+    r.run.as_mut().expect("a run").outage = Some(kvbench_model::Outage {
+        first_failure_s: 1.04,
+        unavailable_s: Some(0.96),
+        recovery_s: Some(0.96),
+        baseline_ops_s: Some(10_000.0),
+        failed: 4,
+        peak_latency_us: Some(900_000.0),
+        steps,
+    });
+    let sources = vec![Source {
+        record: r,
+        cell_key: None,
+        cell_index: None,
+        block: None,
+    }];
+    let cells = crate::cells::group(&sources).expect("cells");
+    let figures = crate::figures::build(&cells, &sources);
+    let f = figures
+        .iter()
+        .find(|f| f.id == "outage-run-7")
+        .expect("an outage figure");
+    let rates = &f.panels[0].series[0].points;
+    assert_eq!(rates.len(), 40);
+    assert_eq!((rates[5].y, rates[15].y), (10_000.0, 0.0), "ops/s per step");
+    let marker = &f.panels[0].series[1];
+    assert!(marker.dashed && marker.points.iter().all(|p| p.x == 1.04));
+    let failed: f64 = f.panels[1].series[0].points.iter().map(|p| p.y).sum();
+    assert_eq!(failed, 4.0);
+    assert!(f.caption.contains("Unavailable 0.96 s"), "{}", f.caption);
+    let palette = crate::plot::Palette::for_figures(&figures);
+    let svg = crate::plot::svg(f, &palette).expect("drawn");
+    assert!(svg.contains("first failure") && svg.contains("Failed per 100 ms"));
+}

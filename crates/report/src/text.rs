@@ -677,7 +677,7 @@ pub fn outage_lines(run: &kvbench_model::PhaseResult) -> String {
             format!(", latency peak {} us", micros(p))
         });
         s.push_str(&format!(
-            "outage: the first request failed without a reply {} s into the window; {back}; {recovered}; {} requests failed without a reply{peak}\n",
+            "outage: the first request failed {} s into the window; {back}; {recovered}; {} requests failed (no reply, or \"not now\"){peak}\n",
             secs(o.first_failure_s),
             count(o.failed)
         ));
