@@ -632,9 +632,7 @@ impl Client {
                 if measured {
                     rec.count_node_error(dead);
                     rec.record_failure(op.kind, 1, ErrorKind::Closed, NODE_DOWN, now);
-                    if rec.keeps_failed_keys() {
-                        rec.note_failed_key(&self.key);
-                    }
+                    rec.note_failed_key(&self.key);
                 }
                 if let Some(s) = self.schedule.as_mut() {
                     s.advance();
@@ -1257,13 +1255,12 @@ impl Client {
         if !self.limit.records(p.measured, arrived) {
             return 0;
         }
+        if integrity.is_some() || outcome == Outcome::Error {
+            self.note_failed_key(&p.op, rec);
+        }
         if let Some(why) = integrity {
             rec.record_integrity_failure(p.op.kind, &format!("integrity: {why}"), arrived);
-            self.note_failed_key(&p.op, rec);
             return 0;
-        }
-        if outcome == Outcome::Error {
-            self.note_failed_key(&p.op, rec);
         }
         let since = |from_ns: u64| arrived_ns.saturating_sub(from_ns);
         if self.schedule.is_some() {
@@ -1316,11 +1313,11 @@ impl Client {
         self.held -= l.held_pending.len();
         let held: Vec<Pending> = l.held_pending.drain(..).map(|(p, _)| p).collect();
         let pending: Vec<Pending> = l.pending.drain(..).collect();
+        let now_ns = self.nanos(now);
         let mut unsent = Vec::new();
         if self.router.redirects() || self.reopen {
             // Never sent: routed again once the slot map says where, or
             // once the connection is back.
-            let now_ns = self.nanos(now);
             let why = self.lost_reason();
             for p in held {
                 self.park(p, now_ns, why);
@@ -1328,7 +1325,6 @@ impl Client {
         } else {
             unsent = held;
         }
-        let now_ns = self.nanos(now);
         for p in pending {
             // In flight: failed, or sent again when retries are on.
             let Some(p) = self.retry_failed(p, now_ns) else {
@@ -1404,21 +1400,24 @@ impl Client {
         let l = &mut self.lanes[lane];
         l.dead = false;
         l.touched = false;
+        self.wake_parked(now);
+        rec.count_reconnect(lane);
+    }
+
+    /// Makes every parked request due at `now`: its node's connection is
+    /// back, or given up, and it goes (or fails) at the next fill.
+    fn wake_parked(&mut self, now: Instant) {
         let now_ns = self.nanos(now);
         for q in self.parked.iter_mut() {
             q.due_ns = q.due_ns.min(now_ns);
         }
-        rec.count_reconnect(lane);
     }
 
     /// Reopening `lane`'s connection was given up (`message` says why):
     /// operations for its node fail from now on, as without reopening.
     pub(crate) fn give_up(&mut self, lane: usize, message: &str, now: Instant, rec: &mut Recorder) {
         self.lanes[lane].gone = true;
-        let now_ns = self.nanos(now);
-        for q in self.parked.iter_mut() {
-            q.due_ns = q.due_ns.min(now_ns);
-        }
+        self.wake_parked(now);
         rec.lost_connections = rec.lost_connections.saturating_sub(1);
         rec.failed_connections += 1;
         rec.note_error(message);

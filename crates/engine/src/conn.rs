@@ -11,8 +11,8 @@
 
 use crate::client::{Client, ReadResult};
 use crate::recorder::{ErrorKind, Recorder};
-use crate::reopen::{reset_on_close, Next, Opening, Reopener, Reopening};
-use crate::timer::Timer;
+use crate::reopen::{reset_on_close, Opening, Reopener, Reopening};
+use crate::timer::{earliest, Timer};
 use kvbench_connect::AsyncStream;
 use std::cell::RefCell;
 use std::pin::Pin;
@@ -225,9 +225,8 @@ impl Lanes {
             reset_on_close(&s);
         }
         if let (Some(r), false) = (&shared.reopen, client.lane_gone(lane)) {
-            let seed = rec.lost_connections ^ ((lane as u64) << 32);
             self.lost[lane] = Some(Lost {
-                state: Reopening::new(&r.backoff, Instant::now(), seed),
+                state: r.begin(lane, rec.lost_connections, Instant::now()),
                 opening: None,
             });
         }
@@ -255,9 +254,9 @@ impl Lanes {
                 client.lane_up(lane, now, &mut rec);
             }
             Err(e) => {
-                if l.state.failed(&r.backoff, now, r.give_up) == Next::GiveUp {
+                if let Some(why) = r.attempt_failed(&mut l.state, lane, &e.to_string(), now) {
                     self.lost[lane] = None;
-                    client.give_up(lane, &r.gave_up(lane, &e.to_string()), now, &mut rec);
+                    client.give_up(lane, &why, now, &mut rec);
                 }
             }
         }
@@ -287,12 +286,4 @@ fn poll_reads(
         }
     }
     Poll::Pending
-}
-
-/// The earlier of two optional instants.
-fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
 }

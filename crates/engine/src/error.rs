@@ -20,3 +20,15 @@ pub enum EngineError {
     #[error("{0}")]
     Config(String),
 }
+
+impl EngineError {
+    /// A set-up failure of a connection to `addr` as the engine reports it:
+    /// the message names the step (connect, TLS handshake, AUTH), never a
+    /// password.
+    pub(crate) fn connect(addr: SocketAddr) -> impl Fn(kvbench_connect::ConnectError) -> Self {
+        move |e| EngineError::Connect {
+            addr,
+            message: e.to_string(),
+        }
+    }
+}

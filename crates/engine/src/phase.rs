@@ -869,24 +869,7 @@ impl WorkerJob {
         for _ in 0..self.sources.len() {
             let mut lanes = Vec::with_capacity(self.nodes.len());
             for &addr in &self.nodes {
-                let opened = kvbench_connect::open(addr, &self.access, self.connect_timeout)
-                    .map_err(connect_error(addr))
-                    .and_then(|s| {
-                        s.into_plain().ok_or_else(|| {
-                            EngineError::Config("TLS connections need --io tokio".into())
-                        })
-                    })
-                    .and_then(|s| {
-                        // The ring does its own waiting; the set-up timeouts must go.
-                        s.set_read_timeout(None)
-                            .and_then(|()| s.set_write_timeout(None))
-                            .map(|()| s)
-                            .map_err(|e| EngineError::Connect {
-                                addr,
-                                message: e.to_string(),
-                            })
-                    });
-                match opened {
+                match crate::reopen::open_for_ring(addr, &self.access, self.connect_timeout) {
                     Ok(s) => lanes.push(s),
                     Err(e) => return (socks, Some(e)),
                 }
@@ -904,7 +887,7 @@ impl WorkerJob {
             for &addr in &self.nodes {
                 match kvbench_connect::open_async(addr, &self.access, self.connect_timeout).await {
                     Ok(s) => lanes.push(s),
-                    Err(e) => return (socks, Some(connect_error(addr)(e))),
+                    Err(e) => return (socks, Some(EngineError::connect(addr)(e))),
                 }
             }
             socks.push(lanes);
@@ -1051,14 +1034,5 @@ fn busy_share(start: Option<(Instant, f64)>) -> f64 {
             }
         }
         None => 0.0,
-    }
-}
-
-/// A set-up failure as the engine reports it; the message names the step
-/// (connect, TLS handshake, AUTH) and never a password.
-fn connect_error(addr: SocketAddr) -> impl Fn(kvbench_connect::ConnectError) -> EngineError {
-    move |e| EngineError::Connect {
-        addr,
-        message: e.to_string(),
     }
 }

@@ -13,6 +13,7 @@
 //! server that never comes back cannot hold a phase open for longer than
 //! one timeout.
 
+use crate::EngineError;
 use kvbench_connect::{Access, AsyncStream, ConnectError};
 use std::future::Future;
 use std::net::{SocketAddr, TcpStream};
@@ -55,19 +56,8 @@ impl Reopener {
         let spawned = std::thread::Builder::new()
             .name("kvbench-reopen".into())
             .spawn(move || {
-                let opened = kvbench_connect::open(me.addrs[lane], &me.access, me.connect_timeout)
-                    .map_err(|e| e.to_string())
-                    .and_then(|s| {
-                        s.into_plain()
-                            .ok_or_else(|| "not a plain TCP connection".into())
-                    })
-                    .and_then(|s| {
-                        // The ring does its own waiting.
-                        s.set_read_timeout(None)
-                            .and_then(|()| s.set_write_timeout(None))
-                            .map(|()| s)
-                            .map_err(|e| e.to_string())
-                    });
+                let opened = open_for_ring(me.addrs[lane], &me.access, me.connect_timeout)
+                    .map_err(|e| e.to_string());
                 // The loop may have ended meanwhile; the socket is then closed.
                 let _ = tx.send(opened);
             });
@@ -79,14 +69,51 @@ impl Reopener {
         rx
     }
 
-    /// What a lane given up says.
-    pub(crate) fn gave_up(&self, lane: usize, last: &str) -> String {
-        format!(
-            "gave up reopening the connection to {} after {}: {last}",
-            self.addrs[lane],
-            humantime::format_duration(self.give_up)
-        )
+    /// The way back of a connection lost at `now`; `seed` (the worker's
+    /// losses so far, with the lane) spreads connections lost together.
+    pub(crate) fn begin(&self, lane: usize, seed: u64, now: Instant) -> Reopening {
+        Reopening::new(&self.backoff, now, seed ^ ((lane as u64) << 32))
     }
+
+    /// An attempt to reopen `lane` failed at `now` (`last` says why): the
+    /// message to give it up with once it has been down for the request
+    /// timeout, or `None` to try again at `state.due`.
+    pub(crate) fn attempt_failed(
+        &self,
+        state: &mut Reopening,
+        lane: usize,
+        last: &str,
+        now: Instant,
+    ) -> Option<String> {
+        (state.failed(&self.backoff, now, self.give_up) == Next::GiveUp).then(|| {
+            format!(
+                "gave up reopening the connection to {} after {}: {last}",
+                self.addrs[lane],
+                humantime::format_duration(self.give_up)
+            )
+        })
+    }
+}
+
+/// Opens a connection the ring can drive, first or reopened: plain TCP
+/// (only rustls can produce a TLS connection's bytes, on the tokio loop),
+/// without the set-up timeouts (the ring does its own waiting).
+pub(crate) fn open_for_ring(
+    addr: SocketAddr,
+    access: &Access,
+    timeout: Duration,
+) -> Result<TcpStream, EngineError> {
+    let s = kvbench_connect::open(addr, access, timeout)
+        .map_err(EngineError::connect(addr))?
+        .into_plain()
+        .ok_or_else(|| EngineError::Config("TLS connections need --io tokio".into()))?;
+    s.set_read_timeout(None)
+        .and_then(|()| s.set_write_timeout(None))
+        .map_err(|e| EngineError::Connect {
+            addr,
+            message: e.to_string(),
+        })?;
+    Ok(s)
 }
 
 /// How long to wait before each attempt to reopen a connection.

@@ -97,6 +97,14 @@ impl Timer {
     }
 }
 
+/// The earlier of two optional instants (what an I/O loop wakes for first).
+pub(crate) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,7 +27,8 @@ use crate::bufring::{self, BufRing};
 use crate::client::{Client, ReadResult};
 use crate::cpu::thread_cpu_seconds;
 use crate::recorder::{ErrorKind, Recorder};
-use crate::reopen::{reset_on_close, Next, Reopener, Reopening};
+use crate::reopen::{reset_on_close, Reopener, Reopening};
+use crate::timer::earliest;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
@@ -248,9 +249,11 @@ fn drive(
     let mut stopped = false;
     // When the earliest parked request of any client is due (cluster retries).
     let mut retry_at: Option<Instant> = None;
-    // Connections on their way back, and when the next attempt is due.
+    // Connections on their way back, when the next attempt is due, and
+    // whether one is under way (then the loop looks for its end often).
     let mut reopening = 0usize;
     let mut reopen_at: Option<Instant> = None;
+    let mut attempting = false;
 
     loop {
         let now = Instant::now();
@@ -286,6 +289,7 @@ fn drive(
         }
         if reopening > 0 {
             reopen_at = None;
+            attempting = false;
             let env_reopen = env.reopen.as_ref();
             for (i, c) in conns.iter_mut().enumerate() {
                 let idle = c.idle();
@@ -303,13 +307,17 @@ fn drive(
                 let Some(attempt) = &l.attempt else {
                     if now >= l.state.due && idle {
                         l.attempt = Some(r.open_plain(c.lane));
+                        attempting = true;
                     } else {
-                        reopen_at = Some(reopen_at.map_or(l.state.due, |t| t.min(l.state.due)));
+                        reopen_at = earliest(reopen_at, Some(l.state.due));
                     }
                     continue;
                 };
                 let opened = match attempt.try_recv() {
-                    Err(TryRecvError::Empty) => continue,
+                    Err(TryRecvError::Empty) => {
+                        attempting = true;
+                        continue;
+                    }
                     Err(TryRecvError::Disconnected) => {
                         Err("the attempt ended without a word".into())
                     }
@@ -338,11 +346,11 @@ fn drive(
                         dirty.push(c.client);
                     }
                     Err(e) => {
-                        if l.state.failed(&r.backoff, now, r.give_up) == Next::GiveUp {
+                        if let Some(why) = r.attempt_failed(&mut l.state, c.lane, &e, now) {
                             c.lost = None;
                             c.finished = true;
                             reopening -= 1;
-                            client.give_up(c.lane, &r.gave_up(c.lane, &e), now, rec);
+                            client.give_up(c.lane, &why, now, rec);
                             dirty.push(c.client);
                         }
                     }
@@ -416,16 +424,9 @@ fn drive(
             }
         }
         // The next parked request, reopening attempt, or look at one under way.
-        let attempts = reopening > 0
-            && conns
-                .iter()
-                .any(|c| c.lost.as_ref().is_some_and(|l| l.attempt.is_some()));
-        let wake = match (retry_at, reopen_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let wake = earliest(retry_at, reopen_at);
         let mut wait = wake.map_or(TICK, |t| t.saturating_duration_since(now).min(TICK));
-        if attempts {
+        if attempting {
             wait = wait.min(REOPEN_POLL);
         }
         if in_flight == 0 {
@@ -632,9 +633,8 @@ fn fail(
     let _ = c.sock.shutdown(std::net::Shutdown::Both);
     match (&env.reopen, client.lane_gone(c.lane), &c.lost) {
         (Some(r), false, None) => {
-            let seed = rec.lost_connections ^ ((c.lane as u64) << 32);
             c.lost = Some(Lost {
-                state: Reopening::new(&r.backoff, Instant::now(), seed),
+                state: r.begin(c.lane, rec.lost_connections, Instant::now()),
                 attempt: None,
             });
             1

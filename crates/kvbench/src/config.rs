@@ -467,7 +467,8 @@ pub fn settings(
         retry: kvbench_engine::Retry {
             max: b.max_retries,
             backoff: b.retry_backoff,
-            keep_failed_keys: b.failed_keys.is_some(),
+            // The measured window's keys: set for that phase only (orchestrate).
+            keep_failed_keys: false,
         },
         failed_keys: b.failed_keys.clone(),
         // Servers start in a directory of their own: a relative path

@@ -328,11 +328,7 @@ fn execute(
         timeout: s.timeout,
         connect_timeout: CONNECT_TIMEOUT,
         reconnect: reconnect(s),
-        // Failed keys are the measured window's: the load keeps none.
-        retry: kvbench_engine::Retry {
-            keep_failed_keys: false,
-            ..s.retry
-        },
+        retry: s.retry,
         stall: s.stall,
         access: access(s),
         io: s.io,
@@ -397,7 +393,11 @@ fn execute(
         },
         clients: s.clients,
         pipeline: s.pipeline,
-        retry: s.retry,
+        // Failed keys are the measured window's: the load keeps none.
+        retry: kvbench_engine::Retry {
+            keep_failed_keys: s.failed_keys.is_some(),
+            ..s.retry
+        },
         ..base
     };
     // The machine's loopback floor just before the window (the canary).
