@@ -366,6 +366,19 @@ pub enum AsyncStream {
     Tls(Box<tokio_rustls::client::TlsStream<tokio::net::TcpStream>>),
 }
 
+impl AsyncStream {
+    /// The address of the server at the other end.
+    ///
+    /// # Errors
+    /// When the socket is no longer connected.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        match self {
+            AsyncStream::Plain(s) => s.peer_addr(),
+            AsyncStream::Tls(s) => s.get_ref().0.peer_addr(),
+        }
+    }
+}
+
 impl AsyncRead for AsyncStream {
     fn poll_read(
         self: Pin<&mut Self>,

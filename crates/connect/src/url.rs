@@ -1,5 +1,7 @@
 //! Target URLs: `redis://[user:password@]host:port[/db]`, `rediss://` (TLS),
 //! `redis-cluster://host:port,host:port` (seed nodes), `rediss-cluster://`,
+//! `redis-sentinel://host:port[,host:port...]/GROUP[/db]` (sentinels of a
+//! group whose master kvbench follows; port 26379 when absent),
 //! `memcached://host:port[,host:port...]` (a pool when several), `valkey://`
 //! and `valkeys://` as aliases, `aerospike://[user:password@]host:port[,host:port...][/namespace]`
 //! (seed nodes of a cluster; the namespace defaults to `ycsb`, YCSB's), or a
@@ -37,6 +39,8 @@ pub enum Shape {
     Cluster,
     /// Several independent servers, keys placed by the client.
     Pool,
+    /// The master of a Sentinel group, reached through its sentinels.
+    Sentinel,
 }
 
 /// One `host:port` as written (the host name is kept for TLS).
@@ -79,6 +83,8 @@ pub struct TargetUrl {
     pub db: u32,
     /// `aerospike://`: the namespace (the path), `ycsb` when absent.
     pub namespace: Option<String>,
+    /// `redis-sentinel://`: the group the sentinels are asked about.
+    pub group: Option<String>,
 }
 
 /// Why a target URL cannot be used; the message never holds the password.
@@ -110,6 +116,7 @@ impl TargetUrl {
                 password: None,
                 db: 0,
                 namespace: None,
+                group: None,
             });
         };
         let (family, shape, tls, default_port) = match scheme {
@@ -117,11 +124,12 @@ impl TargetUrl {
             "rediss" | "valkeys" => (Family::Resp, Shape::Single, true, 6379),
             "redis-cluster" | "valkey-cluster" => (Family::Resp, Shape::Cluster, false, 6379),
             "rediss-cluster" | "valkeys-cluster" => (Family::Resp, Shape::Cluster, true, 6379),
+            "redis-sentinel" | "valkey-sentinel" => (Family::Resp, Shape::Sentinel, false, 26379),
             "memcached" => (Family::Memcache, Shape::Single, false, 11211),
             "aerospike" => (Family::Aerospike, Shape::Single, false, 3000),
             other => {
                 return err(format!(
-                    "unknown scheme '{other}://' (use redis://, rediss://, redis-cluster://, rediss-cluster://, valkey://, memcached://, aerospike:// or HOST:PORT)"
+                    "unknown scheme '{other}://' (use redis://, rediss://, redis-cluster://, rediss-cluster://, redis-sentinel://, valkey://, memcached://, aerospike:// or HOST:PORT)"
                 ))
             }
         };
@@ -165,6 +173,25 @@ impl TargetUrl {
                 Some(p.to_string())
             }
             _ => None,
+        };
+        // A Sentinel URL's path is the group, then the database.
+        let (group, path) = match (shape, path) {
+            (Shape::Sentinel, Some(p)) if !p.is_empty() => {
+                let (g, db) = match p.split_once('/') {
+                    Some((g, db)) => (g, Some(db)),
+                    None => (p, None),
+                };
+                if g.is_empty() {
+                    return err(format!("{scheme}:// needs the group's name: {scheme}://host:26379/GROUP"));
+                }
+                (Some(decode(g, "group name")?), db)
+            }
+            (Shape::Sentinel, _) => {
+                return err(format!(
+                    "{scheme}:// needs the group's name: {scheme}://host:26379/GROUP (the name the sentinels monitor)"
+                ))
+            }
+            (_, p) => (None, p),
         };
         let path = path.filter(|_| family != Family::Aerospike);
         let db = match path {
@@ -211,6 +238,7 @@ impl TargetUrl {
             password,
             db,
             namespace,
+            group,
         })
     }
 
@@ -229,6 +257,9 @@ impl TargetUrl {
             (None, None) => {}
         }
         s.push_str(&hosts.join(","));
+        if let Some(g) = &self.group {
+            s.push_str(&format!("/{g}"));
+        }
         if self.db != 0 {
             s.push_str(&format!("/{}", self.db));
         }
@@ -379,6 +410,31 @@ mod tests {
         );
         let t = TargetUrl::parse("127.0.0.1:6379").expect("ok");
         assert_eq!((t.family, t.redacted()), (None, "127.0.0.1:6379".into()));
+    }
+
+    #[test]
+    fn sentinel_urls_name_the_sentinels_the_group_and_a_database() {
+        let t = TargetUrl::parse("redis-sentinel://:pw@s1,s2:26380/mymaster/2").expect("ok");
+        assert_eq!((t.family, t.shape), (Some(Family::Resp), Shape::Sentinel));
+        assert_eq!(t.hosts, [hp("s1", 26379), hp("s2", 26380)]);
+        assert_eq!((t.group.as_deref(), t.db), (Some("mymaster"), 2));
+        assert_eq!(
+            t.redacted(),
+            "redis-sentinel://:***@s1:26379,s2:26380/mymaster/2"
+        );
+        let t = TargetUrl::parse("valkey-sentinel://s1/g").expect("ok");
+        assert_eq!(
+            (t.shape, t.group.as_deref(), t.db),
+            (Shape::Sentinel, Some("g"), 0)
+        );
+        for bad in [
+            "redis-sentinel://s1",
+            "redis-sentinel://s1/",
+            "redis-sentinel://s1//3",
+        ] {
+            let e = TargetUrl::parse(bad).expect_err(bad).to_string();
+            assert!(e.contains("needs the group's name"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -849,7 +849,14 @@ impl Client {
             }
         }
         l.last_reply_ns = arrived_ns;
+        // A followed master answered READONLY: it is a replica now, and the
+        // connection is opened again to the master the sentinels announced
+        // (redis-py's Sentinel connections do the same).
+        let mut demoted = false;
         while let Some(head) = self.lanes[lane].pending.front_mut() {
+            if demoted {
+                break;
+            }
             if head.asking {
                 // The `+OK` of the `ASKING` sent before this request.
                 match resp::parse_reply(&buf[pos..]) {
@@ -906,6 +913,8 @@ impl Client {
                 Outcome::Error => driver.error_text(&buf[reply.clone()]),
                 _ => None,
             };
+            demoted =
+                self.router.follows().is_some() && text.is_some_and(|t| t.starts_with(b"READONLY"));
             // "Not now" (LOADING, READONLY, ...): sent again when retries are on.
             let p = match text {
                 Some(t) if self.retry.max > 0 && retryable_reply(t) => {
@@ -980,6 +989,15 @@ impl Client {
                 _ => {}
             }
             done += self.complete_part(p, outcome, arrived, arrived_ns, rec);
+        }
+        if demoted {
+            return (
+                ReadResult::Failed(
+                    ErrorKind::Closed,
+                    "the master is a replica now (READONLY): reconnecting to the master the sentinels name".into(),
+                ),
+                pos,
+            );
         }
         // An incomplete reply (or bytes nobody asked for) that has grown
         // past anything this workload can be sent: a server streaming

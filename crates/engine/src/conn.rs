@@ -15,6 +15,7 @@ use crate::reopen::{reset_on_close, Opening, Reopener, Reopening};
 use crate::timer::{earliest, Timer};
 use kvbench_connect::AsyncStream;
 use std::cell::RefCell;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -22,6 +23,10 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
+
+/// How often a client following a Sentinel group looks whether its
+/// master has moved, when nothing else wakes it.
+const FOLLOW_TICK: Duration = Duration::from_millis(50);
 
 /// What a connection task shares with its worker.
 pub(crate) struct Shared {
@@ -69,9 +74,14 @@ pub(crate) async fn run(socks: Vec<AsyncStream>, mut client: Client, shared: Sha
         socks: socks.into_iter().map(Some).collect(),
     };
     let mut timer: Option<Timer> = None;
+    let follow = shared.reopen.as_ref().and_then(|r| r.follow.clone());
+    let mut moves_seen = 0;
     loop {
         if shared.stop.load(Ordering::Relaxed) {
             client.stop_sending();
+        }
+        if let Some(master) = follow.as_ref().and_then(|f| f.moved(&mut moves_seen)) {
+            lanes.leave_old_master(&mut client, master, &shared);
         }
         client.fill(Instant::now(), &mut shared.recorder.borrow_mut());
         for lane in 0..lanes.socks.len() {
@@ -123,7 +133,10 @@ pub(crate) async fn run(socks: Vec<AsyncStream>, mut client: Client, shared: Sha
         } else {
             client.schedule_next()
         };
-        let wake = earliest(earliest(next, client.next_retry()), reopen_due);
+        let mut wake = earliest(earliest(next, client.next_retry()), reopen_due);
+        if follow.is_some() {
+            wake = earliest(wake, Some(Instant::now() + FOLLOW_TICK));
+        }
         if !awaiting && !opening && wake.is_none() {
             continue;
         }
@@ -229,6 +242,21 @@ impl Lanes {
                 state: r.begin(lane, rec.lost_connections, Instant::now()),
                 opening: None,
             });
+        }
+    }
+
+    /// The sentinels have announced a new master: every connection to
+    /// another server is given up (its requests in flight fail as
+    /// `closed`) and opened again, to the new master.
+    fn leave_old_master(&mut self, client: &mut Client, master: SocketAddr, shared: &Shared) {
+        for lane in 0..self.socks.len() {
+            let Some(s) = &self.socks[lane] else {
+                continue;
+            };
+            if s.peer_addr().ok() != Some(master) {
+                let msg = format!("the master moved to {master} (+switch-master)");
+                self.lose(client, lane, shared, ErrorKind::Closed, &msg);
+            }
         }
     }
 

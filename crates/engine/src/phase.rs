@@ -368,6 +368,11 @@ pub fn run_share(
             crate::route::connect_plan(&cfg.topology, &driver, &cfg.access, cfg.connect_timeout)?
         }
     };
+    // Failovers are followed while the phase runs (the watcher ends with it).
+    if let Some(s) = router.follows() {
+        s.watch()
+            .map_err(|e| EngineError::Config(format!("cannot start the Sentinel watcher: {e}")))?;
+    }
 
     let mut handles = Vec::with_capacity(threads);
     for (w, sources) in per_worker.into_iter().enumerate() {
@@ -900,6 +905,7 @@ impl WorkerJob {
         self.reconnect.map(|backoff| {
             Arc::new(Reopener {
                 addrs: self.nodes.clone(),
+                follow: self.router.follows().cloned(),
                 access: self.access.clone(),
                 connect_timeout: self.connect_timeout,
                 backoff,
@@ -1008,6 +1014,12 @@ impl LibraryJob {
             Topology::Pool(..) => {
                 return Err(EngineError::Config(format!(
                     "{} is a server-side cluster, not a client-side pool",
+                    cfg.system
+                )))
+            }
+            Topology::Sentinel(..) => {
+                return Err(EngineError::Config(format!(
+                    "{} has no Sentinel; Sentinel groups are Redis and Valkey",
                     cfg.system
                 )))
             }

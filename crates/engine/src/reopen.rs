@@ -13,6 +13,7 @@
 //! server that never comes back cannot hold a phase open for longer than
 //! one timeout.
 
+use crate::route::sentinel::Sentinel;
 use crate::EngineError;
 use kvbench_connect::{Access, AsyncStream, ConnectError};
 use std::future::Future;
@@ -27,6 +28,9 @@ use std::time::{Duration, Instant};
 pub(crate) struct Reopener {
     /// Each lane's node.
     pub addrs: Vec<SocketAddr>,
+    /// A Sentinel group's master, wherever it was last announced (a
+    /// failover moves it).
+    pub follow: Option<Arc<Sentinel>>,
     pub access: Arc<Access>,
     /// One attempt's limit (connect, TLS, AUTH/SELECT together).
     pub connect_timeout: Duration,
@@ -43,8 +47,17 @@ impl Reopener {
     pub(crate) fn open_async(self: &Arc<Self>, lane: usize) -> Opening {
         let me = self.clone();
         Box::pin(async move {
-            kvbench_connect::open_async(me.addrs[lane], &me.access, me.connect_timeout).await
+            kvbench_connect::open_async(me.addr_now(lane), &me.access, me.connect_timeout).await
         })
+    }
+
+    /// Where `lane`'s connection goes now: its node, or a Sentinel group's
+    /// master as last announced.
+    fn addr_now(&self, lane: usize) -> SocketAddr {
+        match &self.follow {
+            Some(s) => s.master(),
+            None => self.addrs[lane],
+        }
     }
 
     /// One attempt to open `lane`'s connection, for the io_uring loop: on
@@ -56,7 +69,7 @@ impl Reopener {
         let spawned = std::thread::Builder::new()
             .name("kvbench-reopen".into())
             .spawn(move || {
-                let opened = open_for_ring(me.addrs[lane], &me.access, me.connect_timeout)
+                let opened = open_for_ring(me.addr_now(lane), &me.access, me.connect_timeout)
                     .map_err(|e| e.to_string());
                 // The loop may have ended meanwhile; the socket is then closed.
                 let _ = tx.send(opened);
@@ -88,7 +101,7 @@ impl Reopener {
         (state.failed(&self.backoff, now, self.give_up) == Next::GiveUp).then(|| {
             format!(
                 "gave up reopening the connection to {} after {}: {last}",
-                self.addrs[lane],
+                self.addr_now(lane),
                 humantime::format_duration(self.give_up)
             )
         })

@@ -254,6 +254,9 @@ fn drive(
     let mut reopening = 0usize;
     let mut reopen_at: Option<Instant> = None;
     let mut attempting = false;
+    // A Sentinel group's master, followed across failovers.
+    let follow = env.reopen.as_ref().and_then(|r| r.follow.clone());
+    let mut moves_seen = 0;
 
     loop {
         let now = Instant::now();
@@ -265,6 +268,18 @@ fn drive(
             for (ci, c) in clients.iter_mut().enumerate() {
                 c.stop_sending();
                 dirty.push(ci);
+            }
+        }
+        if let Some(master) = follow.as_ref().and_then(|f| f.moved(&mut moves_seen)) {
+            // Connections to the old master are given up and reopened
+            // to the new one (see `route/sentinel.rs`).
+            let msg = format!("the master moved to {master} (+switch-master)");
+            for c in conns.iter_mut() {
+                if !c.failed && !c.finished && c.sock.peer_addr().ok() != Some(master) {
+                    let ci = c.client;
+                    reopening += fail(c, &mut clients[ci], ErrorKind::Closed, &msg, rec, env);
+                    dirty.push(ci);
+                }
             }
         }
         if retry_at.is_some_and(|t| now >= t) {

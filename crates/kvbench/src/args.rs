@@ -134,6 +134,7 @@ pub enum Command {
         "  kvbench run --system redis --topology cluster --nodes 3 --workload balanced --clients 8\n",
         "  kvbench run --system memcached --topology pool --nodes 3 --workload read-heavy\n",
         "  kvbench run --system memcached --topology twemproxy --nodes 3 --workload balanced\n",
+        "  kvbench run --system redis --topology sentinel --nodes 2 --workload balanced --max-retries 3\n",
         "  kvbench run --system redis --server-bin .venv/bin/valkey-server --workload balanced\n",
         "  kvbench run --system redis --server-args \"--io-threads 2\" --workload read-heavy\n",
         "  kvbench run --system redis --topology cluster --nodes 3 --netns --link-rate 1gbit --link-delay 50us --workload read-heavy\n",
@@ -683,16 +684,20 @@ pub struct BenchArgs {
     /// Valkey) of --nodes masters that kvbench starts and routes to by hash
     /// slot (keys with a {tag} hash on the tag; MOVED and ASK are followed
     /// and counted apart, never as completed operations); or a pool of
-    /// --nodes Memcached servers, keys placed by the client's ketama ring; or
-    /// twemproxy (nutcracker) in front of --nodes servers.
+    /// --nodes Memcached servers, keys placed by the client's ketama ring;
+    /// twemproxy (nutcracker) in front of --nodes servers; or a Sentinel
+    /// group (Redis, Valkey): a master, --nodes minus one replicas and three
+    /// sentinels, the master found through the sentinels and followed
+    /// across failovers.
     #[arg(
         long,
         default_value = "single",
-        value_name = "single|cluster|pool|twemproxy"
+        value_name = "single|cluster|pool|twemproxy|sentinel"
     )]
     pub topology: String,
     /// Cluster: masters (the 16,384 hash slots are split evenly between
-    /// them); pool and twemproxy: servers.
+    /// them); pool and twemproxy: servers; sentinel: the master and its
+    /// replicas (2 to 9).
     #[arg(long, default_value_t = 3)]
     pub nodes: u32,
     /// Cluster: replicas per master (they serve no requests).
@@ -718,7 +723,10 @@ pub struct BenchArgs {
     pub server_args: Vec<String>,
     /// Benchmark a system kvbench did not start: redis://[user:password@]host:port[/db],
     /// rediss:// (TLS), redis-cluster://host:port,host:port (seed nodes),
-    /// rediss-cluster://, memcached://host:port[,host:port...] (several: a pool),
+    /// rediss-cluster://, redis-sentinel://host:port[,host:port...]/GROUP[/db]
+    /// (the sentinels of a group, port 26379 when absent; the master they
+    /// name is followed across failovers, asked again at each reconnection),
+    /// memcached://host:port[,host:port...] (several: a pool),
     /// valkey:// or a bare HOST:PORT. kvbench writes only keys of its own
     /// naming there, refuses to load into a database that holds keys unless
     /// --allow-existing, and deletes nothing unless --flush or --cleanup.

@@ -112,8 +112,22 @@ fn topology(system: SystemKind, b: &BenchArgs) -> Result<(TopologyKind, u32, u32
         TopologyKind::Cluster if b.replicas > 8 => {
             refuse(format!("--replicas must be at most 8, got {}", b.replicas))
         }
-        TopologyKind::Single | TopologyKind::Pool | TopologyKind::Twemproxy if b.replicas > 0 => {
-            refuse("--replicas needs --topology cluster".to_string())
+        TopologyKind::Sentinel if system.protocol() != Protocol::Resp => refuse(format!(
+            "--topology sentinel: {system} has no Sentinel (Redis and Valkey do)"
+        )),
+        TopologyKind::Sentinel if b.target.is_none() && !(2..=9).contains(&b.nodes) => {
+            refuse(format!(
+                "--topology sentinel: --nodes counts the master and its replicas, 2 to 9 (a failover needs a replica), got {}",
+                b.nodes
+            ))
+        }
+        TopologyKind::Single
+        | TopologyKind::Pool
+        | TopologyKind::Twemproxy
+        | TopologyKind::Sentinel
+            if b.replicas > 0 =>
+        {
+            refuse("--replicas needs --topology cluster (a Sentinel group's --nodes counts its replicas)".to_string())
         }
         TopologyKind::Single => Ok((kind, 1, 0)),
         _ if b.nodes == 0 || b.nodes > MAX_NODES => refuse(format!(
@@ -541,7 +555,8 @@ fn connections(
 /// proxy in front of them (twemproxy).
 pub fn connections_per_client(topology: TopologyKind, nodes: u32) -> u64 {
     match topology {
-        TopologyKind::Twemproxy => 1,
+        // A Sentinel group's clients write to its master only.
+        TopologyKind::Twemproxy | TopologyKind::Sentinel => 1,
         _ => u64::from(nodes.max(1)),
     }
 }

@@ -21,8 +21,8 @@ use kvbench_model::{
 use kvbench_servers::aerospike::{Aerospike, Config as AerospikeConfig, PAPER_PRESET};
 use kvbench_servers::canary::Snapshot;
 use kvbench_servers::{
-    Cluster, Deployment, Hosts, Network, Pool, Proxied, RemoteServer, Server, ServerSpec,
-    TopologyKind,
+    Cluster, Deployment, Hosts, Network, Pool, Proxied, RemoteServer, SentinelGroup, Server,
+    ServerSpec, TopologyKind,
 };
 use kvbench_stats::Stability;
 use kvbench_store::{CellTag, Store};
@@ -294,10 +294,11 @@ fn execute(
     };
     // Worker threads start inside the phases and inherit this placement.
     let _placed = s.client_cpus.as_ref().map(CpuList::place_this_thread);
-    let topology = match server.endpoints() {
-        (TopologyKind::Cluster, seeds) => Topology::Cluster(seeds),
-        (TopologyKind::Pool, nodes) => Topology::Pool(nodes, s.pool_hash),
-        (TopologyKind::Single | TopologyKind::Twemproxy, addrs) => Topology::Single(addrs[0]),
+    let topology = match (server.endpoints(), server.sentinel_group()) {
+        ((TopologyKind::Sentinel, sentinels), Some(group)) => Topology::Sentinel(sentinels, group),
+        ((TopologyKind::Cluster, seeds), _) => Topology::Cluster(seeds),
+        ((TopologyKind::Pool, nodes), _) => Topology::Pool(nodes, s.pool_hash),
+        ((_, addrs), _) => Topology::Single(addrs[0]),
     };
     rec.config.server_binary = server.binary();
     rec.config.server_settings = server.settings();
@@ -840,6 +841,10 @@ fn start(s: &RunSettings, rec: &mut RunRecord, hosts: Hosts<'_>) -> Result<Box<d
             Proxied::start_on(&spec, s.nodes as usize, None, hosts)
                 .context("cannot start twemproxy and its servers")?,
         ),
+        (None, TopologyKind::Sentinel) => Box::new(
+            SentinelGroup::start_on(&spec, s.nodes as usize, hosts)
+                .context("cannot start the Sentinel group")?,
+        ),
     })
 }
 
@@ -1055,6 +1060,23 @@ fn remote(t: &Target, s: &RunSettings) -> Result<RemoteServer> {
                 .nodes()
                 .to_vec()
         }
+        // The group's master, as its sentinels name it now.
+        TopologyKind::Sentinel => {
+            let group = t.group().unwrap_or_default();
+            let found = kvbench_engine::route::sentinel::Sentinel::discover(
+                &t.addrs,
+                group,
+                CONNECT_TIMEOUT,
+            )
+            .map_err(anyhow::Error::msg)?;
+            let server = RemoteServer::connect(
+                s.system,
+                t.topology(),
+                vec![found.master()],
+                t.access.clone(),
+            )?;
+            return Ok(server.behind_sentinels(t.addrs.clone(), group.to_string()));
+        }
         _ => t.addrs.clone(),
     };
     Ok(RemoteServer::connect(
@@ -1117,11 +1139,7 @@ fn cleanup(s: &RunSettings, t: &Target, written: &[Range<u64>], rec: &mut RunRec
     if written.is_empty() {
         return;
     }
-    let topology = match t.topology() {
-        TopologyKind::Cluster => Topology::Cluster(t.addrs.clone()),
-        TopologyKind::Pool => Topology::Pool(t.addrs.clone(), s.pool_hash),
-        _ => Topology::Single(t.addrs[0]),
-    };
+    let topology = t.engine_topology(s.pool_hash);
     let job = kvbench_engine::cleanup::Cleanup {
         topology: &topology,
         system: s.system,

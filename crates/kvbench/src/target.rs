@@ -9,6 +9,8 @@
 use crate::args::BenchArgs;
 use crate::exit::UsageError;
 use kvbench_connect::{Access, Family, Secret, Shape, TargetUrl, TlsMaterial, TlsOptions};
+use kvbench_engine::route::ketama::Variant;
+use kvbench_engine::route::Topology;
 use kvbench_model::{Protocol, SystemKind, TopologyKind};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
@@ -45,11 +47,32 @@ impl Target {
 
     /// How the target is deployed.
     pub fn topology(&self) -> TopologyKind {
-        match self.url.shape {
-            Shape::Single => TopologyKind::Single,
-            Shape::Cluster => TopologyKind::Cluster,
-            Shape::Pool => TopologyKind::Pool,
+        shape_kind(self.url.shape)
+    }
+
+    /// A Sentinel group's name (`redis-sentinel://.../GROUP`).
+    pub fn group(&self) -> Option<&str> {
+        self.url.group.as_deref()
+    }
+
+    /// What the engine connects to: a cluster's seeds, a pool's ring, a
+    /// Sentinel group's sentinels, or the one server.
+    pub fn engine_topology(&self, pool_hash: Variant) -> Topology {
+        match (self.topology(), self.group()) {
+            (TopologyKind::Cluster, _) => Topology::Cluster(self.addrs.clone()),
+            (TopologyKind::Pool, _) => Topology::Pool(self.addrs.clone(), pool_hash),
+            (TopologyKind::Sentinel, Some(g)) => Topology::Sentinel(self.addrs.clone(), g.into()),
+            _ => Topology::Single(self.addrs[0]),
         }
+    }
+}
+
+fn shape_kind(shape: Shape) -> TopologyKind {
+    match shape {
+        Shape::Single => TopologyKind::Single,
+        Shape::Cluster => TopologyKind::Cluster,
+        Shape::Pool => TopologyKind::Pool,
+        Shape::Sentinel => TopologyKind::Sentinel,
     }
 }
 
@@ -109,14 +132,10 @@ pub fn resolve(b: &BenchArgs, system: SystemKind) -> Result<Option<Target>, Usag
         .topology
         .parse()
         .map_err(|e| UsageError(format!("--topology: {e}")))?;
-    let shape = match url.shape {
-        Shape::Single => TopologyKind::Single,
-        Shape::Cluster => TopologyKind::Cluster,
-        Shape::Pool => TopologyKind::Pool,
-    };
+    let shape = shape_kind(url.shape);
     if typed != TopologyKind::Single && typed != shape {
         return Err(bad(format!(
-            "--topology {} does not match the URL (use redis-cluster:// for a cluster, memcached://h:p,h:p for a pool; kvbench starts no twemproxy for a target)",
+            "--topology {} does not match the URL (use redis-cluster:// for a cluster, redis-sentinel://h:p/GROUP for a Sentinel group, memcached://h:p,h:p for a pool; kvbench starts no twemproxy for a target)",
             b.topology
         )));
     }

@@ -501,6 +501,30 @@ fn ask(addr: std::net::SocketAddr, command: &str) -> Option<String> {
     Some(String::from_utf8_lossy(&buf[..n]).trim().to_string())
 }
 
+/// Operations a run completed in second `sec` of its window.
+fn completed_in_second(run: &serde_json::Value, sec: u64) -> u64 {
+    run["series"]
+        .as_array()
+        .expect("series")
+        .iter()
+        .filter(|p| p["second"] == sec)
+        .map(|p| p["completed"].as_u64().unwrap_or(0))
+        .sum()
+}
+
+/// Waits until the Redis at `addr` has served a read: the window has begun
+/// (the load only writes; these runs have no warm-up). On a busy machine
+/// that can be seconds after the load: a fixed wait would act before.
+fn wait_for_first_read(addr: std::net::SocketAddr) {
+    let loaded = Instant::now();
+    while !ask(addr, "INFO commandstats")
+        .is_some_and(|r| r.contains("cmdstat_hgetall") || r.contains("cmdstat_hmget"))
+    {
+        assert!(loaded.elapsed() < Duration::from_secs(30), "no read served");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Issue 33's acceptance: a Redis (a `--target`) restarted on the same
 /// port 1 s into a 6-s closed-loop run, through each I/O loop. Before: the
 /// run ended at the restart, partial. Now the connections are opened
@@ -536,16 +560,7 @@ fn a_target_restarted_mid_run_is_reconnected_and_its_outage_measured() {
             "1",
         ];
         let child = spawn(&sb, &run_args("6s", &extra));
-        // The window has begun once the server has served a read (the load
-        // only writes; there is no warm-up). On a busy machine that can be
-        // seconds after the load: a fixed wait would kill it before.
-        let loaded = Instant::now();
-        while !ask(addr, "INFO commandstats")
-            .is_some_and(|r| r.contains("cmdstat_hgetall") || r.contains("cmdstat_hmget"))
-        {
-            assert!(loaded.elapsed() < Duration::from_secs(30), "no read served");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_for_first_read(addr);
         std::thread::sleep(Duration::from_millis(1000));
         // Its data survives the restart, as a production server's would.
         assert_eq!(ask(addr, "SAVE").as_deref(), Some("+OK"));
@@ -571,15 +586,7 @@ fn a_target_restarted_mid_run_is_reconnected_and_its_outage_measured() {
             kinds.contains("closed") || kinds.contains("io"),
             "{io}: {kinds}"
         );
-        let per_second = |sec: u64| -> u64 {
-            run["series"]
-                .as_array()
-                .expect("series")
-                .iter()
-                .filter(|p| p["second"] == sec)
-                .map(|p| p["completed"].as_u64().unwrap_or(0))
-                .sum()
-        };
+        let per_second = |sec: u64| completed_in_second(run, sec);
         let before = per_second(0) as f64;
         let after = (per_second(3) + per_second(4)) as f64 / 2.0;
         assert!(
@@ -866,4 +873,150 @@ fn readonly_replies_are_retried_and_each_request_counted_once() {
         assert!(said.contains("READONLY") && said.contains("200"), "{said}");
     }
     server.stop().expect("stops");
+}
+
+/// Issue 33's acceptance for Sentinel, through each I/O loop: a Sentinel
+/// group (a master, a replica, three sentinels) reached as
+/// `redis-sentinel://`, forced to fail over 1.5 s into an 8-s closed-loop
+/// run. Before: kvbench had no Sentinel target. Now the run follows the
+/// new master when the sentinels announce it (the old one still accepts
+/// writes for seconds after a forced failover), finishes its window with
+/// the new master serving its reads, and reports the unavailability.
+#[test]
+fn a_sentinel_failover_under_load_is_followed_and_its_outage_measured() {
+    let _serial = crate::util::timing_sensitive();
+    let spec = kvbench_servers::ServerSpec {
+        system: kvbench_model::SystemKind::Redis,
+        binary: None,
+        memory_limit_mb: None,
+        extra_args: Vec::new(),
+    };
+    for io in ["uring", "tokio"] {
+        let group =
+            kvbench_servers::SentinelGroup::start_on(&spec, 2, kvbench_servers::Hosts::Loopback)
+                .expect("a Sentinel group starts");
+        let sentinels: Vec<String> = group
+            .sentinel_addrs()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let target = format!("redis-sentinel://{}/kvbench", sentinels.join(","));
+        let (old, new) = (group.first_master().addr(), group.replicas()[0].addr());
+        let sb = Sandbox::new();
+        let extra = [
+            "--target",
+            &target,
+            "--io",
+            io,
+            "--clients",
+            "4",
+            "--reconnect-backoff",
+            "10ms-100ms",
+        ];
+        let child = spawn(&sb, &run_args("8s", &extra));
+        wait_for_first_read(old);
+        std::thread::sleep(Duration::from_millis(1500));
+        let asked = ask(group.sentinel_addrs()[0], "SENTINEL FAILOVER kvbench");
+        assert_eq!(asked.as_deref(), Some("+OK"), "{io}: failover accepted");
+        let (out, _) = finish(child, Duration::from_secs(40));
+        let rec = record(&out);
+        assert_eq!(out.status.code(), Some(3), "{io}: finished, marked: {rec}");
+        let run = &rec["run"];
+        assert!((run["duration_s"].as_f64().unwrap_or(0.0) - 8.0).abs() < 0.01);
+        assert_eq!(
+            group.current_master().expect("the sentinels answer"),
+            new,
+            "{io}: the replica was promoted"
+        );
+        // Reads are not replicated: the new master's were the clients'.
+        let stats = ask(new, "INFO commandstats").unwrap_or_default();
+        assert!(
+            stats.contains("cmdstat_hgetall") || stats.contains("cmdstat_hmget"),
+            "{io}: the new master served no read: {stats}"
+        );
+        assert!(run["reconnects"].as_u64().unwrap_or(0) >= 4, "{io}: {run}");
+        let per_second = |sec: u64| completed_in_second(run, sec);
+        let (before, after) = (per_second(0) as f64, per_second(7) as f64);
+        assert!(
+            after >= 0.5 * before,
+            "{io}: {after} ops/s at the end, {before} before the failover"
+        );
+        // A connection moved between two requests loses none: only those
+        // in flight on the old master when the move was announced fail,
+        // as `closed`, and then the outage is reported.
+        let o = &run["outage"];
+        let failed = run["errors"].as_u64().unwrap_or(0);
+        let unavailable = o["unavailable_s"].as_f64().unwrap_or(0.0);
+        if failed > 0 {
+            let kinds = run["errors_by_kind"].to_string();
+            assert!(kinds.contains("closed"), "{io}: {kinds}");
+            assert!(o["unavailable_s"].is_number(), "{io}: {o}");
+            assert!(unavailable < 3.0, "{io}: {o}");
+        } else {
+            assert!(o.is_null(), "{io}: an outage without failures: {o}");
+        }
+        println!(
+            "{io}: failover: unavailable {unavailable:.3} s, recovery {} s, {failed} failed, {} reconnects, {before} ops/s before, {after} at the end",
+            o["recovery_s"], run["reconnects"]
+        );
+        group.stop().expect("the group stops");
+    }
+}
+
+/// `--topology sentinel --nodes 2`: kvbench starts a master, a replica and
+/// three sentinels, finds the master through them, records the group and
+/// probes both data nodes by role, and leaves no process behind.
+#[test]
+fn a_local_sentinel_group_is_started_probed_and_stopped() {
+    let sb = Sandbox::new();
+    let child = sb.spawn(&[
+        "run",
+        "--system",
+        "redis",
+        "--topology",
+        "sentinel",
+        "--nodes",
+        "2",
+        "--workload",
+        "balanced",
+        "--records",
+        "500",
+        "--operations",
+        "2000",
+        "--warmup",
+        "0s",
+        "--json",
+        "--quiet",
+    ]);
+    let pid = child.id();
+    // Five processes: the two data nodes and three sentinels.
+    let started = wait_for_children(pid, 5, |_| true);
+    let (out, _) = finish(child, Duration::from_secs(60));
+    let rec = record(&out);
+    assert_eq!(rec["status"], "ok", "{rec}");
+    assert_eq!(rec["config"]["topology"], "sentinel", "{}", rec["config"]);
+    let settings = rec["config"]["server_settings"].to_string();
+    assert!(
+        settings.contains("sentinel monitor") && settings.contains("replicaof"),
+        "{settings}"
+    );
+    let after = rec["probes"]
+        .as_array()
+        .expect("probes")
+        .iter()
+        .find(|p| p["stage"] == "after_run")
+        .expect("an after-run probe")
+        .clone();
+    let roles: Vec<String> = after["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .map(|n| n["role"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(roles, ["master", "replica"], "{after}");
+    assert_eq!(after["items"], 500, "the master's records: {after}");
+    assert_eq!(rec["run"]["completed"], 2000, "{}", rec["run"]);
+    for p in started {
+        assert!(!alive(p), "process {p} was left running");
+    }
 }

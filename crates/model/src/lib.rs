@@ -858,6 +858,10 @@ pub enum TopologyKind {
     /// twemproxy in front of a pool of N servers: one address for the
     /// client, keys hashed by the proxy.
     Twemproxy,
+    /// A Redis Sentinel group (Redis, Valkey): one master and its
+    /// replicas, watched by sentinels that fail over; the client asks the
+    /// sentinels for the master and follows it.
+    Sentinel,
 }
 
 impl TopologyKind {
@@ -868,6 +872,7 @@ impl TopologyKind {
             TopologyKind::Cluster => "cluster",
             TopologyKind::Pool => "pool",
             TopologyKind::Twemproxy => "twemproxy",
+            TopologyKind::Sentinel => "sentinel",
         }
     }
 }
@@ -886,8 +891,9 @@ impl FromStr for TopologyKind {
             "cluster" => Ok(TopologyKind::Cluster),
             "pool" => Ok(TopologyKind::Pool),
             "twemproxy" => Ok(TopologyKind::Twemproxy),
+            "sentinel" => Ok(TopologyKind::Sentinel),
             other => Err(format!(
-                "unknown topology '{other}' (expected one of: single, cluster, pool, twemproxy)"
+                "unknown topology '{other}' (expected one of: single, cluster, pool, twemproxy, sentinel)"
             )),
         }
     }

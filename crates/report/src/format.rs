@@ -118,6 +118,10 @@ fn deployment_label(c: &kvbench_model::RunConfig) -> String {
             format!(" | cluster of {}{replicas}", plural(c.nodes, "master"))
         }
         TopologyKind::Twemproxy => format!(" | twemproxy over {}", plural(c.nodes, "server")),
+        TopologyKind::Sentinel => format!(
+            " | sentinel group: master + {}, 3 sentinels",
+            plural(c.nodes.saturating_sub(1), "replica")
+        ),
         TopologyKind::Pool => format!(
             " | pool of {} ({} ketama)",
             plural(c.nodes, "server"),

@@ -89,7 +89,7 @@ impl Cluster {
         if replicas > 0 {
             cluster.replicate(replicas).map_err(failed)?;
             cluster.wait_formed(masters).map_err(failed)?;
-            cluster.wait_synced().map_err(failed)?;
+            wait_synced(&cluster.replicas).map_err(failed)?;
             cluster.wait_announced(replicas).map_err(failed)?;
         }
         Ok(cluster)
@@ -169,48 +169,13 @@ impl Cluster {
         Ok(())
     }
 
-    /// Waits until every replica has finished its first sync, so the run
-    /// does not measure a full resynchronisation (a master delays it by
-    /// `repl-diskless-sync-delay`, 5 s by default, for more replicas to join).
-    fn wait_synced(&self) -> Result<(), String> {
-        let deadline = Instant::now() + FORM_TIMEOUT;
-        for r in &self.replicas {
-            loop {
-                let info = match command(
-                    Peer::plain(r.addr()),
-                    &[b"INFO", b"replication"],
-                    QUERY_TIMEOUT,
-                )? {
-                    Value::Bulk(text) => parse_info(&String::from_utf8_lossy(&text)),
-                    other => return Err(format!("{}: INFO answered {other:?}", r.addr())),
-                };
-                let up = info
-                    .iter()
-                    .any(|(k, v)| k == "master_link_status" && v == "up");
-                if up {
-                    break;
-                }
-                if Instant::now() >= deadline {
-                    return Err(format!(
-                        "replica {} did not finish its first sync within {} s",
-                        r.addr(),
-                        FORM_TIMEOUT.as_secs()
-                    ));
-                }
-                std::thread::sleep(POLL);
-            }
-        }
-        Ok(())
-    }
-
     /// Waits until every node's `CLUSTER SLOTS` names `per_master` replicas
     /// beside each master: a client finds the replicas there, and connects
     /// to them so that it can follow a failover (gossip spreads who
     /// replicates whom a little after the replicas have synced).
     fn wait_announced(&self, per_master: usize) -> Result<(), String> {
-        let deadline = Instant::now() + FORM_TIMEOUT;
         for node in self.nodes() {
-            loop {
+            wait_for(|| {
                 let ranges = match command(
                     Peer::plain(node.addr()),
                     &[b"CLUSTER", b"SLOTS"],
@@ -224,18 +189,8 @@ impl Cluster {
                 let complete = ranges
                     .iter()
                     .all(|r| matches!(r, Value::Array(parts) if parts.len() == 3 + per_master));
-                if complete {
-                    break;
-                }
-                if Instant::now() >= deadline {
-                    return Err(format!(
-                        "{} did not announce every replica within {} s",
-                        node.addr(),
-                        FORM_TIMEOUT.as_secs()
-                    ));
-                }
-                std::thread::sleep(POLL);
-            }
+                Ok((!complete).then(|| format!("{} did not announce every replica", node.addr())))
+            })?;
         }
         Ok(())
     }
@@ -320,19 +275,7 @@ impl Cluster {
     /// # Errors
     /// As [`Server::probe`], for the first node that fails.
     pub fn probe(&self, stage: &str) -> Result<Probe, ServerError> {
-        let mut probe = probe_nodes(
-            stage,
-            &[("master", &self.masters), ("replica", &self.replicas)],
-        )?;
-        // The records the cluster holds are the masters' keys; a replica's
-        // are copies (its memory still counts: the deployment uses it).
-        probe.items = probe
-            .nodes
-            .iter()
-            .filter(|n| n.role == "master")
-            .map(|n| n.items)
-            .sum();
-        Ok(probe)
+        probe_masters_and_replicas(stage, &self.masters, &self.replicas)
     }
 
     /// All nodes' CPU seconds so far; `None` once any node has exited.
@@ -379,6 +322,46 @@ impl Cluster {
     }
 }
 
+/// Waits until every replica has finished its first sync, so the run
+/// does not measure a full resynchronisation (a master delays it by
+/// `repl-diskless-sync-delay`, 5 s by default, for more replicas to join).
+pub(crate) fn wait_synced(replicas: &[Server]) -> Result<(), String> {
+    for r in replicas {
+        wait_for(|| {
+            let info = match command(
+                Peer::plain(r.addr()),
+                &[b"INFO", b"replication"],
+                QUERY_TIMEOUT,
+            )? {
+                Value::Bulk(text) => parse_info(&String::from_utf8_lossy(&text)),
+                other => return Err(format!("{}: INFO answered {other:?}", r.addr())),
+            };
+            let up = info
+                .iter()
+                .any(|(k, v)| k == "master_link_status" && v == "up");
+            Ok((!up).then(|| format!("replica {} did not finish its first sync", r.addr())))
+        })?;
+    }
+    Ok(())
+}
+
+/// Asks `check` every 50 ms until it finds nothing to wait for (`None`),
+/// at most 30 s; then fails with what it was still waiting for.
+pub(crate) fn wait_for(
+    mut check: impl FnMut() -> Result<Option<String>, String>,
+) -> Result<(), String> {
+    let deadline = Instant::now() + FORM_TIMEOUT;
+    loop {
+        let Some(why) = check()? else {
+            return Ok(());
+        };
+        if Instant::now() >= deadline {
+            return Err(format!("{why} within {} s", FORM_TIMEOUT.as_secs()));
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
 fn expect_ok(addr: SocketAddr, reply: Value) -> Result<(), String> {
     match reply {
         Value::Status(_) => Ok(()),
@@ -407,12 +390,36 @@ pub(crate) fn lost<'a>(servers: impl Iterator<Item = &'a Server>) -> Vec<String>
         .collect()
 }
 
+/// The probes of masters and replicas, summed; the records held are the
+/// masters' keys (a replica's are copies, though its memory counts: the
+/// deployment uses it).
+pub(crate) fn probe_masters_and_replicas<'a, S>(
+    stage: &str,
+    masters: S,
+    replicas: S,
+) -> Result<Probe, ServerError>
+where
+    S: Clone + IntoIterator<Item = &'a Server>,
+{
+    let mut probe = probe_nodes(stage, &[("master", masters), ("replica", replicas)])?;
+    probe.items = probe
+        .nodes
+        .iter()
+        .filter(|n| n.role == "master")
+        .map(|n| n.items)
+        .sum();
+    Ok(probe)
+}
+
 /// Each server's probe, labelled with its role, and their sums; a server
 /// that has exited is listed with no figures.
-pub(crate) fn probe_nodes(stage: &str, groups: &[(&str, &[Server])]) -> Result<Probe, ServerError> {
+pub(crate) fn probe_nodes<'a, S>(stage: &str, groups: &[(&str, S)]) -> Result<Probe, ServerError>
+where
+    S: Clone + IntoIterator<Item = &'a Server>,
+{
     let mut nodes = Vec::new();
     for (role, servers) in groups {
-        for s in servers.iter() {
+        for s in servers.clone() {
             if let Some(how) = s.exited() {
                 // A node that died says nothing; the sums become unknown.
                 nodes.push(NodeProbe {

@@ -5,7 +5,9 @@
 //! to this trait, so a new topology is one more implementation here, not a
 //! `match` in the orchestration.
 
-use crate::{Cluster, Pool, Proxied, RemoteServer, Server, ServerError, ServerVersion};
+use crate::{
+    Cluster, Pool, Proxied, RemoteServer, SentinelGroup, Server, ServerError, ServerVersion,
+};
 use kvbench_model::{Probe, Setting, TopologyKind};
 use std::net::SocketAddr;
 
@@ -14,6 +16,11 @@ pub trait Deployment {
     /// How clients reach it: a single server's address, or a cluster's
     /// seed nodes (the client discovers the rest).
     fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>);
+    /// The group a Sentinel deployment's sentinels (its endpoints) are
+    /// asked about; `None` for every other deployment.
+    fn sentinel_group(&self) -> Option<String> {
+        None
+    }
     /// The binary that was started (empty for a server kvbench did not start).
     fn binary(&self) -> String;
     /// Every setting that differs from the server's defaults.
@@ -122,6 +129,43 @@ impl Deployment for Cluster {
     }
 }
 
+impl Deployment for SentinelGroup {
+    fn pids(&self) -> Vec<u32> {
+        std::iter::once(self.first_master())
+            .chain(self.replicas())
+            .chain(self.sentinels())
+            .map(Server::pid)
+            .collect()
+    }
+    fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
+        (TopologyKind::Sentinel, self.sentinel_addrs())
+    }
+    fn sentinel_group(&self) -> Option<String> {
+        Some(self.group().to_string())
+    }
+    fn binary(&self) -> String {
+        SentinelGroup::binary(self).display().to_string()
+    }
+    fn settings(&self) -> Vec<Setting> {
+        SentinelGroup::settings(self)
+    }
+    fn version(&self) -> Result<ServerVersion, ServerError> {
+        SentinelGroup::version(self)
+    }
+    fn probe(&self, stage: &str) -> Result<Probe, ServerError> {
+        SentinelGroup::probe(self, stage)
+    }
+    fn cpu_seconds(&self) -> Option<f64> {
+        SentinelGroup::cpu_seconds(self)
+    }
+    fn lost_nodes(&self) -> Vec<String> {
+        SentinelGroup::lost_nodes(self)
+    }
+    fn stop(self: Box<Self>) -> Result<(), ServerError> {
+        SentinelGroup::stop(*self)
+    }
+}
+
 impl Deployment for Pool {
     fn pids(&self) -> Vec<u32> {
         self.nodes().iter().map(Server::pid).collect()
@@ -190,7 +234,10 @@ impl Deployment for Proxied {
 
 impl Deployment for RemoteServer {
     fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
-        (self.kind(), self.nodes().to_vec())
+        (self.kind(), self.entry().to_vec())
+    }
+    fn sentinel_group(&self) -> Option<String> {
+        self.group().map(str::to_string)
     }
     fn binary(&self) -> String {
         String::new()

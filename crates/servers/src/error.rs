@@ -21,6 +21,12 @@ pub enum ServerError {
         /// The server kind.
         system: SystemKind,
     },
+    /// A Sentinel group of a system that has none.
+    #[error("{system} has no Sentinel (Sentinel groups are Redis and Valkey)")]
+    NoSentinel {
+        /// The server kind.
+        system: SystemKind,
+    },
     /// The cluster's nodes were started but did not form a working cluster.
     #[error("the {system} cluster did not form: {reason}")]
     ClusterFailed {

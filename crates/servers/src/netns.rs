@@ -235,6 +235,7 @@ impl Network {
             TopologyKind::Cluster => nodes * (1 + replicas),
             TopologyKind::Pool => nodes,
             TopologyKind::Twemproxy => nodes + 1,
+            TopologyKind::Sentinel => nodes + crate::system::SENTINELS,
         }
     }
 

@@ -25,9 +25,14 @@ const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct RemoteServer {
     system: SystemKind,
     kind: TopologyKind,
-    /// Every node probed: the server, a cluster's masters, a pool's nodes.
+    /// Every node probed: the server, a cluster's masters, a pool's nodes,
+    /// a Sentinel group's master.
     nodes: Vec<SocketAddr>,
     access: Arc<Access>,
+    /// Where clients start: the nodes, or a Sentinel group's sentinels.
+    entry: Vec<SocketAddr>,
+    /// A Sentinel group's name.
+    group: Option<String>,
 }
 
 impl RemoteServer {
@@ -45,13 +50,32 @@ impl RemoteServer {
         let server = RemoteServer {
             system,
             kind,
+            entry: nodes.clone(),
             nodes,
             access,
+            group: None,
         };
         for &addr in &server.nodes {
             server.version_of(addr)?;
         }
         Ok(server)
+    }
+
+    /// Clients start at `sentinels`, which watch this server as `group`.
+    pub fn behind_sentinels(mut self, sentinels: Vec<SocketAddr>, group: String) -> RemoteServer {
+        self.entry = sentinels;
+        self.group = Some(group);
+        self
+    }
+
+    /// Where clients start.
+    pub fn entry(&self) -> &[SocketAddr] {
+        &self.entry
+    }
+
+    /// A Sentinel group's name.
+    pub fn group(&self) -> Option<&str> {
+        self.group.as_deref()
     }
 
     fn peer(&self, addr: SocketAddr) -> Peer<'_> {

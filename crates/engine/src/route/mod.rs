@@ -5,17 +5,22 @@
 //! code has one path.
 //!
 //! Nothing here does I/O on the hot path; [`slots::discover`] (a blocking
-//! `CLUSTER SLOTS` before the phase starts) is the only network call.
+//! `CLUSTER SLOTS` before the phase starts) and [`sentinel::Sentinel`]
+//! (asking sentinels for the master, before the phase and at each
+//! reconnection) are the only network calls.
 
 pub mod ketama;
+pub mod sentinel;
 pub mod slots;
 
 use crate::driver::Driver;
 use crate::EngineError;
 use ketama::{Continuum, Variant};
 use kvbench_connect::Access;
+use sentinel::Sentinel;
 use slots::SlotTable;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The longest key a Memcached pool routes (the protocol's limit is 250
@@ -27,6 +32,9 @@ const MAX_POOL_KEY: usize = 256;
 pub enum Router {
     /// One server: every request goes to node 0.
     Single,
+    /// The master of a Sentinel group: every request goes to node 0,
+    /// wherever the sentinels say the master is now.
+    Sentinel(Arc<Sentinel>),
     /// Redis Cluster: CRC16 hash slots, updated by `MOVED` replies.
     Cluster(SlotTable),
     /// A Memcached pool: a ketama ring over the key as it goes on the wire
@@ -44,7 +52,7 @@ impl Router {
     #[inline]
     pub fn node_of(&self, key: &[u8]) -> usize {
         match self {
-            Router::Single => 0,
+            Router::Single | Router::Sentinel(_) => 0,
             Router::Cluster(t) => t.node_of_slot(slots::slot_of(key)),
             Router::Pool { ring, prefix } => {
                 if prefix.is_empty() {
@@ -64,7 +72,7 @@ impl Router {
     /// How many nodes requests go to (one connection each per client).
     pub fn nodes(&self) -> usize {
         match self {
-            Router::Single => 1,
+            Router::Single | Router::Sentinel(_) => 1,
             Router::Cluster(t) => t.all_nodes().len(),
             Router::Pool { ring, .. } => ring.servers(),
         }
@@ -73,6 +81,14 @@ impl Router {
     /// True when the target answers with redirects (`MOVED`, `ASK`).
     pub fn redirects(&self) -> bool {
         matches!(self, Router::Cluster(_))
+    }
+
+    /// The master this target follows across failovers, when it does.
+    pub fn follows(&self) -> Option<&Arc<Sentinel>> {
+        match self {
+            Router::Sentinel(s) => Some(s),
+            _ => None,
+        }
     }
 }
 
@@ -88,6 +104,9 @@ pub enum Topology {
     /// A Memcached pool: every node, in the order the ring is built from,
     /// and the client library whose ring to reproduce.
     Pool(Vec<SocketAddr>, Variant),
+    /// The master of a Sentinel group: the sentinels to ask, and the
+    /// group's name.
+    Sentinel(Vec<SocketAddr>, String),
 }
 
 /// The ring of a pool of `nodes` for `variant`, hosts written as their IP
@@ -107,11 +126,13 @@ pub fn pool_ring(nodes: &[SocketAddr], variant: Variant) -> Result<Continuum, St
 
 /// The nodes a client connects to (one connection each) and how keys map
 /// onto them: a cluster's masters and slot map come from its seeds, a
-/// pool's ring from its nodes.
+/// pool's ring from its nodes, a Sentinel group's master from its
+/// sentinels.
 ///
 /// # Errors
-/// [`EngineError::Connect`] when no seed gives a complete slot map,
-/// [`EngineError::Config`] for a pool without nodes.
+/// [`EngineError::Connect`] when no seed gives a complete slot map or no
+/// sentinel names the master, [`EngineError::Config`] for a pool without
+/// nodes.
 pub fn connect_plan(
     topology: &Topology,
     driver: &Driver,
@@ -133,6 +154,18 @@ pub fn connect_plan(
             let ring = pool_ring(nodes, *variant).map_err(EngineError::Config)?;
             let prefix = driver.wire_prefix().to_vec();
             (nodes.clone(), Router::Pool { ring, prefix })
+        }
+        Topology::Sentinel(sentinels, name) => {
+            let s = Sentinel::discover(sentinels, name, timeout).map_err(|message| {
+                EngineError::Connect {
+                    addr: sentinels
+                        .first()
+                        .copied()
+                        .unwrap_or(([0, 0, 0, 0], 0).into()),
+                    message,
+                }
+            })?;
+            (vec![s.master()], Router::Sentinel(Arc::new(s)))
         }
     })
 }

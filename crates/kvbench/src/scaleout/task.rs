@@ -74,12 +74,16 @@ pub struct WorkerTask {
     pub workload: String,
     /// Every workload property in effect.
     pub properties: Vec<(String, String)>,
-    /// `single`, `cluster` or `pool`.
+    /// `single`, `cluster`, `pool` or `sentinel`.
     pub topology: String,
-    /// The addresses the phase connects to (a cluster's seeds).
+    /// The addresses the phase connects to (a cluster's seeds, a Sentinel
+    /// group's sentinels).
     pub addrs: Vec<SocketAddr>,
     /// A pool's ring.
     pub pool_hash: Option<String>,
+    /// A Sentinel group's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
     /// Connections of the whole phase (not this worker's share).
     pub clients: u32,
     /// Requests in flight per connection.
@@ -155,10 +159,11 @@ impl WorkerTask {
         if cfg.access.is_tls() && tls.is_none() {
             bail!("--workers: a TLS target without its TLS settings for the workers");
         }
-        let (topology, addrs, pool_hash) = match &cfg.topology {
-            Topology::Single(a) => ("single", vec![*a], None),
-            Topology::Cluster(seeds) => ("cluster", seeds.clone(), None),
-            Topology::Pool(nodes, v) => ("pool", nodes.clone(), Some(v.as_str())),
+        let (topology, addrs, pool_hash, group) = match &cfg.topology {
+            Topology::Single(a) => ("single", vec![*a], None, None),
+            Topology::Cluster(seeds) => ("cluster", seeds.clone(), None, None),
+            Topology::Pool(nodes, v) => ("pool", nodes.clone(), Some(v.as_str()), None),
+            Topology::Sentinel(sentinels, g) => ("sentinel", sentinels.clone(), None, Some(g)),
         };
         let (operations, duration_ms) = match window {
             Some(Window::Operations(n)) => (Some(n), None),
@@ -173,6 +178,7 @@ impl WorkerTask {
             topology: topology.into(),
             addrs,
             pool_hash: pool_hash.map(str::to_string),
+            group: group.cloned(),
             clients: cfg.clients,
             pipeline: cfg.pipeline,
             threads: cfg.threads,
@@ -229,7 +235,15 @@ impl WorkerTask {
                 self.addrs.clone(),
                 variant(self.pool_hash.as_deref().unwrap_or_default())?,
             ),
-            other => bail!("the task's topology \"{other}\" is not single, cluster or pool"),
+            "sentinel" => Topology::Sentinel(
+                self.addrs.clone(),
+                self.group
+                    .clone()
+                    .context("a sentinel task names no group")?,
+            ),
+            other => {
+                bail!("the task's topology \"{other}\" is not single, cluster, pool or sentinel")
+            }
         };
         let window = match (self.phase.as_str(), self.operations, self.duration_ms) {
             ("load", None, None) => None,

@@ -127,6 +127,25 @@ pub(crate) trait System: Sync {
     fn cluster_node(&self, _addr: SocketAddr) -> Option<Launch> {
         None
     }
+    /// What a replica of the master at `master` adds to its command line;
+    /// `None` when the system has no replication.
+    fn replica_of(&self, _master: SocketAddr) -> Option<Launch> {
+        None
+    }
+    /// The command line's start for a sentinel watching `master` as
+    /// `group` (its configuration file written in `dir`, which the
+    /// sentinel rewrites); `None` when the system has no Sentinel.
+    ///
+    /// # Errors
+    /// When the configuration file cannot be written.
+    fn sentinel(
+        &self,
+        _dir: &Path,
+        _master: SocketAddr,
+        _group: &str,
+    ) -> Result<Option<Launch>, std::io::Error> {
+        Ok(None)
+    }
 }
 
 /// See [`System::liveness`].
@@ -157,6 +176,10 @@ pub(crate) enum Role {
     Single,
     /// A node of a server-side cluster.
     ClusterNode,
+    /// A replica of the master at this address.
+    Replica(SocketAddr),
+    /// A sentinel watching the master at this address.
+    Sentinel(SocketAddr),
 }
 
 /// Why a server binds `ip`, recorded with its bind-address setting.

@@ -22,6 +22,12 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
+/// The name of the group the sentinels kvbench starts watch.
+pub const SENTINEL_GROUP: &str = "kvbench";
+/// How many sentinels a group kvbench starts gets: the fewest that can
+/// still fail over with one of them down.
+pub const SENTINELS: usize = 3;
+
 /// The implementation for `kind`.
 pub(crate) fn of(kind: SystemKind) -> &'static dyn System {
     match kind {
@@ -45,12 +51,38 @@ pub(crate) fn launch(
 ) -> Result<Launch, ServerError> {
     let sys = of(spec.system);
     let mut launch = sys.launch(addr, dir, spec.memory_limit_mb, as_root)?;
-    if role == Role::ClusterNode {
-        let node = sys.cluster_node(addr).ok_or(ServerError::NoCluster {
-            system: spec.system,
-        })?;
-        launch.args.extend(node.args);
-        launch.settings.extend(node.settings);
+    match role {
+        Role::Single => {}
+        Role::ClusterNode => {
+            let node = sys.cluster_node(addr).ok_or(ServerError::NoCluster {
+                system: spec.system,
+            })?;
+            launch.args.extend(node.args);
+            launch.settings.extend(node.settings);
+        }
+        Role::Replica(master) => {
+            let node = sys.replica_of(master).ok_or(ServerError::NoSentinel {
+                system: spec.system,
+            })?;
+            launch.args.extend(node.args);
+            launch.settings.extend(node.settings);
+        }
+        // A sentinel is not the system under test: the user's server
+        // arguments are not its own.
+        Role::Sentinel(master) => {
+            let start = sys
+                .sentinel(dir, master, SENTINEL_GROUP)
+                .map_err(|source| ServerError::Io {
+                    what: format!("write a sentinel's configuration in {}", dir.display()),
+                    source,
+                })?
+                .ok_or(ServerError::NoSentinel {
+                    system: spec.system,
+                })?;
+            launch.args.splice(0..0, start.args);
+            launch.settings.extend(start.settings);
+            return Ok(launch);
+        }
     }
     let user = user_settings(spec.system, &spec.extra_args)?;
     launch

@@ -106,6 +106,48 @@ impl System for Resp {
 
     /// Cluster mode with its state file in the node's private directory,
     /// announcing the address it is bound to.
+    fn replica_of(&self, master: SocketAddr) -> Option<Launch> {
+        let reason = "sentinel topology: this server replicates the group's master";
+        let value = format!("{} {}", master.ip(), master.port());
+        Some(Launch {
+            args: vec![
+                "--replicaof".into(),
+                master.ip().to_string(),
+                master.port().to_string(),
+            ],
+            settings: vec![Setting {
+                name: "replicaof".into(),
+                value,
+                reason: reason.into(),
+            }],
+        })
+    }
+
+    /// `redis-server <dir>/sentinel.conf --sentinel`: a sentinel needs a
+    /// file it can rewrite. Quorum 2 of the three sentinels kvbench starts;
+    /// every other Sentinel setting (30 s down-after, 180 s failover
+    /// timeout) stays at its default.
+    fn sentinel(
+        &self,
+        dir: &Path,
+        master: SocketAddr,
+        group: &str,
+    ) -> Result<Option<Launch>, std::io::Error> {
+        let monitor = format!("{group} {} {} 2", master.ip(), master.port());
+        let conf = dir.join("sentinel.conf");
+        std::fs::write(&conf, format!("sentinel monitor {monitor}\n"))?;
+        Ok(Some(Launch {
+            args: vec![conf.display().to_string(), "--sentinel".into()],
+            settings: vec![Setting {
+                name: "sentinel monitor".into(),
+                value: monitor,
+                reason:
+                    "sentinel topology: three sentinels watch the master, two must agree it is down"
+                        .into(),
+            }],
+        }))
+    }
+
     fn cluster_node(&self, addr: SocketAddr) -> Option<Launch> {
         let reason = "cluster topology: this server is a node of a cluster kvbench started";
         let ip = addr.ip().to_string();
