@@ -670,6 +670,7 @@ impl Recorder {
             retries: self.retried,
             reconnects: self.reconnects,
             outage: self.timeline.outage(window_s),
+            faults: Vec::new(),
             nodes: Vec::new(),
             scale_out: None,
         }

@@ -243,6 +243,7 @@ pub(crate) mod tests {
                 reconnect: None,
                 max_retries: None,
                 retry_backoff: None,
+                faults: Vec::new(),
                 companion: None,
             },
             environment: Environment {
@@ -265,6 +266,7 @@ pub(crate) mod tests {
                 retries: 0,
                 reconnects: 0,
                 outage: None,
+                faults: Vec::new(),
                 nodes: vec![],
                 scale_out: None,
             }),
@@ -294,6 +296,7 @@ pub(crate) mod tests {
                 retries: 0,
                 reconnects: 0,
                 outage: None,
+                faults: Vec::new(),
                 nodes: vec![],
                 scale_out: None,
             }),

@@ -135,6 +135,7 @@ pub enum Command {
         "  kvbench run --system memcached --topology pool --nodes 3 --workload read-heavy\n",
         "  kvbench run --system memcached --topology twemproxy --nodes 3 --workload balanced\n",
         "  kvbench run --system redis --topology sentinel --nodes 2 --workload balanced --max-retries 3\n",
+        "  kvbench run --system redis --workload balanced --duration 10s --fault restart:0@3s --max-retries 3\n",
         "  kvbench run --system redis --server-bin .venv/bin/valkey-server --workload balanced\n",
         "  kvbench run --system redis --server-args \"--io-threads 2\" --workload read-heavy\n",
         "  kvbench run --system redis --topology cluster --nodes 3 --netns --link-rate 1gbit --link-delay 50us --workload read-heavy\n",
@@ -675,6 +676,15 @@ pub struct BenchArgs {
     /// one per line (at most 1,000,000; more are counted).
     #[arg(long, value_name = "FILE")]
     pub failed_keys: Option<PathBuf>,
+    /// Cause a fault on a server kvbench started, AT after the window's
+    /// start: kill:NODE@AT (SIGKILL, stays down), restart:NODE[:DOWN]@AT
+    /// (Redis saves, stops, and starts again on its port with its data),
+    /// pause:NODE:SPAN@AT (SIGSTOP for SPAN), failover[:NODE]@AT (a Sentinel
+    /// group's, or the replica of cluster master NODE). NODE counts data
+    /// nodes as the probes list them (masters, then replicas). Repeatable;
+    /// recorded, with when each happened and how long it lasted.
+    #[arg(long = "fault", value_name = "KIND[:NODE][:SPAN]@AT", value_parser = parse_fault)]
+    pub faults: Vec<kvbench_servers::fault::Fault>,
     /// Never reopen a lost connection: its node's requests fail unsent for
     /// the rest of the phase (and a run whose every connection is lost ends
     /// early, partial).
@@ -1259,6 +1269,10 @@ pub enum ArrivalArg {
     Uniform,
     /// Exponential gaps (a Poisson process).
     Poisson,
+}
+
+fn parse_fault(s: &str) -> Result<kvbench_servers::fault::Fault, String> {
+    s.parse()
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {

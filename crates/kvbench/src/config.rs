@@ -52,6 +52,8 @@ pub struct RunSettings {
     pub retry: kvbench_engine::Retry,
     /// `--failed-keys`: where the keys of finally failed requests go.
     pub failed_keys: Option<PathBuf>,
+    /// `--fault`: caused during the window, in order of `at`.
+    pub faults: Vec<kvbench_servers::fault::Fault>,
     pub server_binary: Option<PathBuf>,
     /// `--server-args`, split at spaces.
     pub server_args: Vec<String>,
@@ -136,6 +138,78 @@ fn topology(system: SystemKind, b: &BenchArgs) -> Result<(TopologyKind, u32, u32
         )),
         _ => Ok((kind, b.nodes, b.replicas)),
     }
+}
+
+/// `--fault`: only on servers kvbench starts, on a node that exists, a
+/// failover only where there is one to make, and within a timed window.
+fn faults(
+    system: SystemKind,
+    topology: TopologyKind,
+    nodes: u32,
+    replicas: u32,
+    window: Window,
+    b: &BenchArgs,
+) -> Result<Vec<kvbench_servers::fault::Fault>, UsageError> {
+    use kvbench_servers::fault::FaultKind;
+    let mut faults = b.faults.clone();
+    let Some(first) = faults.first() else {
+        return Ok(faults);
+    };
+    let refuse = |why: String| Err(UsageError(format!("--fault {first}: {why}")));
+    if b.target.is_some() {
+        return refuse(
+            "faults are caused only on servers kvbench starts, never on a --target".into(),
+        );
+    }
+    if system.protocol() == Protocol::Aerospike {
+        return refuse(format!(
+            "{system}'s nodes are not restarted or paused by kvbench"
+        ));
+    }
+    let data_nodes = match topology {
+        TopologyKind::Single => 1,
+        TopologyKind::Cluster => nodes * (1 + replicas),
+        _ => nodes,
+    };
+    for f in &faults {
+        let bad = |why: String| Err(UsageError(format!("--fault {f}: {why}")));
+        if f.kind == FaultKind::Failover {
+            let masters = if topology == TopologyKind::Cluster {
+                nodes
+            } else {
+                1
+            };
+            match topology {
+                TopologyKind::Sentinel => {}
+                TopologyKind::Cluster if replicas > 0 => {}
+                _ => return bad(
+                    "a failover needs --topology sentinel, or --topology cluster with --replicas"
+                        .into(),
+                ),
+            }
+            if f.node as u32 >= masters {
+                return bad(format!(
+                    "there are {masters} masters (0 to {})",
+                    masters - 1
+                ));
+            }
+        } else if f.node as u32 >= data_nodes {
+            return bad(format!(
+                "there are {data_nodes} data nodes (0 to {})",
+                data_nodes - 1
+            ));
+        }
+        if let Window::Duration(d) = window {
+            if f.at >= d {
+                return bad(format!(
+                    "it comes after the {} window",
+                    humantime::format_duration(d)
+                ));
+            }
+        }
+    }
+    faults.sort_by_key(|f| f.at);
+    Ok(faults)
 }
 
 /// `--netns` and its links; root, iproute2 and (for a delay) netem are
@@ -485,6 +559,7 @@ pub fn settings(
             keep_failed_keys: false,
         },
         failed_keys: b.failed_keys.clone(),
+        faults: faults(system, topology, nodes, replicas, window, b)?,
         // Servers start in a directory of their own: a relative path
         // would name another file there.
         server_binary: b

@@ -20,6 +20,7 @@ mod exit;
 mod experiment;
 mod export;
 mod findmax;
+mod inject;
 mod labels;
 mod live;
 mod manage;

@@ -195,6 +195,7 @@ fn new_record(s: &RunSettings) -> RunRecord {
             max_retries: (s.retry.max > 0).then_some(s.retry.max),
             retry_backoff: (s.retry.backoff != kvbench_engine::Retry::DEFAULT_BACKOFF)
                 .then(|| s.retry.backoff.to_string()),
+            faults: s.faults.iter().map(ToString::to_string).collect(),
             companion: s.companion.as_ref().map(|c| Companion {
                 workload: c.name.clone(),
                 clients: c.clients,
@@ -404,6 +405,7 @@ fn execute(
     // The machine's loopback floor just before the window (the canary).
     let base_rtt = kvbench_servers::canary::base_rtt(CANARY_PING);
     let view = live.phase(true);
+    let clock = crate::inject::Clock::default();
     let edges = WindowCpu {
         server: &*server,
         view: &view,
@@ -411,12 +413,14 @@ fn execute(
         end: Cell::new(None),
         machine: RefCell::new((None, None)),
         written,
+        clock: &clock,
     };
     // With workers, the --with group runs here and starts at the instant
     // the workers agree on, so both groups share warm-up and window.
     let (start_tx, start_rx) = std::sync::mpsc::channel::<SystemTime>();
     let start_rx = Arc::new(Mutex::new(start_rx));
-    let (run, with) = std::thread::scope(|scope| {
+    let (run, with, faults) = std::thread::scope(|scope| {
+        let faults = crate::inject::spawn_all(scope, &*server, &s.faults, &clock);
         let with = companion_cfg.as_ref().map(|cfg| {
             let start_rx = start_rx.clone();
             scope.spawn(move || match s.scale_out {
@@ -439,14 +443,22 @@ fn execute(
         // The workers' job is over: a group still waiting for their start
         // learns it never comes.
         drop(start_tx);
+        clock.over();
         let with = with.map(|h| {
             h.join()
                 .unwrap_or_else(|_| Err(EngineError::Config("the --with group panicked".into())))
         });
-        (run, with)
+        // A fault under way (a restart) is waited for: the server is
+        // probed next.
+        let faults: Vec<_> = faults.into_iter().filter_map(|h| h.join().ok()).collect();
+        (run, with, faults)
     });
     view.finish();
     let mut run: PhaseOutput = run?;
+    if let Some(mark) = crate::inject::mark(&faults) {
+        rec.marks.push(mark);
+    }
+    run.result.faults = faults;
     if let Some(with) = with {
         let with = with.context("the --with group's run")?;
         // One process counts both groups in its own CPU; with workers the
@@ -757,12 +769,13 @@ fn merge_group(main: &mut PhaseResult, with: PhaseResult) {
 /// not start (a `--target`, which its owner may restart or fail over) as
 /// `--reconnect-backoff` says; those to kvbench's own servers never, since
 /// they do not restart by themselves: a lost connection to one is a dead
-/// node, which ends a single server's run at once, partial.
+/// node, which ends a single server's run at once, partial. Unless
+/// kvbench itself restarts or fails them over (`--fault`), or retries are
+/// asked for (sent again on a reopened connection, whoever started the
+/// server).
 fn reconnect(s: &RunSettings) -> Option<kvbench_engine::Backoff> {
-    // Retries asked for are sent again on a reopened connection, whoever
-    // started the server.
     s.reconnect
-        .filter(|_| s.target.is_some() || s.retry.max > 0)
+        .filter(|_| s.target.is_some() || s.retry.max > 0 || !s.faults.is_empty())
 }
 
 /// `--failed-keys`: writes the keys of the window's measured requests that
@@ -873,6 +886,8 @@ struct WindowCpu<'a> {
     /// The machine's counters at the window's edges (the noise canary).
     machine: RefCell<(Option<Snapshot>, Option<Snapshot>)>,
     written: &'a RefCell<Vec<Range<u64>>>,
+    /// When `--fault`s are due.
+    clock: &'a crate::inject::Clock,
 }
 
 impl kvbench_engine::Observer for WindowCpu<'_> {
@@ -880,6 +895,7 @@ impl kvbench_engine::Observer for WindowCpu<'_> {
         self.view.started();
     }
     fn window_started(&self) {
+        self.clock.window_started();
         self.start.set(self.server.cpu_seconds());
         self.machine.borrow_mut().0 = Some(Snapshot::take(&self.server.pids()));
         self.view.window_started();

@@ -94,10 +94,12 @@ const WORKLOAD: &[&str] = &[
 ];
 
 /// The key a kept deployment must match, or `None` when this cell can never
-/// share one: per-run, or a target whose `--cleanup` deletes what each cell
-/// wrote.
+/// share one: per-run, a target whose `--cleanup` deletes what each cell
+/// wrote, or a cell with a `--fault` (it kills, restarts or fails over its
+/// servers: neither a kept one nor one to keep).
 pub fn key(s: &RunSettings, policy: Reload) -> Option<String> {
-    if policy == Reload::PerRun || (s.target.is_some() && s.safety.cleanup) {
+    if policy == Reload::PerRun || (s.target.is_some() && s.safety.cleanup) || !s.faults.is_empty()
+    {
         return None;
     }
     let mut config = serde_json::to_value(crate::orchestrate::planned_config(s)).ok()?;

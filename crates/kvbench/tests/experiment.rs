@@ -784,3 +784,48 @@ clients = [1]
         serde_json::from_slice(&out.stdout).expect("JSON alone on stdout");
     assert_eq!(runs[0]["status"], "invalid", "{runs}");
 }
+
+/// `[sweep] faults`: faults are an axis like any other ("none" is the cell
+/// without one); a cell with a fault never shares a kept server, and a bad
+/// fault names the file, line and key.
+#[test]
+fn faults_are_swept_like_any_other_axis() {
+    let sb = Sandbox::new();
+    let text = r#"
+name = "faults"
+systems = ["redis"]
+workloads = ["read-heavy"]
+reload = "per-workload"
+[dataset]
+records = 200
+[run]
+duration = "2s"
+warmup = "0s"
+max_retries = 3
+[sweep]
+faults = ["none", "restart:0@1s", "pause:0:200ms@1s"]
+"#;
+    let f = write(&sb, "faults.toml", text);
+    let p = plan(&sb, &f);
+    let cells = p["cells"].as_array().expect("cells");
+    let args: Vec<String> = cells.iter().map(run_args).collect();
+    assert_eq!(cells.len(), 3, "{args:?}");
+    assert_eq!(args.iter().filter(|a| !a.contains("--fault")).count(), 1);
+    for fault in ["--fault restart:0@1s", "--fault pause:0:200ms@1s"] {
+        assert_eq!(
+            args.iter().filter(|a| a.contains(fault)).count(),
+            1,
+            "{args:?}"
+        );
+    }
+    let keys: std::collections::HashSet<&str> =
+        cells.iter().filter_map(|c| c["key"].as_str()).collect();
+    assert_eq!(keys.len(), 3, "each fault is its own cell");
+    let e = plan_error(&sb, &text.replace("pause:0:200ms@1s", "pause:7:200ms@1s"));
+    assert!(
+        e.contains("bad.toml")
+            && e.contains("sweep.faults")
+            && e.contains("there are 1 data nodes"),
+        "{e}"
+    );
+}

@@ -1020,3 +1020,114 @@ fn a_local_sentinel_group_is_started_probed_and_stopped() {
         assert!(!alive(p), "process {p} was left running");
     }
 }
+
+/// `--fault`: kvbench causes the fault itself, at its instant of the
+/// window, on a server it started, and records what happened. A Redis
+/// restarted 2 s into a 5-s window with retries on: the server saves, stops
+/// and starts again with its data; the run finishes with no failed
+/// operation and no miss, the connections reopened, the fault recorded
+/// (when, on which node, how long it took) and the run marked.
+#[test]
+fn a_fault_restarts_kvbench_s_own_server_mid_window_and_is_recorded() {
+    let _serial = crate::util::timing_sensitive();
+    let sb = Sandbox::new();
+    let out = sb
+        .kvbench()
+        .args(run_args(
+            "5s",
+            &[
+                "--clients",
+                "4",
+                "--fault",
+                "restart:0@2s",
+                "--max-retries",
+                "5",
+                "--reconnect-backoff",
+                "10ms-100ms",
+            ],
+        ))
+        .output()
+        .expect("kvbench runs");
+    let rec = record(&out);
+    assert_eq!(out.status.code(), Some(3), "finished, marked: {rec}");
+    assert_eq!(
+        rec["config"]["faults"][0], "restart:0@2s",
+        "{}",
+        rec["config"]
+    );
+    let run = &rec["run"];
+    let fault = &run["faults"][0];
+    assert!(fault["error"].is_null(), "{fault}");
+    let at = fault["at_s"].as_f64().expect("at_s");
+    assert!((2.0..2.2).contains(&at), "caused at {at} s: {fault}");
+    let lasted = fault["lasted_s"].as_f64().expect("lasted_s");
+    assert!(lasted > 0.0 && lasted < 5.0, "{fault}");
+    assert!(fault["target"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("127.0.0.1:"));
+    assert_eq!(run["errors"], 0, "retries waited the restart out: {run}");
+    assert!(run["reconnects"].as_u64().unwrap_or(0) >= 4, "{run}");
+    let misses: u64 = (run["ops"].as_array().expect("ops").iter())
+        .map(|o| o["misses"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(misses, 0, "the restarted server reloaded its data: {run}");
+    assert!(completed_in_second(run, 4) > 0, "{run}");
+    let marks = rec["marks"].to_string();
+    assert!(
+        marks.contains("fault: restart:0@2s hit 127.0.0.1:"),
+        "{marks}"
+    );
+    println!("restart: caused at {at:.3} s, over after {lasted:.3} s");
+}
+
+/// `--fault failover@2s` on a Sentinel group kvbench started: the
+/// sentinels fail over under load, the fault lasts until they name the new
+/// master, and the run follows it to the end of its window.
+#[test]
+fn a_fault_fails_a_sentinel_group_over_and_the_run_follows() {
+    let _serial = crate::util::timing_sensitive();
+    let sb = Sandbox::new();
+    let out = sb
+        .kvbench()
+        .args(run_args(
+            "6s",
+            &[
+                "--topology",
+                "sentinel",
+                "--nodes",
+                "2",
+                "--clients",
+                "4",
+                "--fault",
+                "failover@2s",
+                "--max-retries",
+                "3",
+            ],
+        ))
+        .output()
+        .expect("kvbench runs");
+    let rec = record(&out);
+    assert_eq!(out.status.code(), Some(3), "finished, marked: {rec}");
+    let run = &rec["run"];
+    let fault = &run["faults"][0];
+    assert!(fault["error"].is_null(), "{fault}");
+    let target = fault["target"].as_str().unwrap_or_default();
+    assert!(target.starts_with("group kvbench: master "), "{fault}");
+    assert!(run["reconnects"].as_u64().unwrap_or(0) >= 4, "{run}");
+    assert_eq!(run["errors"], 0, "retries waited the failover out: {run}");
+    assert!(completed_in_second(run, 5) > 0, "{run}");
+    // The after-run probe names the promoted node as master.
+    let after = (rec["probes"].as_array().expect("probes").iter())
+        .find(|p| p["stage"] == "after_run")
+        .expect("an after-run probe");
+    let master = (after["nodes"].as_array().expect("nodes").iter())
+        .find(|n| n["role"] == "master")
+        .expect("a master");
+    let promoted = target.rsplit(" to ").next().unwrap_or_default();
+    assert_eq!(master["addr"], promoted, "{after}");
+    println!(
+        "sentinel failover: lasted {} s, {} reconnects, {} retries",
+        fault["lasted_s"], run["reconnects"], run["retries"]
+    );
+}

@@ -394,6 +394,10 @@ pub struct RunConfig {
     /// `--retry-backoff` when not the default `1ms-100ms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_backoff: Option<String>,
+    /// `--fault`: the faults caused during the window, as
+    /// `KIND[:NODE][:SPAN]@AT` (docs/metrics.md, "Faults").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<String>,
 }
 
 /// How the links of a run's private network were shaped (`--netns`).
@@ -649,6 +653,9 @@ pub struct PhaseResult {
     /// throughput took to come back. docs/metrics.md, "Outage".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outage: Option<Outage>,
+    /// The faults kvbench caused during the window (`--fault`), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<InjectedFault>,
     /// A multi-node target: what each node answered in the window.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<NodeCount>,
@@ -687,6 +694,24 @@ pub struct Outage {
     /// without a reply, highest latency completed (ns). Kept so that the
     /// steps of several processes add up exactly, and to be drawn.
     pub steps: Vec<[u64; 3]>,
+}
+
+/// A fault kvbench caused during a window (`--fault`), as it happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InjectedFault {
+    /// What was asked, as `KIND[:NODE][:SPAN]@AT`.
+    pub spec: String,
+    /// What it hit: a node's address, or the group that failed over.
+    pub target: String,
+    /// Seconds from the window's start to when it was caused.
+    pub at_s: f64,
+    /// Seconds until it was over: a pause's end, a restarted server
+    /// answering again, a failover's new master named; `None` for a kill
+    /// (the node stays down) or a fault that could not be caused.
+    pub lasted_s: Option<f64>,
+    /// Why it could not be caused, or did not finish (the run goes on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// Where a scaled-out run phase ran (`--workers`, `--spark-master`).

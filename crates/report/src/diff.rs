@@ -337,6 +337,7 @@ mod tests {
                     retries: 0,
                     reconnects: 0,
                     outage: None,
+                    faults: Vec::new(),
                     nodes: vec![],
                     scale_out: None,
                 });

@@ -736,6 +736,23 @@ fn outage_figure(id: i64, s: &Source, o: &kvbench_model::Outage) -> Figure {
         dashed: true,
         points: vec![marker(0.0), marker(top)],
     };
+    // The faults kvbench caused (`--fault`), each where it happened.
+    let faults = (s.record.run.iter().flat_map(|r| &r.faults))
+        .filter(|f| f.error.is_none())
+        .map(|f| {
+            let at = |y: f64| Point {
+                x: f.at_s,
+                y,
+                interval: None,
+                flags: Vec::new(),
+            };
+            Series {
+                name: format!("fault {}", f.spec),
+                colour_key: "fault".into(),
+                dashed: true,
+                points: vec![at(0.0), at(top)],
+            }
+        });
     let failed: Vec<Point> = (o.steps.iter().enumerate())
         .map(|(i, st)| point(i, st[1] as f64))
         .collect();
@@ -747,7 +764,7 @@ fn outage_figure(id: i64, s: &Source, o: &kvbench_model::Outage) -> Figure {
             s.record.config.workload, s.record.config.clients
         ),
         caption: format!(
-            "Throughput and requests failed without a reply in each 100 ms of the window; the dashed line is the first failure. Unavailable {} s, back to 90% of the rate before after {} s, {} requests failed.",
+            "Throughput and requests failed without a reply in each 100 ms of the window; dashed lines: the first failure, and each fault kvbench caused (--fault). Unavailable {} s, back to 90% of the rate before after {} s, {} requests failed.",
             secs(o.unavailable_s),
             secs(o.recovery_s),
             o.failed
@@ -764,7 +781,10 @@ fn outage_figure(id: i64, s: &Source, o: &kvbench_model::Outage) -> Figure {
                         points: rates,
                     },
                     first_failure,
-                ],
+                ]
+                .into_iter()
+                .chain(faults)
+                .collect(),
             },
             Panel {
                 y: axis("Failed per 100 ms", false),

@@ -991,7 +991,7 @@ fn a_comparison_report_states_the_window_it_measured() {
 }
 
 /// A run with an outage gets a figure of its 100-ms steps: throughput and
-/// failures, the first failure marked, in SVG.
+/// failures, the first failure and each fault caused marked, in SVG.
 #[test]
 fn a_run_with_an_outage_gets_a_figure_of_its_steps() {
     let mut r = run(7, "redis", "w", 4, 10_000.0, 100);
@@ -1008,6 +1008,17 @@ fn a_run_with_an_outage_gets_a_figure_of_its_steps() {
         peak_latency_us: Some(900_000.0),
         steps,
     });
+    let fault = |spec: &str, error: Option<String>| kvbench_model::InjectedFault {
+        spec: spec.into(),
+        target: "127.0.0.1:7000".into(),
+        at_s: 1.0,
+        lasted_s: Some(1.0),
+        error,
+    };
+    r.run.as_mut().expect("a run").faults = vec![
+        fault("restart:0:1s@1s", None),
+        fault("pause:1:1s@1s", Some("there are 1 data nodes".into())),
+    ];
     let sources = vec![Source {
         record: r,
         cell_key: None,
@@ -1025,6 +1036,11 @@ fn a_run_with_an_outage_gets_a_figure_of_its_steps() {
     assert_eq!((rates[5].y, rates[15].y), (10_000.0, 0.0), "ops/s per step");
     let marker = &f.panels[0].series[1];
     assert!(marker.dashed && marker.points.iter().all(|p| p.x == 1.04));
+    // The fault caused is drawn where it happened; the one that failed is not.
+    assert_eq!(f.panels[0].series.len(), 3);
+    let fault = &f.panels[0].series[2];
+    assert_eq!(fault.name, "fault restart:0:1s@1s");
+    assert!(fault.dashed && fault.points.iter().all(|p| p.x == 1.0));
     let failed: f64 = f.panels[1].series[0].points.iter().map(|p| p.y).sum();
     assert_eq!(failed, 4.0);
     assert!(f.caption.contains("Unavailable 0.96 s"), "{}", f.caption);

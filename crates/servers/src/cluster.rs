@@ -246,6 +246,44 @@ impl Cluster {
         self.masters.iter().chain(&self.replicas)
     }
 
+    /// `CLUSTER FAILOVER` on the first replica of master `node`, waiting
+    /// until it says it is a master (`--fault failover:NODE@AT`).
+    ///
+    /// # Errors
+    /// No such master, no replica, a refusal, or no promotion within 30 s.
+    pub fn failover(&self, node: usize) -> Result<String, String> {
+        let master = self
+            .masters
+            .get(node)
+            .ok_or_else(|| format!("there are {} masters", self.masters.len()))?;
+        if self.replicas.is_empty() {
+            return Err("the cluster has no replicas to fail over to (--replicas)".into());
+        }
+        let per_master = self.replicas.len() / self.masters.len();
+        let replica = self.replicas[node * per_master].addr();
+        expect_ok(
+            replica,
+            command(
+                Peer::plain(replica),
+                &[b"CLUSTER", b"FAILOVER"],
+                QUERY_TIMEOUT,
+            )?,
+        )?;
+        wait_for(|| {
+            let info = match command(
+                Peer::plain(replica),
+                &[b"INFO", b"replication"],
+                QUERY_TIMEOUT,
+            )? {
+                Value::Bulk(text) => parse_info(&String::from_utf8_lossy(&text)),
+                other => return Err(format!("{replica}: INFO answered {other:?}")),
+            };
+            let promoted = info.iter().any(|(k, v)| k == "role" && v == "master");
+            Ok((!promoted).then(|| format!("replica {replica} was not promoted")))
+        })?;
+        Ok(format!("master {} to its replica {replica}", master.addr()))
+    }
+
     /// The masters' addresses: the seeds a client discovers the slot map from.
     pub fn seeds(&self) -> Vec<SocketAddr> {
         self.masters.iter().map(Server::addr).collect()

@@ -12,7 +12,7 @@ use kvbench_model::{Probe, Setting, TopologyKind};
 use std::net::SocketAddr;
 
 /// A deployed system under test.
-pub trait Deployment {
+pub trait Deployment: Sync {
     /// How clients reach it: a single server's address, or a cluster's
     /// seed nodes (the client discovers the rest).
     fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>);
@@ -49,6 +49,25 @@ pub trait Deployment {
     fn pids(&self) -> Vec<u32> {
         Vec::new()
     }
+    /// The data nodes a fault may hit (`--fault`), in the order the probes
+    /// list them; none for a server kvbench did not start.
+    fn fault_nodes(&self) -> Vec<&Server> {
+        Vec::new()
+    }
+    /// Fails over now, blocking until the new master is named: a Sentinel
+    /// group's `SENTINEL FAILOVER`, or the replica of cluster master
+    /// `node` taking over. Returns what failed over.
+    ///
+    /// # Errors
+    /// A deployment that cannot fail over, or a failover that did not
+    /// complete.
+    fn failover(&self, node: usize) -> Result<String, String> {
+        let _ = node;
+        Err(
+            "this deployment has no failover (a Sentinel group, or a cluster with --replicas)"
+                .into(),
+        )
+    }
     /// Stops what kvbench started; leaves anything else alone.
     ///
     /// # Errors
@@ -57,6 +76,9 @@ pub trait Deployment {
 }
 
 impl Deployment for Server {
+    fn fault_nodes(&self) -> Vec<&Server> {
+        vec![self]
+    }
     fn pids(&self) -> Vec<u32> {
         vec![self.pid()]
     }
@@ -96,6 +118,12 @@ impl Deployment for Server {
 }
 
 impl Deployment for Cluster {
+    fn fault_nodes(&self) -> Vec<&Server> {
+        self.masters().iter().chain(self.replicas()).collect()
+    }
+    fn failover(&self, node: usize) -> Result<String, String> {
+        Cluster::failover(self, node)
+    }
     fn pids(&self) -> Vec<u32> {
         self.masters()
             .iter()
@@ -130,6 +158,14 @@ impl Deployment for Cluster {
 }
 
 impl Deployment for SentinelGroup {
+    fn fault_nodes(&self) -> Vec<&Server> {
+        std::iter::once(self.first_master())
+            .chain(self.replicas())
+            .collect()
+    }
+    fn failover(&self, _node: usize) -> Result<String, String> {
+        SentinelGroup::failover(self)
+    }
     fn pids(&self) -> Vec<u32> {
         std::iter::once(self.first_master())
             .chain(self.replicas())
@@ -167,6 +203,9 @@ impl Deployment for SentinelGroup {
 }
 
 impl Deployment for Pool {
+    fn fault_nodes(&self) -> Vec<&Server> {
+        self.nodes().iter().collect()
+    }
     fn pids(&self) -> Vec<u32> {
         self.nodes().iter().map(Server::pid).collect()
     }
@@ -197,6 +236,9 @@ impl Deployment for Pool {
 }
 
 impl Deployment for Proxied {
+    fn fault_nodes(&self) -> Vec<&Server> {
+        self.backends().nodes().iter().collect()
+    }
     fn pids(&self) -> Vec<u32> {
         let mut p = self.backends().pids();
         p.push(self.proxy_pid());

@@ -21,6 +21,7 @@ mod cluster;
 mod deployment;
 mod env;
 mod error;
+pub mod fault;
 pub mod netns;
 mod pool;
 mod ports;

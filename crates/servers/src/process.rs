@@ -11,6 +11,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{mpsc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -42,7 +43,8 @@ struct State {
 /// [`ProcessGuard::shutdown`] (from `Drop`), so the order of shutdown and
 /// temporary-directory removal stays explicit.
 pub struct ProcessGuard {
-    pid: u32,
+    /// The running child's pid (a restart replaces the child).
+    pid: AtomicU32,
     state: Mutex<State>,
 }
 
@@ -104,16 +106,7 @@ impl ProcessGuard {
         log: &Path,
         netns: Option<&File>,
     ) -> io::Result<Self> {
-        let out = File::options().create(true).append(true).open(log)?;
-        let err = out.try_clone()?;
-        let mut command = Command::new(program);
-        command
-            .args(args)
-            .current_dir(cwd)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err);
-        Self::start_in(command, netns)
+        Self::start_in(server_command(program, args, cwd, log)?, netns)
     }
 
     /// Starts `command` (its stdio as the caller set it) in its own process
@@ -130,7 +123,8 @@ impl ProcessGuard {
         Self::start_in(command, None)
     }
 
-    fn start_in(mut command: Command, netns: Option<&File>) -> io::Result<Self> {
+    /// Its own process group, the network namespace, and death with kvbench.
+    fn prepare(command: &mut Command, netns: Option<&File>) {
         command.process_group(0);
         let parent = std::process::id() as libc::pid_t;
         // The file was opened before the fork (opening is not
@@ -164,15 +158,74 @@ impl ProcessGuard {
                 Ok(())
             });
         }
+    }
+
+    fn start_in(mut command: Command, netns: Option<&File>) -> io::Result<Self> {
+        Self::prepare(&mut command, netns);
         let child = spawn_on_spawner_thread(command)?;
         Ok(ProcessGuard {
-            pid: child.id(),
+            pid: AtomicU32::new(child.id()),
             state: Mutex::new(State {
                 child,
                 status: None,
                 ending: None,
             }),
         })
+    }
+
+    /// Starts `command` as [`ProcessGuard::start_in`] does, in place of a
+    /// child that has exited and been reaped (a server restarted on
+    /// purpose): from then on this guard owns and stops the new one.
+    ///
+    /// # Errors
+    /// When the old child is still running, or the command cannot start.
+    pub(crate) fn respawn(&self, mut command: Command, netns: Option<&File>) -> io::Result<()> {
+        let mut st = self.lock();
+        if reap_if_exited(&mut st).is_err() || st.status.is_none() {
+            return Err(io::Error::other("the process to replace has not exited"));
+        }
+        Self::prepare(&mut command, netns);
+        let child = spawn_on_spawner_thread(command)?;
+        self.pid.store(child.id(), Ordering::Release);
+        *st = State {
+            child,
+            status: None,
+            ending: None,
+        };
+        Ok(())
+    }
+
+    /// Waits up to `grace` for the child to exit by itself (after being
+    /// asked to), then SIGKILLs it; reaps it either way. Unlike
+    /// [`ProcessGuard::shutdown`] this is not final: the guard may be
+    /// given a new child with [`ProcessGuard::respawn`].
+    pub(crate) fn wait_exit(&self, grace: Duration) -> Option<ExitStatus> {
+        let mut st = self.lock();
+        let deadline = Instant::now() + grace;
+        while st.status.is_none() {
+            match st.child.try_wait() {
+                Ok(Some(status)) => st.status = Some(status),
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(WAIT_POLL),
+                Ok(None) => {
+                    signal(self.pid(), libc::SIGKILL);
+                    st.status = st.child.wait().ok();
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        st.status
+    }
+
+    /// Sends `sig` to the child while it runs (a pause, a kill); false once
+    /// it has exited (its pid may be someone else's).
+    pub(crate) fn signal_running(&self, sig: libc::c_int) -> bool {
+        let mut st = self.lock();
+        if reap_if_exited(&mut st).is_err() || st.status.is_some() {
+            return false;
+        }
+        signal(self.pid(), sig);
+        true
     }
 
     /// The child's stdout, when it was piped and not taken before.
@@ -196,7 +249,7 @@ impl ProcessGuard {
 
     /// The child's pid (also its process group's id).
     pub fn pid(&self) -> u32 {
-        self.pid
+        self.pid.load(Ordering::Acquire)
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -233,10 +286,10 @@ impl ProcessGuard {
     }
 
     fn terminate(&self, st: &mut State) -> Ending {
-        signal(self.pid, libc::SIGTERM);
+        signal(self.pid(), libc::SIGTERM);
         // A stopped server (SIGSTOP, a debugger's) acts on SIGTERM only
         // once it runs again.
-        signal(self.pid, libc::SIGCONT);
+        signal(self.pid(), libc::SIGCONT);
         let deadline = Instant::now() + TERM_GRACE;
         loop {
             match st.child.try_wait() {
@@ -249,7 +302,7 @@ impl ProcessGuard {
                 Err(_) => return Ending::WaitFailed,
             }
         }
-        signal(self.pid, libc::SIGKILL);
+        signal(self.pid(), libc::SIGKILL);
         match st.child.wait() {
             Ok(status) => {
                 st.status = Some(status);
@@ -258,6 +311,26 @@ impl ProcessGuard {
             Err(_) => Ending::WaitFailed,
         }
     }
+}
+
+/// `program args` in `cwd`, stdin from /dev/null, stdout and stderr
+/// appended to `log`.
+pub(crate) fn server_command(
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    log: &Path,
+) -> io::Result<Command> {
+    let out = File::options().create(true).append(true).open(log)?;
+    let err = out.try_clone()?;
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err);
+    Ok(command)
 }
 
 /// Reaps the child if it has exited. `Err` when waiting itself fails, after

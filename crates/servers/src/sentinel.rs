@@ -171,6 +171,38 @@ impl SentinelGroup {
         })
     }
 
+    /// `SENTINEL FAILOVER` (the first sentinel that accepts it), waiting
+    /// until the sentinels name another master (`--fault failover@AT`).
+    ///
+    /// # Errors
+    /// No sentinel accepts it, or no new master is named within 30 s.
+    pub fn failover(&self) -> Result<String, String> {
+        let old = self.current_master().map_err(|e| e.to_string())?;
+        let mut refused = Vec::new();
+        let accepted = self.sentinels.iter().any(|s| {
+            match command(
+                Peer::plain(s.addr()),
+                &[b"SENTINEL", b"FAILOVER", SENTINEL_GROUP.as_bytes()],
+                QUERY_TIMEOUT,
+            ) {
+                Ok(Value::Status(_)) => true,
+                other => {
+                    refused.push(format!("{}: {other:?}", s.addr()));
+                    false
+                }
+            }
+        });
+        if !accepted {
+            return Err(format!("SENTINEL FAILOVER refused: {}", refused.join("; ")));
+        }
+        wait_for(|| {
+            let now = self.current_master().map_err(|e| e.to_string())?;
+            Ok((now == old).then(|| format!("the sentinels still name {old}")))
+        })?;
+        let new = self.current_master().map_err(|e| e.to_string())?;
+        Ok(format!("group {SENTINEL_GROUP}: master {old} to {new}"))
+    }
+
     fn data_nodes(&self) -> impl Iterator<Item = &Server> {
         std::iter::once(&self.master).chain(&self.replicas)
     }

@@ -67,6 +67,10 @@ pub struct Server {
     log_path: PathBuf,
     dir_path: PathBuf,
     process: ProcessGuard,
+    /// The command line, to start it again in place ([`Server::restart`]).
+    args: Vec<String>,
+    /// Its network namespace, open, for the same reason.
+    netns: Option<std::fs::File>,
     /// Removed after the process has stopped (`Drop` runs before fields drop).
     dir: Option<TempDir>,
 }
@@ -150,6 +154,8 @@ impl Server {
             log_path,
             dir_path: dir.path().to_path_buf(),
             process,
+            args: launch.args,
+            netns,
             dir: Some(dir),
         };
         // On error `server` drops here: stopped, reaped, directory removed.
@@ -200,6 +206,68 @@ impl Server {
             }
             std::thread::sleep(READY_POLL);
         }
+    }
+
+    /// Stops the server as an operator restarting it would (Redis saves
+    /// its data and exits, `SHUTDOWN SAVE`; other systems get SIGTERM),
+    /// waits `down`, and starts it again in place: same binary, command
+    /// line, port, directory (so a Redis reloads what it saved) and
+    /// namespace. Returns once it answers as our child again.
+    ///
+    /// # Errors
+    /// When it does not stop, or does not come back.
+    pub fn restart(&self, down: Duration) -> Result<(), ServerError> {
+        self.ensure_running()?;
+        if !system::of(self.system).stop_saving(Peer::plain(self.addr), QUERY_TIMEOUT) {
+            self.process.signal_running(libc::SIGTERM);
+        }
+        self.process.wait_exit(crate::process::TERM_GRACE);
+        std::thread::sleep(down);
+        let io = |what: &str| {
+            let what = format!("{what} {} again", self.binary.display());
+            move |source| ServerError::Io { what, source }
+        };
+        let command = crate::process::server_command(
+            &self.binary,
+            &self.args,
+            &self.dir_path,
+            &self.log_path,
+        )
+        .map_err(io("prepare"))?;
+        self.process
+            .respawn(command, self.netns.as_ref())
+            .map_err(io("start"))?;
+        self.wait_ready().map_err(|a| match a {
+            Attempt::PortTaken(e) | Attempt::Failed(e) => e,
+        })
+    }
+
+    /// Stops the process for `pause` (SIGSTOP, then SIGCONT): it holds its
+    /// connections and answers nothing meanwhile, as a server stalled by
+    /// its host does.
+    ///
+    /// # Errors
+    /// When the process has exited.
+    pub fn pause(&self, pause: Duration) -> Result<(), ServerError> {
+        if !self.process.signal_running(libc::SIGSTOP) {
+            return self.ensure_running();
+        }
+        std::thread::sleep(pause);
+        self.process.signal_running(libc::SIGCONT);
+        Ok(())
+    }
+
+    /// Kills the process outright (SIGKILL), as a crash would; it stays
+    /// down (reported by [`Server::exited`]).
+    ///
+    /// # Errors
+    /// When the process had already exited.
+    pub fn kill(&self) -> Result<(), ServerError> {
+        if self.process.signal_running(libc::SIGKILL) {
+            self.process.wait_exit(crate::process::TERM_GRACE);
+            return Ok(());
+        }
+        self.ensure_running()
     }
 
     /// The address the server listens on (loopback, or its namespace's).

@@ -134,6 +134,7 @@ fn full_record() -> RunRecord {
             reconnect: None,
             max_retries: None,
             retry_backoff: None,
+            faults: Vec::new(),
             companion: Some(kvbench_model::Companion {
                 workload: "zunionstore".into(),
                 clients: 2,
@@ -179,6 +180,7 @@ fn full_record() -> RunRecord {
             retries: 0,
             reconnects: 0,
             outage: None,
+            faults: Vec::new(),
             nodes: Vec::new(),
             scale_out: None,
         }),
@@ -227,6 +229,7 @@ fn full_record() -> RunRecord {
             retries: 0,
             reconnects: 0,
             outage: None,
+            faults: Vec::new(),
             nodes: Vec::new(),
             scale_out: None,
         }),

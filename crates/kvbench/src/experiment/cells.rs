@@ -110,6 +110,9 @@ impl Flags {
     }
 }
 
+/// In `[sweep] faults`, the cell without a fault.
+const NO_FAULT: &str = "none";
+
 /// One list of the sweep: flag, key, and each value with its span.
 struct Axis {
     flag: &'static str,
@@ -714,7 +717,10 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
                     }
                     // Set last, so a swept value replaces `[load]`'s or `[dataset]`'s.
                     for (a, (value, vspan)) in axes.iter().zip(point) {
-                        flags.set(a.flag, value, a.key, vspan);
+                        // A faults list's "none": the cell without one.
+                        if !(a.flag == "--fault" && value == NO_FAULT) {
+                            flags.set(a.flag, value, a.key, vspan);
+                        }
                     }
                     once.push((
                         name.get_ref().clone(),
@@ -873,12 +879,14 @@ fn axes(
     let l = pick(|s| s.field_length.is_some());
     let r = pick(|s| s.rate.is_some());
     let t = pick(|s| s.threads.is_some());
+    let x = pick(|s| s.faults.is_some());
     Ok([
         axis("--clients", "sweep.clients", &c.clients, src)?,
         axis("--pipeline", "sweep.pipeline", &p.pipeline, src)?,
         axis("--field-length", "sweep.field_length", &l.field_length, src)?,
         axis("--rate", "sweep.rate", &r.rate, src)?,
         axis("--threads", "sweep.threads", &t.threads, src)?,
+        axis("--fault", "sweep.faults", &x.faults, src)?,
     ]
     .into_iter()
     .flatten()

@@ -247,6 +247,7 @@ struct RawSweep {
     field_length: Option<Vec<u32>>,
     rate: Option<Vec<f64>>,
     threads: Option<Vec<u32>>,
+    faults: Option<Vec<String>>,
 }
 
 impl RawSweep {
@@ -260,6 +261,7 @@ impl RawSweep {
             field_length: list(self.field_length, span),
             rate: list(self.rate, span),
             threads: list(self.threads, span),
+            faults: list(self.faults, span),
         }
     }
 }
@@ -408,6 +410,8 @@ pub struct Sweep {
     pub field_length: Option<Spanned<Vec<Spanned<u32>>>>,
     pub rate: Option<Spanned<Vec<Spanned<f64>>>>,
     pub threads: Option<Spanned<Vec<Spanned<u32>>>>,
+    /// As --fault, one per cell; "none" for a cell without one.
+    pub faults: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// What each cell measures, with durations written as in the CLI ("30s").

@@ -127,6 +127,12 @@ pub(crate) trait System: Sync {
     fn cluster_node(&self, _addr: SocketAddr) -> Option<Launch> {
         None
     }
+    /// Asks the server at `at` to save its data and exit (a restart's
+    /// first half); false when the system has no such command (it is then
+    /// sent SIGTERM).
+    fn stop_saving(&self, _at: Peer<'_>, _timeout: Duration) -> bool {
+        false
+    }
     /// What a replica of the master at `master` adds to its command line;
     /// `None` when the system has no replication.
     fn replica_of(&self, _master: SocketAddr) -> Option<Launch> {

@@ -106,6 +106,13 @@ impl System for Resp {
 
     /// Cluster mode with its state file in the node's private directory,
     /// announcing the address it is bound to.
+    /// `SHUTDOWN SAVE`: the connection closes as the server exits, so
+    /// any answer (or none) means it was asked.
+    fn stop_saving(&self, at: Peer<'_>, timeout: Duration) -> bool {
+        let _ = command(at, &[b"SHUTDOWN", b"SAVE"], timeout);
+        true
+    }
+
     fn replica_of(&self, master: SocketAddr) -> Option<Launch> {
         let reason = "sentinel topology: this server replicates the group's master";
         let value = format!("{} {}", master.ip(), master.port());
