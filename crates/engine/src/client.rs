@@ -48,6 +48,7 @@ use kvbench_proto::resp;
 use kvbench_workload::{Op, OpStream, Rng};
 use rand_core::SeedableRng;
 use std::collections::VecDeque;
+use std::net::SocketAddr;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -64,6 +65,8 @@ const NODE_DOWN: &str = "not sent: the connection to its node had failed";
 const NODE_LOST: &str = "its node's connection was lost and no other node took its slot over";
 /// Why a request waited for its node's connection to be reopened.
 const NODE_REOPENING: &str = "its node's connection was lost and was not reopened";
+/// Why a request for a node that joined the cluster mid-phase waits.
+const NODE_JOINING: &str = "its node joined the cluster and no connection to it was opened";
 const RETRY_LATER: &str = "the cluster answered CLUSTERDOWN or TRYAGAIN";
 /// Seeds the generator that re-encodes redirected requests, so the
 /// operation stream's own generator draws exactly what it would without
@@ -581,6 +584,7 @@ impl Client {
         if let Router::Cluster(t) = &*self.router {
             t.refresh_if_due(now);
         }
+        self.grow_lanes();
         if !self.parked.is_empty() {
             self.retry_parked(now, rec);
         }
@@ -784,6 +788,9 @@ impl Client {
         arrived: Instant,
         rec: &mut Recorder,
     ) -> ReadResult {
+        // Another client of this worker may have routed a slot to a node
+        // that joined: its lane must exist before any reply is routed on.
+        self.grow_lanes();
         let l = &mut self.lanes[lane];
         l.end += n;
         // The buffer is lent out while replies are processed (a move of
@@ -898,7 +905,7 @@ impl Client {
             };
             if outcome == Outcome::Error && self.router.redirects() {
                 if let Some(r) = Redirect::parse(&buf[reply.clone()]) {
-                    if let Some(failed) = self.redirect(p, r, rec) {
+                    if let Some(failed) = self.redirect(p, r, arrived_ns, rec) {
                         done +=
                             self.complete_part(failed, Outcome::Error, arrived, arrived_ns, rec);
                     }
@@ -1064,7 +1071,13 @@ impl Client {
     /// Sends a redirected request again, to the node the redirect names.
     /// Returns the request when it cannot be (an unknown node, or too many
     /// redirects), for the caller to fail.
-    fn redirect(&mut self, mut p: Pending, r: Redirect, rec: &mut Recorder) -> Option<Pending> {
+    fn redirect(
+        &mut self,
+        mut p: Pending,
+        r: Redirect,
+        now_ns: u64,
+        rec: &mut Recorder,
+    ) -> Option<Pending> {
         let Router::Cluster(table) = &*self.router else {
             return Some(p);
         };
@@ -1078,11 +1091,19 @@ impl Client {
         p.redirects = p.redirects.saturating_add(1);
         let Some(to) = to else {
             rec.note_error(&format!(
-                "redirected to {addr}, a node that was not in the cluster when the phase started"
+                "redirected to {addr}, past the most nodes a phase follows"
             ));
             return Some(p);
         };
+        // A node that joined: its lane waits for its first connection.
+        self.grow_lanes();
         if self.lanes[to].dead {
+            // Down, or not yet opened (a node that joined): the request
+            // waits for it, as any request for a node being reopened.
+            if self.reopen && !self.lanes[to].gone {
+                self.park(p, now_ns, NODE_JOINING);
+                return None;
+            }
             rec.note_error(&format!(
                 "redirected to {addr}, whose connection had failed"
             ));
@@ -1409,6 +1430,52 @@ impl Client {
     fn stop_when_no_lane_is_left(&mut self) {
         if self.lanes.iter().all(|l| l.gone) {
             self.sending = false;
+        }
+    }
+
+    /// Adds a lane for every node that joined the cluster since the last
+    /// call (the router's node list is the phase's, shared by its
+    /// workers). A new lane is down until the I/O loop has opened its
+    /// first connection ([`Client::lane_joined`]); its requests wait.
+    #[inline]
+    fn grow_lanes(&mut self) {
+        let n = self.router.nodes();
+        while self.lanes.len() < n {
+            let mut l = Lane::new(self.pipeline);
+            l.dead = true;
+            self.lanes.push(l);
+        }
+    }
+
+    /// The first connection of `lane`, a node that joined, is open.
+    pub(crate) fn lane_joined(&mut self, lane: usize, now: Instant, rec: &mut Recorder) {
+        self.lanes[lane].dead = false;
+        self.wake_parked(now);
+        rec.connections += 1;
+    }
+
+    /// No connection could be opened to `lane`, a node that joined
+    /// (`message` says why): its operations fail from now on.
+    pub(crate) fn join_failed(
+        &mut self,
+        lane: usize,
+        message: &str,
+        now: Instant,
+        rec: &mut Recorder,
+    ) {
+        self.lanes[lane].gone = true;
+        self.wake_parked(now);
+        rec.connections += 1;
+        rec.failed_connections += 1;
+        rec.note_error(message);
+    }
+
+    /// The address of the node behind `lane`, when the router knows it (a
+    /// cluster's nodes, including those that joined).
+    pub(crate) fn lane_addr(&self, lane: usize) -> Option<SocketAddr> {
+        match &*self.router {
+            Router::Cluster(t) => t.node_addr(lane),
+            _ => None,
         }
     }
 

@@ -24,6 +24,9 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
 
+/// Why a node that joined mid-phase gets no connection.
+pub(crate) const NO_JOIN: &str = "a node joined the cluster while the phase ran; lost connections are not reopened in this run (--no-reconnect, or a server kvbench started without --max-retries or --fault), so none was opened to it and its operations fail";
+
 /// How often a client following a Sentinel group looks whether its
 /// master has moved, when nothing else wakes it.
 const FOLLOW_TICK: Duration = Duration::from_millis(50);
@@ -84,6 +87,9 @@ pub(crate) async fn run(socks: Vec<AsyncStream>, mut client: Client, shared: Sha
             lanes.leave_old_master(&mut client, master, &shared);
         }
         client.fill(Instant::now(), &mut shared.recorder.borrow_mut());
+        if client.lanes() > lanes.socks.len() {
+            lanes.join_new(&mut client, &shared);
+        }
         for lane in 0..lanes.socks.len() {
             let Some(sock) = lanes.socks[lane].as_mut() else {
                 continue;
@@ -119,7 +125,17 @@ pub(crate) async fn run(socks: Vec<AsyncStream>, mut client: Client, shared: Sha
                     continue;
                 };
                 if l.state.due <= now {
-                    l.opening = Some(r.open_async(lane));
+                    // A lane with no address to go to fails its attempt at once.
+                    l.opening = Some(match r.addr_for(lane, client.lane_addr(lane)) {
+                        Some(addr) => r.open_async(addr),
+                        None => Box::pin(async move {
+                            Err(kvbench_connect::ConnectError::Io {
+                                addr: ([0, 0, 0, 0], 0).into(),
+                                step: "find the node's address",
+                                source: std::io::Error::other("no address for this lane"),
+                            })
+                        }),
+                    });
                 } else {
                     reopen_due = earliest(reopen_due, Some(l.state.due));
                 }
@@ -245,6 +261,28 @@ impl Lanes {
         }
     }
 
+    /// Lanes for nodes that joined the cluster (see `Client::grow_lanes`):
+    /// each gets its first connection as a lost one is reopened, at once;
+    /// without reopening, none, and its operations fail.
+    fn join_new(&mut self, client: &mut Client, shared: &Shared) {
+        let now = Instant::now();
+        let mut rec = shared.recorder.borrow_mut();
+        while self.socks.len() < client.lanes() {
+            let lane = self.socks.len();
+            self.socks.push(None);
+            match &shared.reopen {
+                Some(r) => self.lost.push(Some(Lost {
+                    state: r.join(lane, rec.connections, now),
+                    opening: None,
+                })),
+                None => {
+                    self.lost.push(None);
+                    client.join_failed(lane, NO_JOIN, now, &mut rec);
+                }
+            }
+        }
+    }
+
     /// The sentinels have announced a new master: every connection to
     /// another server is given up (its requests in flight fail as
     /// `closed`) and opened again, to the new master.
@@ -275,16 +313,26 @@ impl Lanes {
             return;
         };
         l.opening = None;
+        let joining = l.state.joining;
         match opened {
             Ok(s) => {
                 self.socks[lane] = Some(s);
                 self.lost[lane] = None;
-                client.lane_up(lane, now, &mut rec);
+                if joining {
+                    client.lane_joined(lane, now, &mut rec);
+                } else {
+                    client.lane_up(lane, now, &mut rec);
+                }
             }
             Err(e) => {
-                if let Some(why) = r.attempt_failed(&mut l.state, lane, &e.to_string(), now) {
+                let addr = r.addr_for(lane, client.lane_addr(lane));
+                if let Some(why) = r.attempt_failed(&mut l.state, addr, &e.to_string(), now) {
                     self.lost[lane] = None;
-                    client.give_up(lane, &why, now, &mut rec);
+                    if joining {
+                        client.join_failed(lane, &why, now, &mut rec);
+                    } else {
+                        client.give_up(lane, &why, now, &mut rec);
+                    }
                 }
             }
         }

@@ -563,6 +563,11 @@ pub fn run_share(
             op.per_pipeline = Some(op.latency.divided_by(cfg.pipeline));
         }
     }
+    // A cluster's list includes the nodes that joined while it ran.
+    let nodes = match &router {
+        Router::Cluster(t) => t.all_nodes(),
+        _ => nodes,
+    };
     if nodes.len() > 1 {
         result.nodes = nodes
             .iter()

@@ -43,34 +43,38 @@ pub(crate) struct Reopener {
 pub(crate) type Opening = Pin<Box<dyn Future<Output = Result<AsyncStream, ConnectError>>>>;
 
 impl Reopener {
-    /// One attempt to open `lane`'s connection, for the tokio loop.
-    pub(crate) fn open_async(self: &Arc<Self>, lane: usize) -> Opening {
-        let me = self.clone();
-        Box::pin(async move {
-            kvbench_connect::open_async(me.addr_now(lane), &me.access, me.connect_timeout).await
-        })
-    }
-
-    /// Where `lane`'s connection goes now: its node, or a Sentinel group's
-    /// master as last announced.
-    fn addr_now(&self, lane: usize) -> SocketAddr {
+    /// Where `lane`'s connection goes now: a Sentinel group's master as
+    /// last announced, or the node the client's router names (`routed`: a
+    /// cluster's, including a node that joined), or the lane's node.
+    pub(crate) fn addr_for(&self, lane: usize, routed: Option<SocketAddr>) -> Option<SocketAddr> {
         match &self.follow {
-            Some(s) => s.master(),
-            None => self.addrs[lane],
+            Some(s) => Some(s.master()),
+            None => routed.or_else(|| self.addrs.get(lane).copied()),
         }
     }
 
-    /// One attempt to open `lane`'s connection, for the io_uring loop: on
-    /// a thread of its own, so the ring's other connections go on; the
+    /// One attempt to open a connection to `addr`, for the tokio loop.
+    pub(crate) fn open_async(self: &Arc<Self>, addr: SocketAddr) -> Opening {
+        let me = self.clone();
+        Box::pin(
+            async move { kvbench_connect::open_async(addr, &me.access, me.connect_timeout).await },
+        )
+    }
+
+    /// One attempt to open a connection to `addr`, for the io_uring loop:
+    /// on a thread of its own, so the ring's other connections go on; the
     /// socket (or why there is none) arrives on the receiver.
-    pub(crate) fn open_plain(self: &Arc<Self>, lane: usize) -> Receiver<Result<TcpStream, String>> {
+    pub(crate) fn open_plain(
+        self: &Arc<Self>,
+        addr: SocketAddr,
+    ) -> Receiver<Result<TcpStream, String>> {
         let (tx, rx) = mpsc::channel();
         let me = self.clone();
         let spawned = std::thread::Builder::new()
             .name("kvbench-reopen".into())
             .spawn(move || {
-                let opened = open_for_ring(me.addr_now(lane), &me.access, me.connect_timeout)
-                    .map_err(|e| e.to_string());
+                let opened =
+                    open_for_ring(addr, &me.access, me.connect_timeout).map_err(|e| e.to_string());
                 // The loop may have ended meanwhile; the socket is then closed.
                 let _ = tx.send(opened);
             });
@@ -88,20 +92,34 @@ impl Reopener {
         Reopening::new(&self.backoff, now, seed ^ ((lane as u64) << 32))
     }
 
-    /// An attempt to reopen `lane` failed at `now` (`last` says why): the
-    /// message to give it up with once it has been down for the request
-    /// timeout, or `None` to try again at `state.due`.
+    /// The first connection to `lane`, a node that joined the cluster
+    /// while the phase ran: tried at once, then as a lost one.
+    pub(crate) fn join(&self, lane: usize, seed: u64, now: Instant) -> Reopening {
+        let mut r = self.begin(lane, seed, now);
+        r.due = now;
+        r.joining = true;
+        r
+    }
+
+    /// An attempt to open a connection to `addr` failed at `now` (`last`
+    /// says why): the message to give it up with once it has been down for
+    /// the request timeout, or `None` to try again at `state.due`.
     pub(crate) fn attempt_failed(
         &self,
         state: &mut Reopening,
-        lane: usize,
+        addr: Option<SocketAddr>,
         last: &str,
         now: Instant,
     ) -> Option<String> {
         (state.failed(&self.backoff, now, self.give_up) == Next::GiveUp).then(|| {
+            let to = addr.map_or_else(|| "its node".to_string(), |a| a.to_string());
+            let what = if state.joining {
+                "opening the first connection to a node that joined,"
+            } else {
+                "reopening the connection to"
+            };
             format!(
-                "gave up reopening the connection to {} after {}: {last}",
-                self.addr_now(lane),
+                "gave up {what} {to} after {}: {last}",
                 humantime::format_duration(self.give_up)
             )
         })
@@ -237,6 +255,8 @@ pub(crate) struct Reopening {
     /// When the connection was lost.
     since: Instant,
     rng: u64,
+    /// A node that joined: its first connection, not a lost one.
+    pub joining: bool,
 }
 
 /// What a failed attempt leaves.
@@ -259,6 +279,7 @@ impl Reopening {
             due,
             since: now,
             rng,
+            joining: false,
         }
     }
 

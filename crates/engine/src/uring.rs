@@ -112,6 +112,18 @@ struct Conn {
     lost: Option<Lost>,
     /// Done, or failed for good: nothing more is done with it.
     finished: bool,
+    /// Named by its descriptor, not a registered slot: a connection to a
+    /// node that joined mid-phase (the registered table has no room).
+    raw: bool,
+}
+
+/// The first connection of a lane for a node that joined the cluster
+/// mid-phase, on its way (see `Client::grow_lanes`).
+struct Joining {
+    client: usize,
+    lane: usize,
+    state: Reopening,
+    attempt: Option<Receiver<Result<TcpStream, String>>>,
 }
 
 /// A lost connection on its way back.
@@ -122,6 +134,24 @@ struct Lost {
 }
 
 impl Conn {
+    fn new(sock: TcpStream, client: usize, lane: usize, now: Instant, raw: bool) -> Conn {
+        Conn {
+            sock,
+            client,
+            lane,
+            sending: Vec::new(),
+            sent: 0,
+            writing: false,
+            reading: false,
+            last_progress: now,
+            failed: false,
+            cancelling: false,
+            lost: None,
+            finished: false,
+            raw,
+        }
+    }
+
     /// Nothing the ring does still refers to its socket.
     fn idle(&self) -> bool {
         !self.reading && !self.writing && !self.cancelling
@@ -206,30 +236,21 @@ fn drive(
     rec: &mut Recorder,
 ) -> Result<Option<(Instant, f64)>, String> {
     let now = Instant::now();
-    // Each client's lanes are consecutive connections from `first[client]`.
-    let mut first = Vec::with_capacity(input.len());
+    // Each client's connections, by lane (`None` while a lane for a node
+    // that joined waits for its first connection).
+    let mut lane_conn: Vec<Vec<Option<usize>>> = Vec::with_capacity(input.len());
     let mut clients = Vec::with_capacity(input.len());
     let mut conns: Vec<Conn> = Vec::new();
     for (ci, (socks, client)) in input.into_iter().enumerate() {
-        first.push(conns.len());
+        let mut lanes = Vec::with_capacity(socks.len());
         for (lane, sock) in socks.into_iter().enumerate() {
-            conns.push(Conn {
-                sock,
-                client: ci,
-                lane,
-                sending: Vec::new(),
-                sent: 0,
-                writing: false,
-                reading: false,
-                last_progress: now,
-                failed: false,
-                cancelling: false,
-                lost: None,
-                finished: false,
-            });
+            lanes.push(Some(conns.len()));
+            conns.push(Conn::new(sock, ci, lane, now, false));
         }
+        lane_conn.push(lanes);
         clients.push(client);
     }
+    let mut joining: Vec<Joining> = Vec::new();
     let fds: Vec<i32> = conns.iter().map(|c| c.sock.as_raw_fd()).collect();
     let files = match ring.submitter().register_files(&fds) {
         Ok(()) => Files::Fixed,
@@ -321,7 +342,11 @@ fn drive(
                 }
                 let Some(attempt) = &l.attempt else {
                     if now >= l.state.due && idle {
-                        l.attempt = Some(r.open_plain(c.lane));
+                        let addr = r.addr_for(c.lane, client.lane_addr(c.lane));
+                        l.attempt = Some(match addr {
+                            Some(addr) => r.open_plain(addr),
+                            None => no_address(),
+                        });
                         attempting = true;
                     } else {
                         reopen_at = earliest(reopen_at, Some(l.state.due));
@@ -337,12 +362,12 @@ fn drive(
                         Err("the attempt ended without a word".into())
                     }
                     Ok(Ok(sock)) => match files {
-                        Files::Fixed => ring
+                        Files::Fixed if !c.raw => ring
                             .submitter()
                             .register_files_update(i as u32, &[sock.as_raw_fd()])
                             .map(|_| sock)
                             .map_err(|e| format!("cannot register the new socket: {e}")),
-                        Files::Raw => Ok(sock),
+                        _ => Ok(sock),
                     },
                     Ok(Err(e)) => Err(e),
                 };
@@ -361,7 +386,8 @@ fn drive(
                         dirty.push(c.client);
                     }
                     Err(e) => {
-                        if let Some(why) = r.attempt_failed(&mut l.state, c.lane, &e, now) {
+                        let addr = r.addr_for(c.lane, client.lane_addr(c.lane));
+                        if let Some(why) = r.attempt_failed(&mut l.state, addr, &e, now) {
                             c.lost = None;
                             c.finished = true;
                             reopening -= 1;
@@ -371,20 +397,51 @@ fn drive(
                     }
                 }
             }
+            if let Some(r) = env_reopen.filter(|_| !joining.is_empty()) {
+                let mut joins = Joins {
+                    conns: &mut conns,
+                    lane_conn: &mut lane_conn,
+                    clients: &mut clients,
+                    rec,
+                    dirty: &mut dirty,
+                    now,
+                };
+                let (ended, due, under_way) = joins.advance(&mut joining, r);
+                reopening -= ended;
+                reopen_at = earliest(reopen_at, due);
+                attempting |= under_way;
+            }
         }
         // Give every lane of a client that changed something to send, a
         // receive armed while it awaits replies, and a cancel once the
         // client is done (a lane may get requests again until then).
         for ci in dirty.drain(..) {
             let client = &mut clients[ci];
-            let lanes = first[ci]..first[ci] + client.lanes();
             was_awaiting.clear();
             was_awaiting.extend((0..client.lanes()).map(|l| client.awaiting(l)));
             client.fill(now, rec);
             if let Some(t) = client.next_retry() {
                 retry_at = Some(retry_at.map_or(t, |r| r.min(t)));
             }
-            for i in lanes {
+            // Nodes that joined the cluster: lanes wait for a connection.
+            while lane_conn[ci].len() < client.lanes() {
+                let lane = lane_conn[ci].len();
+                lane_conn[ci].push(None);
+                match &env.reopen {
+                    Some(r) => {
+                        joining.push(Joining {
+                            client: ci,
+                            lane,
+                            state: r.join(lane, rec.connections, now),
+                            attempt: None,
+                        });
+                        reopening += 1;
+                        reopen_at = Some(now);
+                    }
+                    None => client.join_failed(lane, crate::conn::NO_JOIN, now, rec),
+                }
+            }
+            for i in lane_conn[ci].iter().flatten().copied() {
                 let c = &mut conns[i];
                 if c.finished {
                     continue;
@@ -591,8 +648,85 @@ enum Target {
 /// How an entry names connection `i`'s socket.
 fn target(c: &Conn, i: usize, files: Files) -> Target {
     match files {
-        Files::Fixed => Target::Fixed(types::Fixed(i as u32)),
-        Files::Raw => Target::Fd(types::Fd(c.sock.as_raw_fd())),
+        Files::Fixed if !c.raw => Target::Fixed(types::Fixed(i as u32)),
+        _ => Target::Fd(types::Fd(c.sock.as_raw_fd())),
+    }
+}
+
+/// An attempt that fails at once: the lane has no address to go to.
+fn no_address() -> Receiver<Result<TcpStream, String>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let _ = tx.send(Err("no address for this lane".into()));
+    rx
+}
+
+/// What the first connections of lanes for nodes that joined touch.
+struct Joins<'a> {
+    conns: &'a mut Vec<Conn>,
+    lane_conn: &'a mut [Vec<Option<usize>>],
+    clients: &'a mut [Client],
+    rec: &'a mut Recorder,
+    dirty: &'a mut Vec<usize>,
+    now: Instant,
+}
+
+impl Joins<'_> {
+    /// Starts the attempts that are due and takes in those that ended: a
+    /// connection becomes a connection of the loop (named by its
+    /// descriptor), a lane given up fails its operations. Returns how many
+    /// joins ended, when the next attempt is due, and whether one is under
+    /// way.
+    fn advance(
+        &mut self,
+        joining: &mut Vec<Joining>,
+        r: &Arc<Reopener>,
+    ) -> (usize, Option<Instant>, bool) {
+        let (mut ended, mut due, mut under_way) = (0, None, false);
+        joining.retain_mut(|j| {
+            let client = &mut self.clients[j.client];
+            if client.is_done() {
+                ended += 1;
+                return false;
+            }
+            let addr = r.addr_for(j.lane, client.lane_addr(j.lane));
+            let Some(attempt) = &j.attempt else {
+                if self.now >= j.state.due {
+                    j.attempt = Some(addr.map_or_else(no_address, |a| r.open_plain(a)));
+                    under_way = true;
+                } else {
+                    due = earliest(due, Some(j.state.due));
+                }
+                return true;
+            };
+            let opened = match attempt.try_recv() {
+                Err(TryRecvError::Empty) => {
+                    under_way = true;
+                    return true;
+                }
+                Err(TryRecvError::Disconnected) => Err("the attempt ended without a word".into()),
+                Ok(opened) => opened,
+            };
+            j.attempt = None;
+            match opened {
+                Ok(sock) => {
+                    self.lane_conn[j.client][j.lane] = Some(self.conns.len());
+                    self.conns
+                        .push(Conn::new(sock, j.client, j.lane, self.now, true));
+                    client.lane_joined(j.lane, self.now, self.rec);
+                }
+                Err(e) => match r.attempt_failed(&mut j.state, addr, &e, self.now) {
+                    Some(why) => client.join_failed(j.lane, &why, self.now, self.rec),
+                    None => {
+                        due = earliest(due, Some(j.state.due));
+                        return true;
+                    }
+                },
+            }
+            self.dirty.push(j.client);
+            ended += 1;
+            false
+        });
+        (ended, due, under_way)
     }
 }
 

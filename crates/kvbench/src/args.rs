@@ -680,7 +680,8 @@ pub struct BenchArgs {
     /// start: kill:NODE@AT (SIGKILL, stays down), restart:NODE[:DOWN]@AT
     /// (Redis saves, stops, and starts again on its port with its data),
     /// pause:NODE:SPAN@AT (SIGSTOP for SPAN), failover[:NODE]@AT (a Sentinel
-    /// group's, or the replica of cluster master NODE). NODE counts data
+    /// group's, or the replica of cluster master NODE), drop:NODE:SPAN@AT
+    /// (with --netns: the node's link down, every packet dropped). NODE counts data
     /// nodes as the probes list them (masters, then replicas). Repeatable;
     /// recorded, with when each happened and how long it lasted.
     #[arg(long = "fault", value_name = "KIND[:NODE][:SPAN]@AT", value_parser = parse_fault)]

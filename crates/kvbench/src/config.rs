@@ -199,6 +199,12 @@ fn faults(
                 data_nodes - 1
             ));
         }
+        if f.kind == FaultKind::Drop && !b.netns {
+            return bad(
+                "a drop takes the node's link down in the run's private network: give --netns"
+                    .into(),
+            );
+        }
         if let Window::Duration(d) = window {
             if f.at >= d {
                 return bad(format!(

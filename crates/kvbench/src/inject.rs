@@ -7,7 +7,7 @@
 
 use kvbench_model::InjectedFault;
 use kvbench_servers::fault::{self, Fault};
-use kvbench_servers::Deployment;
+use kvbench_servers::{Deployment, Network};
 use std::sync::{Condvar, Mutex, PoisonError};
 use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
@@ -61,16 +61,22 @@ impl Clock {
 pub fn spawn_all<'scope, 'env>(
     scope: &'scope Scope<'scope, 'env>,
     server: &'env dyn Deployment,
+    network: Option<&'env Network>,
     faults: &'env [Fault],
     clock: &'env Clock,
 ) -> Vec<ScopedJoinHandle<'scope, InjectedFault>> {
     faults
         .iter()
-        .map(|f| scope.spawn(move || cause_when_due(server, f, clock)))
+        .map(|f| scope.spawn(move || cause_when_due(server, network, f, clock)))
         .collect()
 }
 
-fn cause_when_due(server: &dyn Deployment, f: &Fault, clock: &Clock) -> InjectedFault {
+fn cause_when_due(
+    server: &dyn Deployment,
+    network: Option<&Network>,
+    f: &Fault,
+    clock: &Clock,
+) -> InjectedFault {
     let Some(start) = clock.wait_until(f.at) else {
         return InjectedFault {
             spec: f.to_string(),
@@ -81,7 +87,7 @@ fn cause_when_due(server: &dyn Deployment, f: &Fault, clock: &Clock) -> Injected
         };
     };
     let at = start.elapsed();
-    let caused = fault::cause(server, f);
+    let caused = fault::cause(server, network, f);
     InjectedFault {
         spec: f.to_string(),
         target: caused.target,

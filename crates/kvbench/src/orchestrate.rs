@@ -420,7 +420,7 @@ fn execute(
     let (start_tx, start_rx) = std::sync::mpsc::channel::<SystemTime>();
     let start_rx = Arc::new(Mutex::new(start_rx));
     let (run, with, faults) = std::thread::scope(|scope| {
-        let faults = crate::inject::spawn_all(scope, &*server, &s.faults, &clock);
+        let faults = crate::inject::spawn_all(scope, &*server, network.as_ref(), &s.faults, &clock);
         let with = companion_cfg.as_ref().map(|cfg| {
             let start_rx = start_rx.clone();
             scope.spawn(move || match s.scale_out {

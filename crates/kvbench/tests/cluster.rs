@@ -59,7 +59,20 @@ fn phase(
     pipeline: u32,
     io: Io,
 ) -> PhaseOutput {
-    let cfg = PhaseConfig {
+    let cfg = config(c, spec, keys, kind, clients, pipeline, io);
+    run_phase(&cfg, &Silent, &Arc::new(AtomicBool::new(false))).expect("phase runs")
+}
+
+fn config(
+    c: &Cluster,
+    spec: &WorkloadSpec,
+    keys: &KeyNamer,
+    kind: PhaseKind,
+    clients: u32,
+    pipeline: u32,
+    io: Io,
+) -> PhaseConfig {
+    PhaseConfig {
         topology: Topology::Cluster(c.seeds()),
         system: SystemKind::Redis,
         spec: spec.clone(),
@@ -76,8 +89,7 @@ fn phase(
         stall: kvbench_engine::phase::DEFAULT_STALL,
         access: Default::default(),
         io,
-    };
-    run_phase(&cfg, &Silent, &Arc::new(AtomicBool::new(false))).expect("phase runs")
+    }
 }
 
 fn ops(n: u64) -> PhaseKind {
@@ -218,12 +230,9 @@ fn slots_migrated_during_a_run_give_zero_failed_operations() {
     assert_eq!(load.result.errors, 0);
     let masters = c.seeds();
     let (src, dst) = (masters[0], masters[1]);
-    let id = |a: SocketAddr| text(cmd(a, &[b"CLUSTER", b"MYID"]));
-    let (src_id, dst_id) = (id(src), id(dst));
     // The first master serves slots 0..=5460; move the first 1,500 to the
     // second, the way `redis-cli --cluster reshard` does, while a run goes on.
     let moving: Vec<String> = (0..1500).map(|s: u32| s.to_string()).collect();
-    let dst_port = dst.port().to_string();
     let run = std::thread::scope(|scope| {
         let running = scope.spawn(|| {
             let kind = PhaseKind::Run {
@@ -234,62 +243,7 @@ fn slots_migrated_during_a_run_give_zero_failed_operations() {
             phase(&c, &spec, &keys, kind, 6, 2, Io::auto())
         });
         std::thread::sleep(Duration::from_millis(500));
-        for slot in &moving {
-            let s = slot.as_bytes();
-            let ok = Value::Status("OK".into());
-            assert_eq!(
-                cmd(
-                    dst,
-                    &[b"CLUSTER", b"SETSLOT", s, b"IMPORTING", src_id.as_bytes()]
-                ),
-                ok
-            );
-            assert_eq!(
-                cmd(
-                    src,
-                    &[b"CLUSTER", b"SETSLOT", s, b"MIGRATING", dst_id.as_bytes()]
-                ),
-                ok
-            );
-            let Value::Array(found) = cmd(src, &[b"CLUSTER", b"GETKEYSINSLOT", s, b"1000"]) else {
-                panic!("GETKEYSINSLOT");
-            };
-            if found.is_empty() {
-                continue;
-            }
-            let names: Vec<Vec<u8>> = found
-                .iter()
-                .filter_map(|k| k.as_bytes().map(<[u8]>::to_vec))
-                .collect();
-            let mut args: Vec<&[u8]> = vec![
-                b"MIGRATE",
-                b"127.0.0.1",
-                dst_port.as_bytes(),
-                b"",
-                b"0",
-                b"5000",
-                b"KEYS",
-            ];
-            args.extend(names.iter().map(Vec::as_slice));
-            assert_eq!(cmd(src, &args), ok, "MIGRATE of slot {slot}");
-        }
-        // Keys moved, slots still migrating: requests for them get ASK.
-        std::thread::sleep(Duration::from_millis(800));
-        for slot in &moving {
-            for m in &masters {
-                let r = cmd(
-                    *m,
-                    &[
-                        b"CLUSTER",
-                        b"SETSLOT",
-                        slot.as_bytes(),
-                        b"NODE",
-                        dst_id.as_bytes(),
-                    ],
-                );
-                assert_eq!(r, Value::Status("OK".into()), "SETSLOT NODE on {m}");
-            }
-        }
+        move_slots(src, dst, &moving, &masters);
         running.join().expect("run thread")
     });
     let r = &run.result;
@@ -303,6 +257,147 @@ fn slots_migrated_during_a_run_give_zero_failed_operations() {
     let probe = c.probe("after").expect("probe");
     assert_eq!(probe.items, Some(3000));
     c.stop().expect("clean stop");
+}
+
+/// Moves `slots` from `src` to `dst` the way `redis-cli --cluster reshard`
+/// does (IMPORTING, MIGRATING, MIGRATE of their keys, then SETSLOT NODE on
+/// every node in `all`), while a run goes on.
+fn move_slots(src: SocketAddr, dst: SocketAddr, slots: &[String], all: &[SocketAddr]) {
+    let id = |a: SocketAddr| text(cmd(a, &[b"CLUSTER", b"MYID"]));
+    let (src_id, dst_id) = (id(src), id(dst));
+    let dst_port = dst.port().to_string();
+    let ok = Value::Status("OK".into());
+    for slot in slots {
+        let s = slot.as_bytes();
+        let set = |at: SocketAddr, state: &[u8], node: &str| {
+            let r = cmd(at, &[b"CLUSTER", b"SETSLOT", s, state, node.as_bytes()]);
+            assert_eq!(r, ok, "SETSLOT {slot} on {at}");
+        };
+        set(dst, b"IMPORTING", &src_id);
+        set(src, b"MIGRATING", &dst_id);
+        let Value::Array(found) = cmd(src, &[b"CLUSTER", b"GETKEYSINSLOT", s, b"1000"]) else {
+            panic!("GETKEYSINSLOT");
+        };
+        if found.is_empty() {
+            continue;
+        }
+        let names: Vec<Vec<u8>> = found
+            .iter()
+            .filter_map(|k| k.as_bytes().map(<[u8]>::to_vec))
+            .collect();
+        let mut args: Vec<&[u8]> = vec![
+            b"MIGRATE",
+            b"127.0.0.1",
+            dst_port.as_bytes(),
+            b"",
+            b"0",
+            b"5000",
+            b"KEYS",
+        ];
+        args.extend(names.iter().map(Vec::as_slice));
+        assert_eq!(cmd(src, &args), ok, "MIGRATE of slot {slot}");
+    }
+    // Keys moved, slots still migrating: requests for them get ASK.
+    std::thread::sleep(Duration::from_millis(800));
+    for slot in slots {
+        for &m in all {
+            let r = cmd(
+                m,
+                &[
+                    b"CLUSTER",
+                    b"SETSLOT",
+                    slot.as_bytes(),
+                    b"NODE",
+                    dst_id.as_bytes(),
+                ],
+            );
+            assert_eq!(r, ok, "SETSLOT NODE on {m}");
+        }
+    }
+}
+
+/// Issue 33, item 3: a node added to a running cluster (`CLUSTER MEET`) and
+/// given slots by a reshard while a phase runs gets connections and
+/// traffic: each worker learns it from a `MOVED` (or a refresh), adds it
+/// to the phase's node list, and its clients open a connection to it,
+/// through each I/O loop. Before, a node that joined mid-phase got no
+/// connection and its slots' requests failed.
+#[test]
+fn a_node_added_and_given_slots_mid_run_gets_traffic() {
+    let _serial = crate::util::timing_sensitive();
+    for io in [Io::Uring, Io::Tokio] {
+        if io == Io::Uring && !kvbench_engine::uring::available() {
+            continue;
+        }
+        let c = start(3);
+        let joiner = kvbench_servers::Server::start(&ServerSpec {
+            extra_args: vec!["--cluster-enabled".into(), "yes".into()],
+            ..ServerSpec::new(SystemKind::Redis)
+        })
+        .expect("a cluster-mode node starts");
+        let new = joiner.addr();
+        let masters = c.seeds();
+        let spec = spec(3000, 4, 50, 0.5);
+        let keys = KeyNamer::default();
+        let load = phase(&c, &spec, &keys, PhaseKind::Load, 4, 32, io);
+        assert_eq!(load.result.errors, 0);
+        let port = new.port().to_string();
+        let meet = cmd(
+            masters[0],
+            &[b"CLUSTER", b"MEET", b"127.0.0.1", port.as_bytes()],
+        );
+        assert_eq!(meet, Value::Status("OK".into()));
+        // The new node knows the cluster, and says it is up, before slots
+        // move to it (a MIGRATE to it is refused before).
+        let known = std::time::Instant::now();
+        while !(text(cmd(new, &[b"CLUSTER", b"NODES"])).lines().count() == 4
+            && text(cmd(new, &[b"CLUSTER", b"INFO"])).contains("cluster_state:ok"))
+        {
+            assert!(
+                known.elapsed() < Duration::from_secs(20),
+                "the node never met the cluster"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let moving: Vec<String> = (0..1000).map(|s: u32| s.to_string()).collect();
+        let mut all = masters.clone();
+        all.push(new);
+        let run = std::thread::scope(|scope| {
+            let running = scope.spawn(|| {
+                let kind = PhaseKind::Run {
+                    warmup: Duration::ZERO,
+                    window: Window::Duration(Duration::from_secs(5)),
+                    rate: None,
+                };
+                let cfg = PhaseConfig {
+                    reconnect: Some(kvbench_engine::Backoff::DEFAULT),
+                    ..config(&c, &spec, &keys, kind, 4, 2, io)
+                };
+                run_phase(&cfg, &Silent, &Arc::new(AtomicBool::new(false))).expect("phase runs")
+            });
+            std::thread::sleep(Duration::from_millis(800));
+            move_slots(masters[0], new, &moving, &all);
+            running.join().expect("run thread")
+        });
+        let r = &run.result;
+        assert_eq!(r.errors, 0, "{io:?}: {:?}", r.error_samples);
+        assert!(r.redirects_moved > 0, "{io:?}: no MOVED counted: {r:?}");
+        let reads = calls(&joiner.command_stats().expect("stats"), "hgetall");
+        assert!(reads > 0, "{io:?}: the node that joined served no read");
+        let node = r
+            .nodes
+            .iter()
+            .find(|n| n.addr == new.to_string())
+            .unwrap_or_else(|| panic!("{io:?}: {new} is not among the nodes: {:?}", r.nodes));
+        assert!(node.replies > 0, "{io:?}: {node:?}");
+        assert_eq!(r.nodes.len(), 4, "{io:?}: {:?}", r.nodes);
+        println!(
+            "{io:?}: the node that joined answered {} requests ({reads} reads counted by it), {} MOVED",
+            node.replies, r.redirects_moved
+        );
+        joiner.stop().expect("the joined node stops");
+        let _ = c.stop();
+    }
 }
 
 /// A run whose phase lasts `d`, started in a thread while `during` acts on

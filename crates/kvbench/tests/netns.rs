@@ -354,3 +354,54 @@ fn netns_flags_are_checked_before_anything_starts() {
     }
     assert!(!sb.db().exists(), "nothing is stored for bad input");
 }
+
+/// `--fault drop:0:1s@1s` (issue 33, item 5): the server is cut off the
+/// run's network for a second, 1 s into a 4-s window (its link down, every
+/// packet dropped, nothing reset). The connections stall and resume when
+/// the link is back, as TCP does: no request fails, the stall shows as
+/// latency of a second or more, and the fault is recorded as lasting the
+/// second it was asked to. Needs root (SKIP otherwise).
+#[test]
+fn a_dropped_link_stalls_the_run_for_its_span_without_failing_it() {
+    let test = "a_dropped_link_stalls_the_run_for_its_span_without_failing_it";
+    let Some((sb, mut cleanup)) = prepare(test) else {
+        return;
+    };
+    let args = [
+        "run",
+        "--system",
+        "redis",
+        "--workload",
+        "read-heavy",
+        "--records",
+        "500",
+        "--duration",
+        "4s",
+        "--warmup",
+        "0s",
+        "--clients",
+        "2",
+        "--netns",
+        "--fault",
+        "drop:0:1s@1s",
+        "--stall",
+        "0",
+        "--json",
+        "--quiet",
+    ];
+    let (pid, out) = run_to_end(&sb, &mut cleanup, &args);
+    assert_eq!(out.status.code(), Some(3), "marked by the fault");
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let run = &rec["run"];
+    let fault = &run["faults"][0];
+    assert!(fault["error"].is_null(), "{fault}");
+    let lasted = fault["lasted_s"].as_f64().expect("lasted_s");
+    assert!((1.0..1.5).contains(&lasted), "{fault}");
+    assert_eq!(run["errors"], 0, "{run}");
+    let max_us = (run["ops"].as_array().expect("ops").iter())
+        .filter_map(|o| o["latency"]["max_us"].as_f64())
+        .fold(0.0, f64::max);
+    assert!(max_us >= 900_000.0, "the cut shows as latency: {max_us} us");
+    assert_eq!(namespaces_of(pid), Vec::<String>::new(), "left behind");
+    println!("drop: lasted {lasted:.3} s, highest latency {max_us:.0} us");
+}

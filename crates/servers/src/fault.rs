@@ -7,11 +7,14 @@
 //! Written `KIND[:NODE][:SPAN]@AT`, `AT` counted from the window's start:
 //! `kill:0@2s`, `restart:1@2s` (or `restart:1:500ms@2s`, down half a
 //! second), `pause:0:300ms@1s`, `failover@2s` (a Sentinel group's, or
-//! `failover:1@2s`: the replica of cluster master 1 takes over). `NODE`
+//! `failover:1@2s`: the replica of cluster master 1 takes over),
+//! `drop:0:1s@2s` (with `--netns`: node 0 cut off the network for 1 s,
+//! every packet dropped, connections left to stall). `NODE`
 //! counts the data nodes as the probes list them: a cluster's masters,
 //! then its replicas; a Sentinel group's first master, then its replicas.
 
 use crate::deployment::Deployment;
+use crate::Network;
 use std::fmt;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
@@ -29,6 +32,9 @@ pub enum FaultKind {
     /// A Sentinel group's `SENTINEL FAILOVER`, or a cluster replica's
     /// `CLUSTER FAILOVER`.
     Failover,
+    /// With `--netns`: the node's link down for the span, every packet to
+    /// or from it dropped (a partition).
+    Drop,
 }
 
 impl FaultKind {
@@ -38,6 +44,7 @@ impl FaultKind {
             FaultKind::Restart => "restart",
             FaultKind::Pause => "pause",
             FaultKind::Failover => "failover",
+            FaultKind::Drop => "drop",
         }
     }
 }
@@ -75,9 +82,10 @@ impl FromStr for Fault {
             "restart" => FaultKind::Restart,
             "pause" => FaultKind::Pause,
             "failover" => FaultKind::Failover,
+            "drop" => FaultKind::Drop,
             other => {
                 return Err(format!(
-                    "\"{text}\": unknown fault \"{other}\" (kill, restart, pause or failover)"
+                    "\"{text}\": unknown fault \"{other}\" (kill, restart, pause, failover or drop)"
                 ))
             }
         };
@@ -92,12 +100,13 @@ impl FromStr for Fault {
             return Err(format!("\"{text}\" has too many parts (write {shape})"));
         }
         let span = match (kind, span) {
-            (FaultKind::Pause, None) => {
+            (FaultKind::Pause | FaultKind::Drop, None) => {
+                let k = kind.as_str();
                 return Err(format!(
-                    "\"{text}\": a pause needs its length (pause:NODE:SPAN@AT)"
-                ))
+                    "\"{text}\": a {k} needs its length ({k}:NODE:SPAN@AT)"
+                ));
             }
-            (FaultKind::Pause | FaultKind::Restart, Some(s)) => s,
+            (FaultKind::Pause | FaultKind::Drop | FaultKind::Restart, Some(s)) => s,
             (FaultKind::Kill | FaultKind::Failover, Some(_)) => {
                 return Err(format!("\"{text}\": a {} has no SPAN", kind.as_str()))
             }
@@ -115,7 +124,7 @@ impl FromStr for Fault {
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}", self.kind.as_str(), self.node)?;
-        if matches!(self.kind, FaultKind::Pause)
+        if matches!(self.kind, FaultKind::Pause | FaultKind::Drop)
             || (self.kind == FaultKind::Restart && !self.span.is_zero())
         {
             write!(f, ":{}", humantime::format_duration(self.span))?;
@@ -135,9 +144,10 @@ pub struct Caused {
     pub error: Option<String>,
 }
 
-/// Causes `fault` on `deployment` now, blocking until it is over (a
-/// pause's end, a restarted node answering, a failover's new master).
-pub fn cause(deployment: &dyn Deployment, fault: &Fault) -> Caused {
+/// Causes `fault` on `deployment` (in `network`, with `--netns`) now,
+/// blocking until it is over (a pause's or a cut's end, a restarted node
+/// answering, a failover's new master).
+pub fn cause(deployment: &dyn Deployment, network: Option<&Network>, fault: &Fault) -> Caused {
     let started = Instant::now();
     let failed = |target: String, e: String| Caused {
         target,
@@ -166,6 +176,16 @@ pub fn cause(deployment: &dyn Deployment, fault: &Fault) -> Caused {
         FaultKind::Kill => server.kill().map(|()| None),
         FaultKind::Restart => server.restart(fault.span).map(|()| Some(started.elapsed())),
         FaultKind::Pause => server.pause(fault.span).map(|()| Some(started.elapsed())),
+        FaultKind::Drop => match network {
+            Some(n) => n
+                .cut_off(server.addr().ip(), fault.span)
+                .map(|()| Some(started.elapsed()))
+                .map_err(|e| crate::ServerError::Io {
+                    what: format!("cut {target} off"),
+                    source: std::io::Error::other(e.to_string()),
+                }),
+            None => return failed(target, "a drop needs --netns".into()),
+        },
         FaultKind::Failover => unreachable!("handled above"),
     };
     match done {
@@ -189,6 +209,7 @@ mod tests {
             ("restart:1@2s", "restart:1@2s"),
             ("restart:1:500ms@2s", "restart:1:500ms@2s"),
             ("pause:0:300ms@1s", "pause:0:300ms@1s"),
+            ("drop:2:1s@3s", "drop:2:1s@3s"),
             ("failover@2s", "failover:0@2s"),
             ("failover:2@1500ms", "failover:2@1s 500ms"),
         ] {
@@ -214,6 +235,7 @@ mod tests {
             ("kill:0", "no @AT"),
             ("explode:0@1s", "unknown fault"),
             ("pause:0@1s", "needs its length"),
+            ("drop:0@1s", "a drop needs its length"),
             ("kill:0:1s@1s", "has no SPAN"),
             ("kill:x@1s", "not a node number"),
             ("kill:0@soon", "AT"),

@@ -325,6 +325,28 @@ impl Network {
         })
     }
 
+    /// Cuts the server host at `addr` off the network for `span` (its port
+    /// on the bridge down, then up again): every packet to or from it is
+    /// dropped meanwhile, a partition as the clients meet it (connections
+    /// stay open and stall; nothing is reset).
+    ///
+    /// # Errors
+    /// When no server host has `addr`, or `ip` fails.
+    pub fn cut_off(&self, addr: std::net::IpAddr, span: Duration) -> Result<(), NetnsError> {
+        let i = self
+            .servers
+            .iter()
+            .position(|h| std::net::IpAddr::V4(h.ip) == addr)
+            .ok_or_else(|| NetnsError::Command {
+                command: format!("find the host of {addr}"),
+                stderr: "no server of this run's network has that address".into(),
+            })?;
+        let (hub, port) = (self.hub(), format!("{PREFIX}n{i}"));
+        ip(&["-n", &hub, "link", "set", "dev", &port, "down"])?;
+        std::thread::sleep(span);
+        ip(&["-n", &hub, "link", "set", "dev", &port, "up"])
+    }
+
     /// Moves the calling thread into the client namespace until the guard
     /// drops. Threads it creates meanwhile are born there.
     ///

@@ -73,7 +73,7 @@ impl Router {
     pub fn nodes(&self) -> usize {
         match self {
             Router::Single | Router::Sentinel(_) => 1,
-            Router::Cluster(t) => t.all_nodes().len(),
+            Router::Cluster(t) => t.node_count(),
             Router::Pool { ring, .. } => ring.servers(),
         }
     }
@@ -148,7 +148,7 @@ pub fn connect_plan(
                     message,
                 }
             })?;
-            (table.all_nodes().to_vec(), Router::Cluster(table))
+            (table.all_nodes(), Router::Cluster(table))
         }
         Topology::Pool(nodes, variant) => {
             let ring = pool_ring(nodes, *variant).map_err(EngineError::Config)?;

@@ -12,12 +12,18 @@
 //!
 //! Its nodes are the masters and, after them, their replicas: a client
 //! connects to every one, so when a failover promotes a replica, a refresh
-//! moves the slots to a connection that is already open.
+//! moves the slots to a connection that is already open. A node that
+//! joins while the phase runs (named by a refresh or a `MOVED`) is added
+//! behind them, to one list shared by the phase's workers, so a node's
+//! index means the same node in every worker; each client then opens a
+//! connection to it (`client.rs`, the I/O loops).
 
 use kvbench_connect::Access;
 use kvbench_proto::resp::{self, Value};
 use std::cell::Cell;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// The shortest and longest wait between two refreshes of the slot map.
@@ -141,12 +147,19 @@ pub fn slot_of(key: &[u8]) -> u16 {
     crc16(hashed_part(key)) & (SLOTS as u16 - 1)
 }
 
+/// The most nodes a phase follows (slot owners are `u16` indices).
+const MAX_NODES: usize = 1024;
+
 /// Which node owns each slot, by index into [`SlotTable::all_nodes`].
 #[derive(Debug, Clone)]
 pub struct SlotTable {
-    /// Masters first, then replicas.
-    nodes: Vec<SocketAddr>,
-    masters: usize,
+    /// Masters first, then replicas, then nodes that joined: shared by the
+    /// phase's workers (their tables are clones), appended to only.
+    nodes: Arc<Mutex<Vec<SocketAddr>>>,
+    /// How many `nodes` holds, read without the lock on the hot path.
+    count: Arc<AtomicUsize>,
+    /// The first masters, for [`SlotTable::nodes`].
+    first_masters: Vec<SocketAddr>,
     owner: Vec<Cell<u16>>,
     refresh: Refresh,
 }
@@ -197,8 +210,9 @@ impl SlotTable {
             }
         }
         Ok(SlotTable {
-            nodes,
-            masters,
+            count: Arc::new(AtomicUsize::new(nodes.len())),
+            first_masters: nodes[..masters].to_vec(),
+            nodes: Arc::new(Mutex::new(nodes)),
             owner: owner.into_iter().map(Cell::new).collect(),
             refresh: Refresh {
                 access: None,
@@ -212,13 +226,43 @@ impl SlotTable {
 
     /// The masters the map was built from.
     pub fn nodes(&self) -> &[SocketAddr] {
-        &self.nodes[..self.masters]
+        &self.first_masters
     }
 
     /// Every node a client connects to, in the order node indices refer
-    /// to: the masters, then the replicas.
-    pub fn all_nodes(&self) -> &[SocketAddr] {
-        &self.nodes
+    /// to: the masters, then the replicas, then nodes that joined.
+    pub fn all_nodes(&self) -> Vec<SocketAddr> {
+        self.list().clone()
+    }
+
+    /// How many nodes [`SlotTable::all_nodes`] holds.
+    #[inline]
+    pub fn node_count(&self) -> usize {
+        self.count.load(Ordering::Acquire)
+    }
+
+    /// The address of node `i`.
+    pub fn node_addr(&self, i: usize) -> Option<SocketAddr> {
+        self.list().get(i).copied()
+    }
+
+    fn list(&self) -> std::sync::MutexGuard<'_, Vec<SocketAddr>> {
+        self.nodes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The index of the node at `addr`, adding it when it is new (it joined
+    /// the cluster while the phase ran); `None` past [`MAX_NODES`].
+    fn index_or_join(&self, addr: SocketAddr) -> Option<usize> {
+        let mut nodes = self.list();
+        if let Some(i) = nodes.iter().position(|a| *a == addr) {
+            return Some(i);
+        }
+        if nodes.len() >= MAX_NODES {
+            return None;
+        }
+        nodes.push(addr);
+        self.count.store(nodes.len(), Ordering::Release);
+        Some(nodes.len() - 1)
     }
 
     /// Asks for a refresh of the map at the next [`SlotTable::refresh_if_due`].
@@ -233,9 +277,9 @@ impl SlotTable {
 
     /// Refreshes the map when one was asked for and the wait since the last
     /// one is over: asks the nodes in turn for `CLUSTER SLOTS` and moves
-    /// each slot to its master, when that is one of the table's nodes (a
-    /// node that joined after the phase started has no connection and is
-    /// left out). Blocking; cheap when nothing is due.
+    /// each slot to its master (a node that joined is added, and gets its
+    /// connections). Blocking, for at most [`REFRESH_TIMEOUT`] in all,
+    /// however many nodes do not answer; cheap when nothing is due.
     pub fn refresh_if_due(&self, now: Instant) {
         let r = &self.refresh;
         if !r.wanted.get() || r.not_before.get().is_some_and(|t| now < t) {
@@ -247,10 +291,18 @@ impl SlotTable {
         };
         r.wanted.set(false);
         r.done.set(r.done.get() + 1);
+        // One budget for the whole refresh: a worker waits no longer than
+        // one timeout, however many nodes are down.
+        let deadline = now + REFRESH_TIMEOUT;
         let changed = self
-            .nodes
-            .iter()
-            .find_map(|&n| cluster_slots(n, access, REFRESH_TIMEOUT).ok())
+            .all_nodes()
+            .into_iter()
+            .find_map(|n| {
+                let left = deadline.saturating_duration_since(Instant::now());
+                (!left.is_zero())
+                    .then(|| cluster_slots(n, access, left).ok())
+                    .flatten()
+            })
             .is_some_and(|ranges| self.apply(&ranges));
         let wait = if changed {
             REFRESH_MIN
@@ -261,11 +313,16 @@ impl SlotTable {
         r.not_before.set(Some(now + wait));
     }
 
-    /// Moves slots to the masters `ranges` name; true when any moved.
+    /// Moves slots to the masters `ranges` name (adding nodes that
+    /// joined, replicas too, so a later promotion finds a connection);
+    /// true when any moved.
     fn apply(&self, ranges: &[SlotRange]) -> bool {
         let mut changed = false;
         for r in ranges {
-            let Some(node) = self.node_index(r.master) else {
+            for &replica in &r.replicas {
+                self.index_or_join(replica);
+            }
+            let Some(node) = self.index_or_join(r.master) else {
                 continue;
             };
             for slot in r.first..=r.last.min(SLOTS as u16 - 1) {
@@ -285,18 +342,19 @@ impl SlotTable {
         usize::from(self.owner[usize::from(slot) & (SLOTS - 1)].get())
     }
 
-    /// Records that `slot` has moved to `addr` (a `MOVED` reply). Returns
-    /// the node index, or `None` when `addr` is not one of the nodes the
-    /// phase connected to (a node added while it ran).
+    /// Records that `slot` has moved to `addr` (a `MOVED` reply), adding
+    /// the node when it joined while the phase ran. Returns the node
+    /// index (`None` only past [`MAX_NODES`]).
     pub fn moved(&self, slot: u16, addr: SocketAddr) -> Option<usize> {
-        let node = self.node_index(addr)?;
+        let node = self.index_or_join(addr)?;
         self.owner[usize::from(slot) & (SLOTS - 1)].set(node as u16);
         Some(node)
     }
 
-    /// The index of the node at `addr`.
+    /// The index of the node at `addr`, adding it when it is new (an `ASK`
+    /// to a node that joined).
     pub fn node_index(&self, addr: SocketAddr) -> Option<usize> {
-        self.nodes.iter().position(|a| *a == addr)
+        self.index_or_join(addr)
     }
 }
 
@@ -540,7 +598,19 @@ mod tests {
         assert_eq!((t.node_of_slot(0), t.node_of_slot(16383)), (0, 1));
         assert_eq!(t.moved(5, b), Some(1));
         assert_eq!(t.node_of_slot(5), 1);
-        assert_eq!(t.moved(5, "127.0.0.1:3".parse().expect("addr")), None);
+        // A node that joined: added behind the others, for every clone.
+        let joined: SocketAddr = "127.0.0.1:3".parse().expect("addr");
+        let other_worker = t.clone();
+        assert_eq!(t.moved(5, joined), Some(3));
+        assert_eq!((t.node_of_slot(5), t.node_count()), (3, 4));
+        assert_eq!(other_worker.node_count(), 4);
+        assert_eq!(other_worker.node_index(joined), Some(3));
+        assert_eq!(
+            other_worker.node_of_slot(5),
+            1,
+            "slots stay each worker's own"
+        );
+        assert_eq!(t.all_nodes(), [a, b, c, joined]);
         let err = SlotTable::from_ranges(&[range(0, 100, a, &[])]).expect_err("gaps");
         assert!(err.contains("slot 101"), "{err}");
     }
