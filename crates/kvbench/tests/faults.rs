@@ -1134,3 +1134,57 @@ fn a_fault_fails_a_sentinel_group_over_and_the_run_follows() {
         fault["lasted_s"], run["reconnects"], run["retries"]
     );
 }
+
+/// Issue 33, item 3, a node that comes back: `--fault restart:1@2s` on a
+/// three-master cluster kvbench started. The restarted master keeps its
+/// slots (it is back long before the cluster would fail it over); every
+/// client's connection to it is reopened and its slots' requests, parked
+/// meanwhile, go to it again: no failed operation with retries on.
+#[test]
+fn a_cluster_node_restarted_mid_run_is_used_again_when_it_is_back() {
+    let _serial = crate::util::timing_sensitive();
+    let sb = Sandbox::new();
+    let out = sb
+        .kvbench()
+        .args(run_args(
+            "5s",
+            &[
+                "--topology",
+                "cluster",
+                "--nodes",
+                "3",
+                "--clients",
+                "4",
+                "--fault",
+                "restart:1@2s",
+                "--max-retries",
+                "3",
+            ],
+        ))
+        .output()
+        .expect("kvbench runs");
+    let rec = record(&out);
+    assert_eq!(out.status.code(), Some(3), "finished, marked: {rec}");
+    let run = &rec["run"];
+    assert!(run["faults"][0]["error"].is_null(), "{}", run["faults"]);
+    assert_eq!(run["errors"], 0, "{run}");
+    let nodes = run["nodes"].as_array().expect("per-node counts");
+    assert_eq!(nodes.len(), 3, "{nodes:?}");
+    let restarted = &nodes[1];
+    assert!(
+        restarted["reconnects"].as_u64().unwrap_or(0) >= 4,
+        "{restarted}"
+    );
+    // A client blocks on its first request for a node that is not used
+    // again (closed loop, pipeline 1): the last second would complete
+    // next to nothing.
+    let (first, last) = (completed_in_second(run, 0), completed_in_second(run, 4));
+    assert!(
+        2 * last >= first,
+        "{last} operations in the last second, {first} in the first"
+    );
+    println!(
+        "cluster restart: lasted {} s, node 1 reconnects {}, retries {}",
+        run["faults"][0]["lasted_s"], restarted["reconnects"], run["retries"]
+    );
+}

@@ -522,3 +522,99 @@ fn a_remote_cluster_and_a_remote_pool_are_found_probed_per_node_and_cleaned() {
     }
     pool.stop().expect("stop pool");
 }
+
+/// A lost TLS connection is reopened the same way it was opened (TLS
+/// verified against the CA, AUTH as the ACL user): a `rediss://` target
+/// whose server kills every client connection mid-run (`CLIENT KILL TYPE
+/// normal`, sent by redis-cli over TLS) finishes its window on reopened
+/// connections, with the kills counted as `closed` and the reconnects
+/// counted (issue 33, item 1).
+#[test]
+fn a_tls_target_that_drops_its_clients_is_reconnected_over_tls() {
+    let _serial = crate::util::timing_sensitive();
+    let certs = tempfile::tempdir().expect("dir");
+    let (ca, cert, key) = make_certs(certs.path(), "good");
+    let server = Redis::start(&format!(
+        "port 0\ntls-port {{port}}\ntls-cert-file {}\ntls-key-file {}\ntls-ca-cert-file {}\ntls-auth-clients no\nuser default off\nuser app on >{PASSWORD} ~* &* +@all",
+        cert.display(),
+        key.display(),
+        ca.display()
+    ));
+    let ca = ca.display().to_string();
+    let port = server.port.to_string();
+    let cli = |args: &[&str]| -> String {
+        let out = Command::new("redis-cli")
+            .args(["--tls", "--cacert", &ca, "-p", &port, "--user", "app"])
+            .args(["--pass", PASSWORD, "--no-auth-warning"])
+            .args(args)
+            .output()
+            .expect("redis-cli runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let sb = Sandbox::new();
+    let url = format!("rediss://app@127.0.0.1:{port}");
+    let args = [
+        "run",
+        "--system",
+        "redis",
+        "--workload",
+        "balanced",
+        "--target",
+        &url,
+        "--tls-ca",
+        &ca,
+        "--password-env",
+        "KVB_TEST_PW",
+        "--records",
+        "500",
+        "--duration",
+        "4s",
+        "--warmup",
+        "0s",
+        "--clients",
+        "3",
+        "--reconnect-backoff",
+        "10ms-100ms",
+        "--cleanup",
+        "--json",
+        "--quiet",
+    ];
+    let mut child = sb.spawn_env(&args, &[("KVB_TEST_PW", PASSWORD)]);
+    let started = Instant::now();
+    while !cli(&["INFO", "commandstats"]).contains("cmdstat_hgetall") {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no read served"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(1000));
+    let killed: u64 = cli(&["CLIENT", "KILL", "TYPE", "normal"])
+        .trim()
+        .parse()
+        .unwrap_or(0);
+    assert!(killed >= 3, "{killed} connections killed");
+    let status = child.wait().expect("kvbench ends");
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut stdout)
+        .expect("read");
+    assert_eq!(status.code(), Some(3), "finished, marked: {stdout}");
+    let rec: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    let run = &rec["run"];
+    assert!(
+        (run["duration_s"].as_f64().unwrap_or(0.0) - 4.0).abs() < 0.01,
+        "{run}"
+    );
+    assert!(run["reconnects"].as_u64().unwrap_or(0) >= 3, "{run}");
+    assert_eq!(rec["config"]["io"], "tokio");
+    let last: u64 = (run["series"].as_array().expect("series").iter())
+        .filter(|p| p["second"] == 3)
+        .map(|p| p["completed"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(last > 0, "no operation after the kill: {run}");
+    assert!(!stdout.contains(PASSWORD));
+}
