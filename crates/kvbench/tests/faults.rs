@@ -1188,3 +1188,58 @@ fn a_cluster_node_restarted_mid_run_is_used_again_when_it_is_back() {
         run["faults"][0]["lasted_s"], restarted["reconnects"], run["retries"]
     );
 }
+
+/// `--fault failover:0@2s` on a cluster with a replica per master: the
+/// first master's replica takes over (`CLUSTER FAILOVER`, the old master
+/// becomes its replica), the fault lasts until the replica says it is
+/// master, and the run moves the slots' requests there at the next
+/// refresh: no failed operation with retries on, the promoted node serving
+/// the last second.
+#[test]
+fn a_fault_fails_a_cluster_master_over_to_its_replica() {
+    let _serial = crate::util::timing_sensitive();
+    let sb = Sandbox::new();
+    let out = sb
+        .kvbench()
+        .args(run_args(
+            "5s",
+            &[
+                "--topology",
+                "cluster",
+                "--nodes",
+                "3",
+                "--replicas",
+                "1",
+                "--clients",
+                "4",
+                "--fault",
+                "failover:0@2s",
+                "--max-retries",
+                "3",
+            ],
+        ))
+        .output()
+        .expect("kvbench runs");
+    let rec = record(&out);
+    assert_eq!(out.status.code(), Some(3), "finished, marked: {rec}");
+    let run = &rec["run"];
+    let fault = &run["faults"][0];
+    assert!(fault["error"].is_null(), "{fault}");
+    let target = fault["target"].as_str().unwrap_or_default();
+    assert!(target.contains(" to its replica "), "{fault}");
+    assert_eq!(run["errors"], 0, "{run}");
+    let promoted = target.rsplit(' ').next().unwrap_or_default();
+    let node = (run["nodes"].as_array().expect("per-node counts").iter())
+        .find(|n| n["addr"] == promoted)
+        .unwrap_or_else(|| panic!("{promoted} in {}", run["nodes"]));
+    assert!(node["replies"].as_u64().unwrap_or(0) > 0, "{node}");
+    let (first, last) = (completed_in_second(run, 0), completed_in_second(run, 4));
+    assert!(
+        2 * last >= first,
+        "{last} operations in the last second, {first} in the first"
+    );
+    println!(
+        "cluster failover: lasted {} s, {} MOVED, {} retries, promoted node answered {}",
+        fault["lasted_s"], run["redirects_moved"], run["retries"], node["replies"]
+    );
+}
