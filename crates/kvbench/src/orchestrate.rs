@@ -295,12 +295,7 @@ fn execute(
     };
     // Worker threads start inside the phases and inherit this placement.
     let _placed = s.client_cpus.as_ref().map(CpuList::place_this_thread);
-    let topology = match (server.endpoints(), server.sentinel_group()) {
-        ((TopologyKind::Sentinel, sentinels), Some(group)) => Topology::Sentinel(sentinels, group),
-        ((TopologyKind::Cluster, seeds), _) => Topology::Cluster(seeds),
-        ((TopologyKind::Pool, nodes), _) => Topology::Pool(nodes, s.pool_hash),
-        ((_, addrs), _) => Topology::Single(addrs[0]),
-    };
+    let topology = Topology::of(server.endpoints(), s.pool_hash);
     rec.config.server_binary = server.binary();
     rec.config.server_settings = server.settings();
     let version = server
@@ -1155,7 +1150,7 @@ fn cleanup(s: &RunSettings, t: &Target, written: &[Range<u64>], rec: &mut RunRec
     if written.is_empty() {
         return;
     }
-    let topology = t.engine_topology(s.pool_hash);
+    let topology = Topology::of(t.endpoints(), s.pool_hash);
     let job = kvbench_engine::cleanup::Cleanup {
         topology: &topology,
         system: s.system,

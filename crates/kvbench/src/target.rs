@@ -9,9 +9,7 @@
 use crate::args::BenchArgs;
 use crate::exit::UsageError;
 use kvbench_connect::{Access, Family, Secret, Shape, TargetUrl, TlsMaterial, TlsOptions};
-use kvbench_engine::route::ketama::Variant;
-use kvbench_engine::route::Topology;
-use kvbench_model::{Protocol, SystemKind, TopologyKind};
+use kvbench_model::{Endpoints, Protocol, SystemKind, TopologyKind};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 
@@ -55,14 +53,17 @@ impl Target {
         self.url.group.as_deref()
     }
 
-    /// What the engine connects to: a cluster's seeds, a pool's ring, a
-    /// Sentinel group's sentinels, or the one server.
-    pub fn engine_topology(&self, pool_hash: Variant) -> Topology {
-        match (self.topology(), self.group()) {
-            (TopologyKind::Cluster, _) => Topology::Cluster(self.addrs.clone()),
-            (TopologyKind::Pool, _) => Topology::Pool(self.addrs.clone(), pool_hash),
-            (TopologyKind::Sentinel, Some(g)) => Topology::Sentinel(self.addrs.clone(), g.into()),
-            _ => Topology::Single(self.addrs[0]),
+    /// Where clients start, as the URL says: a cluster's seeds, a pool's
+    /// nodes, a Sentinel group's sentinels, or the one server.
+    pub fn endpoints(&self) -> Endpoints {
+        match (self.url.shape, &self.url.group) {
+            (Shape::Cluster, _) => Endpoints::Cluster(self.addrs.clone()),
+            (Shape::Pool, _) => Endpoints::Pool(self.addrs.clone()),
+            (Shape::Sentinel, Some(g)) => Endpoints::Sentinel {
+                sentinels: self.addrs.clone(),
+                group: g.clone(),
+            },
+            _ => Endpoints::Single(self.addrs[0]),
         }
     }
 }

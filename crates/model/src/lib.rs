@@ -868,6 +868,28 @@ impl Probe {
     }
 }
 
+/// Where a deployment's clients connect and how a key finds its node: what
+/// a deployment offers and the engine routes on, so that no caller between
+/// them matches on the topology.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Endpoints {
+    /// One address serves every key: a server, or a proxy in front of
+    /// several.
+    Single(std::net::SocketAddr),
+    /// A server-side cluster, found from these seeds.
+    Cluster(Vec<std::net::SocketAddr>),
+    /// Independent servers, in the order the client's ring is built from.
+    Pool(Vec<std::net::SocketAddr>),
+    /// A Sentinel group: its sentinels, and the name they know it by.
+    Sentinel {
+        /// Asked for the master, and listened to for failovers.
+        sentinels: Vec<std::net::SocketAddr>,
+        /// The group.
+        group: String,
+    },
+}
+
 /// How the system under test is deployed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -17,7 +17,7 @@ use crate::system::aerospike::AEROSPIKE;
 use crate::system::{parse_u64, Peer, System};
 use crate::{Host, Hosts, ServerError, ServerVersion};
 use kvbench_connect::Access;
-use kvbench_model::{NodeProbe, Probe, Setting, TopologyKind};
+use kvbench_model::{NodeProbe, Probe, Setting};
 use kvbench_proto::aerospike_info;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -567,13 +567,13 @@ impl Aerospike {
 /// The per-cell sequence (probe, run, stop) sees a private Aerospike like
 /// any other deployment.
 impl crate::Deployment for Aerospike {
-    fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
-        let kind = if self.nodes.len() > 1 {
-            TopologyKind::Cluster
-        } else {
-            TopologyKind::Single
-        };
-        (kind, self.addrs())
+    /// The nodes as a cluster's seeds (the client library finds the
+    /// partition map itself), one node as a single server.
+    fn endpoints(&self) -> kvbench_model::Endpoints {
+        match self.addrs()[..] {
+            [one] => kvbench_model::Endpoints::Single(one),
+            _ => kvbench_model::Endpoints::Cluster(self.addrs()),
+        }
     }
     fn binary(&self) -> String {
         self.binary.display().to_string()

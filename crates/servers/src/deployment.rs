@@ -8,19 +8,14 @@
 use crate::{
     Cluster, Pool, Proxied, RemoteServer, SentinelGroup, Server, ServerError, ServerVersion,
 };
-use kvbench_model::{Probe, Setting, TopologyKind};
-use std::net::SocketAddr;
+use kvbench_model::{Endpoints, Probe, Setting};
 
 /// A deployed system under test.
 pub trait Deployment: Sync {
-    /// How clients reach it: a single server's address, or a cluster's
-    /// seed nodes (the client discovers the rest).
-    fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>);
-    /// The group a Sentinel deployment's sentinels (its endpoints) are
-    /// asked about; `None` for every other deployment.
-    fn sentinel_group(&self) -> Option<String> {
-        None
-    }
+    /// How clients reach it: a single server's address, a cluster's seed
+    /// nodes (the client discovers the rest), a pool's servers, a Sentinel
+    /// group's sentinels.
+    fn endpoints(&self) -> Endpoints;
     /// The binary that was started (empty for a server kvbench did not start).
     fn binary(&self) -> String;
     /// Every setting that differs from the server's defaults.
@@ -82,8 +77,8 @@ impl Deployment for Server {
     fn pids(&self) -> Vec<u32> {
         vec![self.pid()]
     }
-    fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
-        (TopologyKind::Single, vec![self.addr()])
+    fn endpoints(&self) -> Endpoints {
+        Endpoints::Single(self.addr())
     }
     fn binary(&self) -> String {
         Server::binary(self).display().to_string()
@@ -131,8 +126,8 @@ impl Deployment for Cluster {
             .map(Server::pid)
             .collect()
     }
-    fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
-        (TopologyKind::Cluster, self.seeds())
+    fn endpoints(&self) -> Endpoints {
+        Endpoints::Cluster(self.seeds())
     }
     fn binary(&self) -> String {
         Cluster::binary(self).display().to_string()
@@ -173,11 +168,11 @@ impl Deployment for SentinelGroup {
             .map(Server::pid)
             .collect()
     }
-    fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
-        (TopologyKind::Sentinel, self.sentinel_addrs())
-    }
-    fn sentinel_group(&self) -> Option<String> {
-        Some(self.group().to_string())
+    fn endpoints(&self) -> Endpoints {
+        Endpoints::Sentinel {
+            sentinels: self.sentinel_addrs(),
+            group: self.group().to_string(),
+        }
     }
     fn binary(&self) -> String {
         SentinelGroup::binary(self).display().to_string()
@@ -209,8 +204,8 @@ impl Deployment for Pool {
     fn pids(&self) -> Vec<u32> {
         self.nodes().iter().map(Server::pid).collect()
     }
-    fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
-        (TopologyKind::Pool, self.addrs())
+    fn endpoints(&self) -> Endpoints {
+        Endpoints::Pool(self.addrs())
     }
     fn binary(&self) -> String {
         Pool::binary(self).display().to_string()
@@ -244,8 +239,8 @@ impl Deployment for Proxied {
         p.push(self.proxy_pid());
         p
     }
-    fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
-        (TopologyKind::Twemproxy, vec![self.addr()])
+    fn endpoints(&self) -> Endpoints {
+        Endpoints::Single(self.addr())
     }
     fn binary(&self) -> String {
         format!(
@@ -275,11 +270,8 @@ impl Deployment for Proxied {
 }
 
 impl Deployment for RemoteServer {
-    fn endpoints(&self) -> (TopologyKind, Vec<SocketAddr>) {
-        (self.kind(), self.entry().to_vec())
-    }
-    fn sentinel_group(&self) -> Option<String> {
-        self.group().map(str::to_string)
+    fn endpoints(&self) -> Endpoints {
+        RemoteServer::endpoints(self)
     }
     fn binary(&self) -> String {
         String::new()

@@ -13,7 +13,7 @@ use crate::server::ServerVersion;
 use crate::system::{self, Peer};
 use crate::ServerError;
 use kvbench_connect::Access;
-use kvbench_model::{NodeProbe, Probe, SystemKind, TopologyKind};
+use kvbench_model::{Endpoints, NodeProbe, Probe, SystemKind, TopologyKind};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -68,14 +68,19 @@ impl RemoteServer {
         self
     }
 
-    /// Where clients start.
-    pub fn entry(&self) -> &[SocketAddr] {
-        &self.entry
-    }
-
-    /// A Sentinel group's name.
-    pub fn group(&self) -> Option<&str> {
-        self.group.as_deref()
+    /// Where clients start: the one server (a proxy's address too), a
+    /// cluster's masters as seeds, a pool's nodes, a Sentinel group's
+    /// sentinels.
+    pub fn endpoints(&self) -> Endpoints {
+        match (self.kind, &self.group) {
+            (TopologyKind::Sentinel, Some(group)) => Endpoints::Sentinel {
+                sentinels: self.entry.clone(),
+                group: group.clone(),
+            },
+            (TopologyKind::Cluster, _) => Endpoints::Cluster(self.entry.clone()),
+            (TopologyKind::Pool, _) => Endpoints::Pool(self.entry.clone()),
+            _ => Endpoints::Single(self.entry[0]),
+        }
     }
 
     fn peer(&self, addr: SocketAddr) -> Peer<'_> {

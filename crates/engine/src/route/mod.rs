@@ -17,6 +17,7 @@ use crate::driver::Driver;
 use crate::EngineError;
 use ketama::{Continuum, Variant};
 use kvbench_connect::Access;
+use kvbench_model::Endpoints;
 use sentinel::Sentinel;
 use slots::SlotTable;
 use std::net::SocketAddr;
@@ -107,6 +108,36 @@ pub enum Topology {
     /// The master of a Sentinel group: the sentinels to ask, and the
     /// group's name.
     Sentinel(Vec<SocketAddr>, String),
+}
+
+impl Topology {
+    /// What the engine connects to for `endpoints`, a pool's keys placed
+    /// as the client library `pool_hash` places them.
+    pub fn of(endpoints: Endpoints, pool_hash: Variant) -> Topology {
+        match endpoints {
+            Endpoints::Single(a) => Topology::Single(a),
+            Endpoints::Cluster(seeds) => Topology::Cluster(seeds),
+            Endpoints::Pool(nodes) => Topology::Pool(nodes, pool_hash),
+            Endpoints::Sentinel { sentinels, group } => Topology::Sentinel(sentinels, group),
+        }
+    }
+
+    /// Back to the endpoints and, for a pool, its ring (what a scaled-out
+    /// worker is sent).
+    pub fn endpoints(&self) -> (Endpoints, Option<Variant>) {
+        match self {
+            Topology::Single(a) => (Endpoints::Single(*a), None),
+            Topology::Cluster(seeds) => (Endpoints::Cluster(seeds.clone()), None),
+            Topology::Pool(nodes, v) => (Endpoints::Pool(nodes.clone()), Some(*v)),
+            Topology::Sentinel(sentinels, group) => (
+                Endpoints::Sentinel {
+                    sentinels: sentinels.clone(),
+                    group: group.clone(),
+                },
+                None,
+            ),
+        }
+    }
 }
 
 /// The ring of a pool of `nodes` for `variant`, hosts written as their IP

@@ -13,10 +13,9 @@ use anyhow::{anyhow, bail, Context, Result};
 use kvbench_connect::{Access, Secret, TlsMaterial};
 use kvbench_engine::route::ketama::Variant;
 use kvbench_engine::{Arrival, Backoff, Io, PhaseConfig, PhaseKind, Rate, Retry, Topology, Window};
-use kvbench_model::SystemKind;
+use kvbench_model::{Endpoints, SystemKind};
 use kvbench_workload::{Origin, Properties, WorkloadSpec};
 use serde::{Deserialize, Serialize};
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -74,16 +73,11 @@ pub struct WorkerTask {
     pub workload: String,
     /// Every workload property in effect.
     pub properties: Vec<(String, String)>,
-    /// `single`, `cluster`, `pool` or `sentinel`.
-    pub topology: String,
-    /// The addresses the phase connects to (a cluster's seeds, a Sentinel
-    /// group's sentinels).
-    pub addrs: Vec<SocketAddr>,
+    /// Where the phase connects (a server, a cluster's seeds, a pool's
+    /// nodes, a Sentinel group's sentinels).
+    pub endpoints: Endpoints,
     /// A pool's ring.
     pub pool_hash: Option<String>,
-    /// A Sentinel group's name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group: Option<String>,
     /// Connections of the whole phase (not this worker's share).
     pub clients: u32,
     /// Requests in flight per connection.
@@ -159,12 +153,7 @@ impl WorkerTask {
         if cfg.access.is_tls() && tls.is_none() {
             bail!("--workers: a TLS target without its TLS settings for the workers");
         }
-        let (topology, addrs, pool_hash, group) = match &cfg.topology {
-            Topology::Single(a) => ("single", vec![*a], None, None),
-            Topology::Cluster(seeds) => ("cluster", seeds.clone(), None, None),
-            Topology::Pool(nodes, v) => ("pool", nodes.clone(), Some(v.as_str()), None),
-            Topology::Sentinel(sentinels, g) => ("sentinel", sentinels.clone(), None, Some(g)),
-        };
+        let (endpoints, pool_hash) = cfg.topology.endpoints();
         let (operations, duration_ms) = match window {
             Some(Window::Operations(n)) => (Some(n), None),
             Some(Window::Duration(d)) => (None, Some(ms(d))),
@@ -175,10 +164,8 @@ impl WorkerTask {
             system: cfg.system,
             workload: cfg.spec.name.clone(),
             properties: properties.to_vec(),
-            topology: topology.into(),
-            addrs,
-            pool_hash: pool_hash.map(str::to_string),
-            group: group.cloned(),
+            endpoints,
+            pool_hash: pool_hash.map(|v| v.as_str().to_string()),
             clients: cfg.clients,
             pipeline: cfg.pipeline,
             threads: cfg.threads,
@@ -222,29 +209,11 @@ impl WorkerTask {
         let (mut spec, _) =
             WorkloadSpec::from_properties(&props).context("the task's workload properties")?;
         spec.name = self.workload.clone();
-        let first = || {
-            self.addrs
-                .first()
-                .copied()
-                .context("the task names no address")
+        let pool_hash = match &self.endpoints {
+            Endpoints::Pool(_) => variant(self.pool_hash.as_deref().unwrap_or_default())?,
+            _ => Variant::Libmemcached,
         };
-        let topology = match self.topology.as_str() {
-            "single" => Topology::Single(first()?),
-            "cluster" => Topology::Cluster(self.addrs.clone()),
-            "pool" => Topology::Pool(
-                self.addrs.clone(),
-                variant(self.pool_hash.as_deref().unwrap_or_default())?,
-            ),
-            "sentinel" => Topology::Sentinel(
-                self.addrs.clone(),
-                self.group
-                    .clone()
-                    .context("a sentinel task names no group")?,
-            ),
-            other => {
-                bail!("the task's topology \"{other}\" is not single, cluster, pool or sentinel")
-            }
-        };
+        let topology = Topology::of(self.endpoints.clone(), pool_hash);
         let window = match (self.phase.as_str(), self.operations, self.duration_ms) {
             ("load", None, None) => None,
             ("run", Some(n), None) => Some(Window::Operations(n)),
