@@ -83,7 +83,7 @@ fn cause_when_due(
             target: String::new(),
             at_s: f.at.as_secs_f64(),
             lasted_s: None,
-            error: Some("not caused: the window ended before it was due".into()),
+            error: Some("the window ended before it was due".into()),
         };
     };
     let at = start.elapsed();

@@ -1048,3 +1048,44 @@ fn a_run_with_an_outage_gets_a_figure_of_its_steps() {
     let svg = crate::plot::svg(f, &palette).expect("drawn");
     assert!(svg.contains("first failure") && svg.contains("Failed per 100 ms"));
 }
+
+/// A run with a fault the clients rode out says so in words (no outage to
+/// measure is the result), and each fault is listed with when it came and
+/// how long it lasted, or why it was not caused.
+#[test]
+fn faults_are_listed_and_an_outage_of_none_is_said() {
+    let mut r = run(7, "redis", "w", 4, 10_000.0, 100);
+    let run = r.run.as_mut().expect("a run");
+    run.faults = vec![
+        kvbench_model::InjectedFault {
+            spec: "restart:0@2s".into(),
+            target: "127.0.0.1:7000".into(),
+            at_s: 2.0,
+            lasted_s: Some(0.04),
+            error: None,
+        },
+        kvbench_model::InjectedFault {
+            spec: "kill:0@9s".into(),
+            target: String::new(),
+            at_s: 9.0,
+            lasted_s: None,
+            error: Some("the window ended before it was due".into()),
+        },
+    ];
+    let text = crate::text::outage_lines(run);
+    assert!(text.contains("outage: none; no request failed"), "{text}");
+    assert!(
+        text.contains("fault restart:0@2s: caused 2.00 s into the window on 127.0.0.1:7000, over after 0.04 s"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fault kill:0@9s: not caused: the window ended"),
+        "{text}"
+    );
+    run.faults.clear();
+    assert_eq!(
+        crate::text::outage_lines(run),
+        "",
+        "no fault, no outage: nothing"
+    );
+}

@@ -681,6 +681,27 @@ pub fn outage_lines(run: &kvbench_model::PhaseResult) -> String {
             secs(o.first_failure_s),
             count(o.failed)
         ));
+    } else if !run.faults.is_empty() {
+        // A fault the clients rode out (retries, a move between requests):
+        // no outage to measure, and saying so is the result.
+        let highest = run.ops.iter().map(|o| o.latency.max_us).fold(0.0, f64::max);
+        s.push_str(&format!(
+            "outage: none; no request failed without a reply (the fault cost latency only: highest {} us)\n",
+            micros(highest)
+        ));
+    }
+    for f in &run.faults {
+        let how = match (&f.error, f.lasted_s) {
+            (Some(e), _) => format!("not caused: {e}"),
+            (None, Some(l)) => format!(
+                "caused {} s into the window on {}, over after {} s",
+                secs(f.at_s),
+                f.target,
+                secs(l)
+            ),
+            (None, None) => format!("caused {} s into the window on {}", secs(f.at_s), f.target),
+        };
+        s.push_str(&format!("fault {}: {how}\n", f.spec));
     }
     s
 }
