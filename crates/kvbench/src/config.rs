@@ -354,7 +354,13 @@ pub fn workload(w: &WorkloadArgs<'_>, b: &BenchArgs) -> Result<Resolved, UsageEr
         spec.name = w
             .files
             .iter()
-            .map(|f| f.display().to_string())
+            .map(|f| {
+                if f.as_os_str() == kvbench_workload::input::STDIN {
+                    "stdin".to_string()
+                } else {
+                    f.display().to_string()
+                }
+            })
             .collect::<Vec<_>>()
             .join(" + ");
     }

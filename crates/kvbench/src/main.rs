@@ -67,6 +67,11 @@ fn main() -> ExitCode {
     }
     let stop = Arc::new(AtomicBool::new(false));
     signals::install(stop.clone());
+    // Ctrl-C while standard input is awaited (`-P -`): out at once.
+    kvbench_workload::input::on_interrupt(|| {
+        signals::leave_if_stopped("reading standard input");
+        false
+    });
     match commands::dispatch(cli.command, &stop) {
         Ok(verdict) => verdict.code(),
         Err(e) => {

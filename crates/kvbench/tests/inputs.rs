@@ -89,23 +89,116 @@ fn planning_a_large_experiment_stops_at_ctrl_c() {
         child.try_wait().expect("wait").is_none(),
         "27,000 cells take longer than 0.4 s to plan"
     );
-    let signalled = Instant::now();
-    // SAFETY: a signal to our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        assert!(
-            signalled.elapsed() < Duration::from_secs(5),
-            "still planning 5 s after Ctrl-C"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let took = signalled.elapsed();
+    let (status, took) = ctrl_c(&mut child);
     let out = child.wait_with_output().expect("output");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(took < Duration::from_secs(1), "stopped after {took:?}");
     assert!(stderr.contains("kvbench: interrupted while "), "{stderr}");
+}
+
+/// The JSON `child` printed, once it has ended with exit 0.
+fn succeeded(child: std::process::Child) -> serde_json::Value {
+    let out = child.wait_with_output().expect("output");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+/// Sends `child` a SIGINT and waits (at most 5 s) for it to end: how it
+/// ended, and how long after the signal.
+fn ctrl_c(child: &mut std::process::Child) -> (std::process::ExitStatus, Duration) {
+    let signalled = Instant::now();
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            return (s, signalled.elapsed());
+        }
+        assert!(
+            signalled.elapsed() < Duration::from_secs(5),
+            "still running 5 s after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `kvbench ARGS` with `input` on its standard input (`None`: a pipe kept
+/// open and never written); the child and the pipe's writing end.
+fn with_stdin(
+    sb: &Sandbox,
+    args: &[&str],
+    input: Option<&[u8]>,
+) -> (std::process::Child, Option<std::process::ChildStdin>) {
+    use std::io::Write;
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kvbench"))
+        .args(args)
+        .current_dir(sb.path())
+        .env("TMPDIR", sb.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kvbench starts");
+    let mut pipe = child.stdin.take();
+    if let Some(bytes) = input {
+        let mut p = pipe.take().expect("stdin");
+        // A refused input may close the pipe before all of it is written.
+        let _ = p.write_all(bytes);
+    }
+    (child, pipe)
+}
+
+/// `-` names standard input, read when asked for (issue 36, item 1):
+/// `-P -` runs the piped properties (the workload named `stdin`), and
+/// `experiment plan -` plans a piped file; empty input and input over the
+/// bound are one line and exit 2; input that never ends stops at Ctrl-C
+/// within a second, exit 130, nothing stored.
+#[test]
+fn standard_input_is_read_when_asked_bounded_and_interruptible() {
+    let sb = Sandbox::new();
+    let mut args = vec!["run", "--system", "redis", "-P", "-", "--json"];
+    args.extend(SMALL.iter().skip(2));
+    let (child, _) = with_stdin(
+        &sb,
+        &args,
+        Some(b"recordcount=700\nreadproportion=1\nupdateproportion=0\n"),
+    );
+    let rec = succeeded(child);
+    assert_eq!(rec["config"]["records"].as_u64(), Some(700));
+    assert_eq!(rec["config"]["workload"], "stdin");
+
+    let plan = b"name = \"piped\"\nsystems = [\"redis\"]\nworkloads = [\"read-heavy\"]\n";
+    let (child, _) = with_stdin(&sb, &["experiment", "plan", "-", "--json"], Some(plan));
+    let p = succeeded(child);
+    assert_eq!(p["cells"].as_array().map(Vec::len), Some(1), "{p}");
+
+    let huge = vec![b'#'; (1 << 20) + 1];
+    for (input, says) in [
+        (&b""[..], "standard input: empty"),
+        (&huge[..], "standard input: over 1048576 bytes"),
+    ] {
+        let (child, _) = with_stdin(&sb, &["run", "--system", "redis", "-P", "-"], Some(input));
+        let out = child.wait_with_output().expect("output");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+
+    let (mut child, _open) = with_stdin(&sb, &["run", "--system", "redis", "-P", "-"], None);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        child.try_wait().expect("wait").is_none(),
+        "it waits for its input"
+    );
+    let (status, took) = ctrl_c(&mut child);
+    assert_eq!(status.code(), Some(130));
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    let runs = sb.json(&["runs", "--json"]);
+    assert_eq!(
+        runs.as_array().map(Vec::len),
+        Some(1),
+        "only the first run stored: {runs}"
+    );
 }

@@ -5,9 +5,29 @@
 //! end; at most a bound of bytes, said in the error; and a UTF-8
 //! byte-order mark (what some Windows editors write first) is dropped, so
 //! it never becomes part of a first key.
+//!
+//! `-` names standard input, read when asked for (`-P -`, `experiment run
+//! -`): to the same bound, on a thread of its own, so that a stop the user
+//! asks for while it waits (Ctrl-C) is seen within 100 ms (see
+//! [`on_interrupt`]).
 
 use std::io::Read;
 use std::path::Path;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// The path that names standard input.
+pub const STDIN: &str = "-";
+
+/// Asked every 100 ms while standard input is awaited: true to give up
+/// (the binary's stop flag; it may also end the process itself).
+static INTERRUPTED: OnceLock<fn() -> bool> = OnceLock::new();
+
+/// Sets how a read of standard input learns that the user wants to stop.
+pub fn on_interrupt(check: fn() -> bool) {
+    let _ = INTERRUPTED.set(check);
+}
 
 /// Property files and histograms (YCSB's are a few KiB).
 pub const PROPERTY_FILE_LIMIT: u64 = 1 << 20;
@@ -26,6 +46,9 @@ const BOM: &[u8] = b"\xef\xbb\xbf";
 /// One line naming the path: it cannot be read, is not a regular file
 /// (a directory, a named pipe, a device, a socket), or is over the limit.
 pub fn read_file(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    if path.as_os_str() == STDIN {
+        return read_stdin(limit);
+    }
     let shown = path.display();
     let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
     if !meta.is_file() {
@@ -59,6 +82,58 @@ pub fn read_file(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
+/// Standard input, to `limit` bytes (one more is an error), without a
+/// leading byte-order mark; empty input is an error (nothing was piped).
+fn read_stdin(limit: u64) -> Result<Vec<u8>, String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("kvbench-stdin".into())
+        .spawn(move || {
+            let mut bytes = Vec::new();
+            let read = std::io::stdin()
+                .lock()
+                .take(limit.saturating_add(1))
+                .read_to_end(&mut bytes)
+                .map(|_| bytes);
+            let _ = tx.send(read);
+        })
+        .map_err(|e| format!("standard input: cannot start a reader: {e}"))?;
+    let mut bytes = loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(read) => break read.map_err(|e| format!("standard input: cannot read: {e}"))?,
+            Err(RecvTimeoutError::Timeout) => {
+                if INTERRUPTED.get().is_some_and(|stopped| stopped()) {
+                    return Err("standard input: interrupted before it ended".into());
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err("standard input: the reader ended without a word".into())
+            }
+        }
+    };
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "standard input: over {limit} bytes, the most kvbench reads of this kind"
+        ));
+    }
+    if bytes.is_empty() {
+        return Err("standard input: empty (nothing was piped to kvbench)".into());
+    }
+    if bytes.starts_with(BOM) {
+        bytes.drain(..BOM.len());
+    }
+    Ok(bytes)
+}
+
+/// How `path` is named in messages: standard input by that name.
+pub fn shown(path: &Path) -> String {
+    if path.as_os_str() == STDIN {
+        "standard input".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
 /// [`read_file`] for a file that must be UTF-8 text (TOML, a report's
 /// experiment file).
 ///
@@ -66,7 +141,7 @@ pub fn read_file(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
 /// As [`read_file`]; also bytes that are not UTF-8.
 pub fn read_utf8(path: &Path, limit: u64) -> Result<String, String> {
     String::from_utf8(read_file(path, limit)?)
-        .map_err(|e| format!("{}: not UTF-8 text: {e}", path.display()))
+        .map_err(|e| format!("{}: not UTF-8 text: {e}", shown(path)))
 }
 
 fn kind(t: &std::fs::FileType) -> &'static str {

@@ -140,7 +140,7 @@ impl Properties {
     /// The file cannot be read, or a line is malformed; the message names the
     /// file (and line).
     pub fn load_file(path: &Path) -> Result<Properties, PropertyError> {
-        let name = path.display().to_string();
+        let name = crate::input::shown(path);
         let text = read_text(path)?;
         let props = Properties::parse(&text, &name)?;
         // An empty file would silently run every default.
