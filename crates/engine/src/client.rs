@@ -303,6 +303,9 @@ pub(crate) struct Lane {
     /// reopening was given up): operations for its node fail at once, as a
     /// client library reports a dead server.
     gone: bool,
+    /// A node that joined mid-phase whose first connection is not open
+    /// yet: opening it is not a reconnect, and giving it up loses nothing.
+    joining: bool,
     /// Replies arrived since the last [`Client::fill`]: the lane gets a
     /// write this round.
     touched: bool,
@@ -327,6 +330,7 @@ impl Lane {
             pending: VecDeque::with_capacity(pipeline),
             dead: false,
             gone: false,
+            joining: false,
             touched: false,
             held: Vec::new(),
             held_pending: VecDeque::with_capacity(pipeline),
@@ -1436,38 +1440,16 @@ impl Client {
     /// Adds a lane for every node that joined the cluster since the last
     /// call (the router's node list is the phase's, shared by its
     /// workers). A new lane is down until the I/O loop has opened its
-    /// first connection ([`Client::lane_joined`]); its requests wait.
+    /// first connection ([`Client::lane_up`]); its requests wait.
     #[inline]
     fn grow_lanes(&mut self) {
         let n = self.router.nodes();
         while self.lanes.len() < n {
             let mut l = Lane::new(self.pipeline);
             l.dead = true;
+            l.joining = true;
             self.lanes.push(l);
         }
-    }
-
-    /// The first connection of `lane`, a node that joined, is open.
-    pub(crate) fn lane_joined(&mut self, lane: usize, now: Instant, rec: &mut Recorder) {
-        self.lanes[lane].dead = false;
-        self.wake_parked(now);
-        rec.connections += 1;
-    }
-
-    /// No connection could be opened to `lane`, a node that joined
-    /// (`message` says why): its operations fail from now on.
-    pub(crate) fn join_failed(
-        &mut self,
-        lane: usize,
-        message: &str,
-        now: Instant,
-        rec: &mut Recorder,
-    ) {
-        self.lanes[lane].gone = true;
-        self.wake_parked(now);
-        rec.connections += 1;
-        rec.failed_connections += 1;
-        rec.note_error(message);
     }
 
     /// The address of the node behind `lane`, when the router knows it (a
@@ -1479,14 +1461,20 @@ impl Client {
         }
     }
 
-    /// `lane`'s connection is open again: requests waiting for it are sent
-    /// at the next [`Client::fill`].
+    /// `lane`'s connection is open (again, or for the first time for a
+    /// node that joined): requests waiting for it are sent at the next
+    /// [`Client::fill`].
     pub(crate) fn lane_up(&mut self, lane: usize, now: Instant, rec: &mut Recorder) {
         let l = &mut self.lanes[lane];
         l.dead = false;
         l.touched = false;
+        if std::mem::take(&mut l.joining) {
+            // A node that joined: its first connection, not a reconnect.
+            rec.connections += 1;
+        } else {
+            rec.count_reconnect(lane);
+        }
         self.wake_parked(now);
-        rec.count_reconnect(lane);
     }
 
     /// Makes every parked request due at `now`: its node's connection is
@@ -1498,12 +1486,19 @@ impl Client {
         }
     }
 
-    /// Reopening `lane`'s connection was given up (`message` says why):
-    /// operations for its node fail from now on, as without reopening.
+    /// Opening `lane`'s connection was given up (`message` says why): again
+    /// after a loss, or for the first time for a node that joined.
+    /// Operations for its node fail from now on, as without reopening.
     pub(crate) fn give_up(&mut self, lane: usize, message: &str, now: Instant, rec: &mut Recorder) {
-        self.lanes[lane].gone = true;
+        let l = &mut self.lanes[lane];
+        l.gone = true;
+        if std::mem::take(&mut l.joining) {
+            // Never opened: a connection that failed, not a lost one.
+            rec.connections += 1;
+        } else {
+            rec.lost_connections = rec.lost_connections.saturating_sub(1);
+        }
         self.wake_parked(now);
-        rec.lost_connections = rec.lost_connections.saturating_sub(1);
         rec.failed_connections += 1;
         rec.note_error(message);
         self.stop_when_no_lane_is_left();

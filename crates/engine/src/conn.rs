@@ -125,17 +125,7 @@ pub(crate) async fn run(socks: Vec<AsyncStream>, mut client: Client, shared: Sha
                     continue;
                 };
                 if l.state.due <= now {
-                    // A lane with no address to go to fails its attempt at once.
-                    l.opening = Some(match r.addr_for(lane, client.lane_addr(lane)) {
-                        Some(addr) => r.open_async(addr),
-                        None => Box::pin(async move {
-                            Err(kvbench_connect::ConnectError::Io {
-                                addr: ([0, 0, 0, 0], 0).into(),
-                                step: "find the node's address",
-                                source: std::io::Error::other("no address for this lane"),
-                            })
-                        }),
-                    });
+                    l.opening = Some(r.open_async(lane, client.lane_addr(lane)));
                 } else {
                     reopen_due = earliest(reopen_due, Some(l.state.due));
                 }
@@ -277,7 +267,7 @@ impl Lanes {
                 })),
                 None => {
                     self.lost.push(None);
-                    client.join_failed(lane, NO_JOIN, now, &mut rec);
+                    client.give_up(lane, NO_JOIN, now, &mut rec);
                 }
             }
         }
@@ -313,26 +303,17 @@ impl Lanes {
             return;
         };
         l.opening = None;
-        let joining = l.state.joining;
         match opened {
             Ok(s) => {
                 self.socks[lane] = Some(s);
                 self.lost[lane] = None;
-                if joining {
-                    client.lane_joined(lane, now, &mut rec);
-                } else {
-                    client.lane_up(lane, now, &mut rec);
-                }
+                client.lane_up(lane, now, &mut rec);
             }
             Err(e) => {
                 let addr = r.addr_for(lane, client.lane_addr(lane));
                 if let Some(why) = r.attempt_failed(&mut l.state, addr, &e.to_string(), now) {
                     self.lost[lane] = None;
-                    if joining {
-                        client.join_failed(lane, &why, now, &mut rec);
-                    } else {
-                        client.give_up(lane, &why, now, &mut rec);
-                    }
+                    client.give_up(lane, &why, now, &mut rec);
                 }
             }
         }

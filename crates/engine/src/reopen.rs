@@ -53,22 +53,30 @@ impl Reopener {
         }
     }
 
-    /// One attempt to open a connection to `addr`, for the tokio loop.
-    pub(crate) fn open_async(self: &Arc<Self>, addr: SocketAddr) -> Opening {
+    /// One attempt to open `lane`'s connection (to [`Reopener::addr_for`]),
+    /// for the tokio loop.
+    pub(crate) fn open_async(self: &Arc<Self>, lane: usize, routed: Option<SocketAddr>) -> Opening {
         let me = self.clone();
-        Box::pin(
-            async move { kvbench_connect::open_async(addr, &me.access, me.connect_timeout).await },
-        )
+        let addr = self.addr_for(lane, routed);
+        Box::pin(async move {
+            let addr = addr.ok_or_else(no_address)?;
+            kvbench_connect::open_async(addr, &me.access, me.connect_timeout).await
+        })
     }
 
-    /// One attempt to open a connection to `addr`, for the io_uring loop:
-    /// on a thread of its own, so the ring's other connections go on; the
+    /// One attempt to open `lane`'s connection, for the io_uring loop: on
+    /// a thread of its own, so the ring's other connections go on; the
     /// socket (or why there is none) arrives on the receiver.
     pub(crate) fn open_plain(
         self: &Arc<Self>,
-        addr: SocketAddr,
+        lane: usize,
+        routed: Option<SocketAddr>,
     ) -> Receiver<Result<TcpStream, String>> {
         let (tx, rx) = mpsc::channel();
+        let Some(addr) = self.addr_for(lane, routed) else {
+            let _ = tx.send(Err(no_address().to_string()));
+            return rx;
+        };
         let me = self.clone();
         let spawned = std::thread::Builder::new()
             .name("kvbench-reopen".into())
@@ -123,6 +131,15 @@ impl Reopener {
                 humantime::format_duration(self.give_up)
             )
         })
+    }
+}
+
+/// Why an attempt for a lane whose node has no known address fails at once.
+fn no_address() -> ConnectError {
+    ConnectError::Io {
+        addr: ([0, 0, 0, 0], 0).into(),
+        step: "find the node's address",
+        source: std::io::Error::other("no address for this lane"),
     }
 }
 

@@ -342,11 +342,7 @@ fn drive(
                 }
                 let Some(attempt) = &l.attempt else {
                     if now >= l.state.due && idle {
-                        let addr = r.addr_for(c.lane, client.lane_addr(c.lane));
-                        l.attempt = Some(match addr {
-                            Some(addr) => r.open_plain(addr),
-                            None => no_address(),
-                        });
+                        l.attempt = Some(r.open_plain(c.lane, client.lane_addr(c.lane)));
                         attempting = true;
                     } else {
                         reopen_at = earliest(reopen_at, Some(l.state.due));
@@ -438,7 +434,7 @@ fn drive(
                         reopening += 1;
                         reopen_at = Some(now);
                     }
-                    None => client.join_failed(lane, crate::conn::NO_JOIN, now, rec),
+                    None => client.give_up(lane, crate::conn::NO_JOIN, now, rec),
                 }
             }
             for i in lane_conn[ci].iter().flatten().copied() {
@@ -653,13 +649,6 @@ fn target(c: &Conn, i: usize, files: Files) -> Target {
     }
 }
 
-/// An attempt that fails at once: the lane has no address to go to.
-fn no_address() -> Receiver<Result<TcpStream, String>> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let _ = tx.send(Err("no address for this lane".into()));
-    rx
-}
-
 /// What the first connections of lanes for nodes that joined touch.
 struct Joins<'a> {
     conns: &'a mut Vec<Conn>,
@@ -688,10 +677,10 @@ impl Joins<'_> {
                 ended += 1;
                 return false;
             }
-            let addr = r.addr_for(j.lane, client.lane_addr(j.lane));
+            let routed = client.lane_addr(j.lane);
             let Some(attempt) = &j.attempt else {
                 if self.now >= j.state.due {
-                    j.attempt = Some(addr.map_or_else(no_address, |a| r.open_plain(a)));
+                    j.attempt = Some(r.open_plain(j.lane, routed));
                     under_way = true;
                 } else {
                     due = earliest(due, Some(j.state.due));
@@ -712,15 +701,17 @@ impl Joins<'_> {
                     self.lane_conn[j.client][j.lane] = Some(self.conns.len());
                     self.conns
                         .push(Conn::new(sock, j.client, j.lane, self.now, true));
-                    client.lane_joined(j.lane, self.now, self.rec);
+                    client.lane_up(j.lane, self.now, self.rec);
                 }
-                Err(e) => match r.attempt_failed(&mut j.state, addr, &e, self.now) {
-                    Some(why) => client.join_failed(j.lane, &why, self.now, self.rec),
-                    None => {
-                        due = earliest(due, Some(j.state.due));
-                        return true;
+                Err(e) => {
+                    match r.attempt_failed(&mut j.state, r.addr_for(j.lane, routed), &e, self.now) {
+                        Some(why) => client.give_up(j.lane, &why, self.now, self.rec),
+                        None => {
+                            due = earliest(due, Some(j.state.due));
+                            return true;
+                        }
                     }
-                },
+                }
             }
             self.dirty.push(j.client);
             ended += 1;

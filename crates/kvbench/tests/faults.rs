@@ -1024,6 +1024,23 @@ fn a_local_sentinel_group_is_started_probed_and_stopped() {
     }
 }
 
+/// A run of `duration` with `extra` flags that schedule a fault: it
+/// finishes its window (exit 3, marked by the fault), and its first fault
+/// was caused. Its record.
+fn faulted_run(duration: &str, extra: &[&str]) -> serde_json::Value {
+    let sb = Sandbox::new();
+    let out = sb
+        .kvbench()
+        .args(run_args(duration, extra))
+        .output()
+        .expect("kvbench runs");
+    let rec = record(&out);
+    assert_eq!(out.status.code(), Some(3), "finished, marked: {rec}");
+    let fault = &rec["run"]["faults"][0];
+    assert!(fault["error"].is_null(), "{fault}");
+    rec
+}
+
 /// `--fault`: kvbench causes the fault itself, at its instant of the
 /// window, on a server it started, and records what happened. A Redis
 /// restarted 2 s into a 5-s window with retries on: the server saves, stops
@@ -1033,26 +1050,19 @@ fn a_local_sentinel_group_is_started_probed_and_stopped() {
 #[test]
 fn a_fault_restarts_kvbench_s_own_server_mid_window_and_is_recorded() {
     let _serial = crate::util::timing_sensitive();
-    let sb = Sandbox::new();
-    let out = sb
-        .kvbench()
-        .args(run_args(
-            "5s",
-            &[
-                "--clients",
-                "4",
-                "--fault",
-                "restart:0@2s",
-                "--max-retries",
-                "5",
-                "--reconnect-backoff",
-                "10ms-100ms",
-            ],
-        ))
-        .output()
-        .expect("kvbench runs");
-    let rec = record(&out);
-    assert_eq!(out.status.code(), Some(3), "finished, marked: {rec}");
+    let rec = faulted_run(
+        "5s",
+        &[
+            "--clients",
+            "4",
+            "--fault",
+            "restart:0@2s",
+            "--max-retries",
+            "5",
+            "--reconnect-backoff",
+            "10ms-100ms",
+        ],
+    );
     assert_eq!(
         rec["config"]["faults"][0], "restart:0@2s",
         "{}",
@@ -1060,7 +1070,6 @@ fn a_fault_restarts_kvbench_s_own_server_mid_window_and_is_recorded() {
     );
     let run = &rec["run"];
     let fault = &run["faults"][0];
-    assert!(fault["error"].is_null(), "{fault}");
     let at = fault["at_s"].as_f64().expect("at_s");
     assert!((2.0..2.2).contains(&at), "caused at {at} s: {fault}");
     let lasted = fault["lasted_s"].as_f64().expect("lasted_s");
@@ -1090,31 +1099,23 @@ fn a_fault_restarts_kvbench_s_own_server_mid_window_and_is_recorded() {
 #[test]
 fn a_fault_fails_a_sentinel_group_over_and_the_run_follows() {
     let _serial = crate::util::timing_sensitive();
-    let sb = Sandbox::new();
-    let out = sb
-        .kvbench()
-        .args(run_args(
-            "6s",
-            &[
-                "--topology",
-                "sentinel",
-                "--nodes",
-                "2",
-                "--clients",
-                "4",
-                "--fault",
-                "failover@2s",
-                "--max-retries",
-                "3",
-            ],
-        ))
-        .output()
-        .expect("kvbench runs");
-    let rec = record(&out);
-    assert_eq!(out.status.code(), Some(3), "finished, marked: {rec}");
+    let rec = faulted_run(
+        "6s",
+        &[
+            "--topology",
+            "sentinel",
+            "--nodes",
+            "2",
+            "--clients",
+            "4",
+            "--fault",
+            "failover@2s",
+            "--max-retries",
+            "3",
+        ],
+    );
     let run = &rec["run"];
     let fault = &run["faults"][0];
-    assert!(fault["error"].is_null(), "{fault}");
     let target = fault["target"].as_str().unwrap_or_default();
     assert!(target.starts_with("group kvbench: master "), "{fault}");
     assert!(run["reconnects"].as_u64().unwrap_or(0) >= 4, "{run}");
@@ -1143,30 +1144,22 @@ fn a_fault_fails_a_sentinel_group_over_and_the_run_follows() {
 #[test]
 fn a_cluster_node_restarted_mid_run_is_used_again_when_it_is_back() {
     let _serial = crate::util::timing_sensitive();
-    let sb = Sandbox::new();
-    let out = sb
-        .kvbench()
-        .args(run_args(
-            "5s",
-            &[
-                "--topology",
-                "cluster",
-                "--nodes",
-                "3",
-                "--clients",
-                "4",
-                "--fault",
-                "restart:1@2s",
-                "--max-retries",
-                "3",
-            ],
-        ))
-        .output()
-        .expect("kvbench runs");
-    let rec = record(&out);
-    assert_eq!(out.status.code(), Some(3), "finished, marked: {rec}");
+    let rec = faulted_run(
+        "5s",
+        &[
+            "--topology",
+            "cluster",
+            "--nodes",
+            "3",
+            "--clients",
+            "4",
+            "--fault",
+            "restart:1@2s",
+            "--max-retries",
+            "3",
+        ],
+    );
     let run = &rec["run"];
-    assert!(run["faults"][0]["error"].is_null(), "{}", run["faults"]);
     assert_eq!(run["errors"], 0, "{run}");
     let nodes = run["nodes"].as_array().expect("per-node counts");
     assert_eq!(nodes.len(), 3, "{nodes:?}");
@@ -1198,33 +1191,25 @@ fn a_cluster_node_restarted_mid_run_is_used_again_when_it_is_back() {
 #[test]
 fn a_fault_fails_a_cluster_master_over_to_its_replica() {
     let _serial = crate::util::timing_sensitive();
-    let sb = Sandbox::new();
-    let out = sb
-        .kvbench()
-        .args(run_args(
-            "5s",
-            &[
-                "--topology",
-                "cluster",
-                "--nodes",
-                "3",
-                "--replicas",
-                "1",
-                "--clients",
-                "4",
-                "--fault",
-                "failover:0@2s",
-                "--max-retries",
-                "3",
-            ],
-        ))
-        .output()
-        .expect("kvbench runs");
-    let rec = record(&out);
-    assert_eq!(out.status.code(), Some(3), "finished, marked: {rec}");
+    let rec = faulted_run(
+        "5s",
+        &[
+            "--topology",
+            "cluster",
+            "--nodes",
+            "3",
+            "--replicas",
+            "1",
+            "--clients",
+            "4",
+            "--fault",
+            "failover:0@2s",
+            "--max-retries",
+            "3",
+        ],
+    );
     let run = &rec["run"];
     let fault = &run["faults"][0];
-    assert!(fault["error"].is_null(), "{fault}");
     let target = fault["target"].as_str().unwrap_or_default();
     assert!(target.contains(" to its replica "), "{fault}");
     assert_eq!(run["errors"], 0, "{run}");

@@ -9,7 +9,7 @@
 //! started so far and removes their directories.
 
 use crate::server::ServerVersion;
-use crate::system::redis::{command, parse_info};
+use crate::system::redis::{command, info, parse_info};
 use crate::system::{Peer, Role};
 use crate::{Hosts, Server, ServerError, ServerSpec};
 use kvbench_model::{NodeProbe, Probe, Protocol, Setting};
@@ -270,14 +270,7 @@ impl Cluster {
             )?,
         )?;
         wait_for(|| {
-            let info = match command(
-                Peer::plain(replica),
-                &[b"INFO", b"replication"],
-                QUERY_TIMEOUT,
-            )? {
-                Value::Bulk(text) => parse_info(&String::from_utf8_lossy(&text)),
-                other => return Err(format!("{replica}: INFO answered {other:?}")),
-            };
+            let info = replication(replica)?;
             let promoted = info.iter().any(|(k, v)| k == "role" && v == "master");
             Ok((!promoted).then(|| format!("replica {replica} was not promoted")))
         })?;
@@ -366,21 +359,18 @@ impl Cluster {
 pub(crate) fn wait_synced(replicas: &[Server]) -> Result<(), String> {
     for r in replicas {
         wait_for(|| {
-            let info = match command(
-                Peer::plain(r.addr()),
-                &[b"INFO", b"replication"],
-                QUERY_TIMEOUT,
-            )? {
-                Value::Bulk(text) => parse_info(&String::from_utf8_lossy(&text)),
-                other => return Err(format!("{}: INFO answered {other:?}", r.addr())),
-            };
-            let up = info
+            let up = replication(r.addr())?
                 .iter()
                 .any(|(k, v)| k == "master_link_status" && v == "up");
             Ok((!up).then(|| format!("replica {} did not finish its first sync", r.addr())))
         })?;
     }
     Ok(())
+}
+
+/// `INFO replication` of the node at `addr`.
+fn replication(addr: SocketAddr) -> Result<Vec<(String, String)>, String> {
+    info(Peer::plain(addr), &["replication"], QUERY_TIMEOUT).map_err(|e| format!("{addr}: {e}"))
 }
 
 /// Asks `check` every 50 ms until it finds nothing to wait for (`None`),

@@ -5,9 +5,10 @@
 //! code has one path.
 //!
 //! Nothing here does I/O on the hot path; [`slots::discover`] (a blocking
-//! `CLUSTER SLOTS` before the phase starts) and [`sentinel::Sentinel`]
-//! (asking sentinels for the master, before the phase and at each
-//! reconnection) are the only network calls.
+//! `CLUSTER SLOTS` before the phase starts, and refreshes when asked for)
+//! and [`sentinel::Sentinel`] (asking the sentinels for the master before
+//! the phase, and listening to them on threads of its own while it runs)
+//! are the only network calls.
 
 pub mod ketama;
 pub mod sentinel;
@@ -173,12 +174,7 @@ pub fn connect_plan(
     Ok(match topology {
         Topology::Single(addr) => (vec![*addr], Router::Single),
         Topology::Cluster(seeds) => {
-            let table = slots::discover(seeds, access, timeout).map_err(|message| {
-                EngineError::Connect {
-                    addr: seeds.first().copied().unwrap_or(([0, 0, 0, 0], 0).into()),
-                    message,
-                }
-            })?;
+            let table = slots::discover(seeds, access, timeout).map_err(unreached(seeds))?;
             (table.all_nodes(), Router::Cluster(table))
         }
         Topology::Pool(nodes, variant) => {
@@ -187,16 +183,17 @@ pub fn connect_plan(
             (nodes.clone(), Router::Pool { ring, prefix })
         }
         Topology::Sentinel(sentinels, name) => {
-            let s = Sentinel::discover(sentinels, name, timeout).map_err(|message| {
-                EngineError::Connect {
-                    addr: sentinels
-                        .first()
-                        .copied()
-                        .unwrap_or(([0, 0, 0, 0], 0).into()),
-                    message,
-                }
-            })?;
+            let s = Sentinel::discover(sentinels, name, timeout).map_err(unreached(sentinels))?;
             (vec![s.master()], Router::Sentinel(Arc::new(s)))
         }
     })
+}
+
+/// A discovery through `asked` (seeds, sentinels) that found nothing, as a
+/// connection error naming the first of them.
+fn unreached(asked: &[SocketAddr]) -> impl Fn(String) -> EngineError + '_ {
+    move |message| EngineError::Connect {
+        addr: asked.first().copied().unwrap_or(([0, 0, 0, 0], 0).into()),
+        message,
+    }
 }

@@ -264,7 +264,7 @@ fn forbidden(name: &str) -> Option<&'static str> {
 }
 
 /// `INFO <sections>` as `(key, value)` pairs, in the server's order.
-fn info(
+pub(crate) fn info(
     at: Peer<'_>,
     sections: &[&str],
     timeout: Duration,
