@@ -1100,6 +1100,7 @@ fn run(opts: &Opts) -> Result<()> {
             system,
             binary: None,
             memory_limit_mb: (system == SystemKind::Memcached).then_some(MEMCACHED_MB),
+            eviction: None,
             extra_args: Vec::new(),
         };
         let server = Server::start(&spec).with_context(|| format!("start {system}"))?;

@@ -10,6 +10,7 @@ fn start(system: SystemKind) -> Server {
         system,
         binary: None,
         memory_limit_mb: None,
+        eviction: None,
         extra_args: Vec::new(),
     };
     Server::start(&spec).expect("start a private server (redis-server / memcached on PATH)")

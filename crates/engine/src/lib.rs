@@ -37,7 +37,8 @@ pub mod uring;
 pub use error::EngineError;
 pub use events::{Observer, OpSecond, Progress, SecondStats, Silent};
 pub use phase::{
-    run_phase, run_share, CutShort, Io, PhaseConfig, PhaseKind, PhaseOutput, Rate, Window,
+    replay, run_phase, run_share, CutShort, Io, PhaseConfig, PhaseKind, PhaseOutput, Rate, Replay,
+    Window,
 };
 pub use reopen::Backoff;
 pub use retry::Retry;

@@ -206,6 +206,50 @@ struct Shared {
     connect_failed: AtomicBool,
 }
 
+/// The operations a one-client run phase of `spec` seeded `seed` sends to
+/// `system`, in order, drawn as [`run_phase`] draws them (each request's
+/// values come from the same generator as the next operation, so they are
+/// drawn too): what an offline replay of a run needs, such as a cache's hit
+/// ratio against an exact LRU's on the same keys.
+///
+/// # Errors
+/// The spec's own error, as the phase would report it.
+pub fn replay(system: SystemKind, spec: &WorkloadSpec, seed: u64) -> Result<Replay, EngineError> {
+    let config = |e: kvbench_workload::SpecError| EngineError::Config(e.to_string());
+    let mut workload = Workload::new(spec).map_err(config)?;
+    workload.set_space(InsertSpace::of_worker(spec.record_count, 0));
+    let rng = client_rngs(purpose_seed(seed, SEED_RUN), 1)
+        .into_iter()
+        .next()
+        .ok_or_else(|| EngineError::Config("no client to replay".into()))?;
+    Ok(Replay {
+        stream: workload.client_stream(rng, 0, 1).map_err(config)?,
+        driver: Driver::new(system, spec, spec.key_namer()),
+        key: Vec::new(),
+        request: Vec::new(),
+    })
+}
+
+/// A one-client run's operations, in order (see [`replay`]).
+pub struct Replay {
+    stream: kvbench_workload::OpStream,
+    driver: Driver,
+    key: Vec<u8>,
+    request: Vec<u8>,
+}
+
+impl Iterator for Replay {
+    type Item = kvbench_workload::Op;
+    fn next(&mut self) -> Option<Self::Item> {
+        let op = self.stream.next_op();
+        self.driver.write_key(&op, &mut self.key);
+        self.request.clear();
+        self.driver
+            .encode_first(&op, self.stream.rng(), &self.key, &mut self.request);
+        Some(op)
+    }
+}
+
 /// Runs one phase to completion.
 ///
 /// # Errors

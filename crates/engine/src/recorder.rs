@@ -44,6 +44,9 @@ pub struct Recorder {
     pub lag_trend: LagTrend,
     completed: [u64; OpKind::COUNT],
     misses: [u64; OpKind::COUNT],
+    /// The misses' latency, per kind; allocated at a kind's first miss (a
+    /// run without misses pays nothing for it).
+    miss_hist: Vec<Option<Histogram<u64>>>,
     errors: [u64; OpKind::COUNT],
     /// Values above [`MAX_LATENCY_NS`] that were clamped.
     pub clamped: u64,
@@ -210,6 +213,7 @@ impl Default for Recorder {
             lag_trend: LagTrend::default(),
             completed: [0; OpKind::COUNT],
             misses: [0; OpKind::COUNT],
+            miss_hist: vec![None; OpKind::COUNT],
             errors: [0; OpKind::COUNT],
             clamped: 0,
             failed_connections: 0,
@@ -273,7 +277,14 @@ impl Recorder {
                 let since = self.series.completed(kind, v, replied);
                 self.timeline.completed(v, since);
             }
-            Outcome::Miss => self.misses[i] += 1,
+            Outcome::Miss => {
+                self.misses[i] += 1;
+                let v = self.clamp(latency_ns);
+                let _ = self.miss_hist[i]
+                    .get_or_insert_with(new_histogram)
+                    .record(v);
+                self.series.missed(kind, replied);
+            }
             Outcome::Error => {
                 self.errors[i] += 1;
                 self.error_kinds[ErrorKind::ErrorReply as usize] += 1;
@@ -474,6 +485,11 @@ impl Recorder {
         for i in 0..OpKind::COUNT {
             // Same bounds on both sides, so adding cannot fail.
             let _ = self.hist[i].add(&other.hist[i]);
+            if let Some(theirs) = &other.miss_hist[i] {
+                let _ = self.miss_hist[i]
+                    .get_or_insert_with(new_histogram)
+                    .add(theirs);
+            }
             self.completed[i] += other.completed[i];
             self.misses[i] += other.misses[i];
             self.errors[i] += other.errors[i];
@@ -542,6 +558,13 @@ impl Recorder {
             let i = op.op.index();
             let name = op.op.as_str();
             add(&mut self.hist[i], &op.histogram, name)?;
+            if let Some(miss) = &op.miss_histogram {
+                add(
+                    self.miss_hist[i].get_or_insert_with(new_histogram),
+                    miss,
+                    name,
+                )?;
+            }
             if let (Some(service), Some(lag)) = (&op.service_histogram, &op.lag_histogram) {
                 let open = self.open.get_or_insert_with(|| {
                     let hists = || (0..OpKind::COUNT).map(|_| new_histogram()).collect();
@@ -645,6 +668,8 @@ impl Recorder {
                     service_histogram: self.open.as_ref().map(|o| encode_histogram(&o.service[i])),
                     lag: self.open.as_ref().map(|o| summarize(&o.lag[i])),
                     lag_histogram: self.open.as_ref().map(|o| encode_histogram(&o.lag[i])),
+                    miss_latency: self.miss_hist[i].as_ref().map(summarize),
+                    miss_histogram: self.miss_hist[i].as_ref().map(encode_histogram),
                     with: false,
                 }
             })
@@ -672,6 +697,7 @@ impl Recorder {
             outage: self.timeline.outage(window_s),
             faults: Vec::new(),
             nodes: Vec::new(),
+            cache: None,
             scale_out: None,
         }
     }

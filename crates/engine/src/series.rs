@@ -38,6 +38,7 @@ fn interval_histogram() -> Histogram<u64> {
 struct Second {
     index: u32,
     completed: [u64; OpKind::COUNT],
+    misses: [u64; OpKind::COUNT],
     errors: [u64; OpKind::COUNT],
     hist: [Vec<u8>; OpKind::COUNT],
 }
@@ -45,6 +46,7 @@ struct Second {
 /// All workers' counts and histograms for one second.
 struct MergedSecond {
     completed: [u64; OpKind::COUNT],
+    misses: [u64; OpKind::COUNT],
     errors: [u64; OpKind::COUNT],
     hist: Vec<Histogram<u64>>,
 }
@@ -53,6 +55,7 @@ impl Default for MergedSecond {
     fn default() -> Self {
         MergedSecond {
             completed: [0; OpKind::COUNT],
+            misses: [0; OpKind::COUNT],
             errors: [0; OpKind::COUNT],
             hist: (0..OpKind::COUNT).map(|_| interval_histogram()).collect(),
         }
@@ -65,8 +68,9 @@ impl MergedSecond {
         let mut active = [false; OpKind::COUNT];
         for (i, on) in active.iter_mut().enumerate() {
             self.completed[i] += s.completed[i];
+            self.misses[i] += s.misses[i];
             self.errors[i] += s.errors[i];
-            *on = s.completed[i] + s.errors[i] > 0;
+            *on = s.completed[i] + s.misses[i] + s.errors[i] > 0;
             if !s.hist[i].is_empty() {
                 if let Ok(h) = Deserializer::new().deserialize::<u64, _>(&mut s.hist[i].as_slice())
                 {
@@ -117,6 +121,7 @@ pub struct SeriesRecorder {
     origin: Option<Instant>,
     current: u32,
     completed: [u64; OpKind::COUNT],
+    misses: [u64; OpKind::COUNT],
     errors: [u64; OpKind::COUNT],
     hist: Vec<Histogram<u64>>,
     done: Vec<Second>,
@@ -129,6 +134,7 @@ impl Default for SeriesRecorder {
             origin: None,
             current: 0,
             completed: [0; OpKind::COUNT],
+            misses: [0; OpKind::COUNT],
             errors: [0; OpKind::COUNT],
             hist: (0..OpKind::COUNT).map(|_| interval_histogram()).collect(),
             done: Vec::new(),
@@ -202,7 +208,12 @@ impl SeriesRecorder {
 
     /// The current second, if anything happened in it; resets the counts.
     fn take_current(&mut self) -> Option<Second> {
-        let any = self.completed.iter().chain(&self.errors).any(|&n| n > 0);
+        let any = self
+            .completed
+            .iter()
+            .chain(&self.misses)
+            .chain(&self.errors)
+            .any(|&n| n > 0);
         let out = any.then(|| {
             let mut hist: [Vec<u8>; OpKind::COUNT] = Default::default();
             for (i, h) in self.hist.iter_mut().enumerate() {
@@ -215,11 +226,13 @@ impl SeriesRecorder {
             Second {
                 index: self.current,
                 completed: self.completed,
+                misses: self.misses,
                 errors: self.errors,
                 hist,
             }
         });
         self.completed = [0; OpKind::COUNT];
+        self.misses = [0; OpKind::COUNT];
         self.errors = [0; OpKind::COUNT];
         out
     }
@@ -241,6 +254,14 @@ impl SeriesRecorder {
         self.completed[kind.index()] += 1;
         let _ = self.hist[kind.index()].record(latency_ns.clamp(1, MAX_LATENCY_NS));
         since
+    }
+
+    /// A read that found no record, replied at `at` (counted per second for
+    /// the hit ratio; its latency is not in the second's histogram).
+    #[inline]
+    pub fn missed(&mut self, kind: OpKind, at: Instant) {
+        self.roll_to(self.second_of(at));
+        self.misses[kind.index()] += 1;
     }
 
     /// A failed operation, noticed at `at`.
@@ -283,6 +304,7 @@ impl SeriesRecorder {
             active[i] = true;
             let m = by_second.entry(p.second).or_default();
             m.completed[i] += p.completed;
+            m.misses[i] += p.misses;
             m.errors[i] += p.errors;
             if !p.histogram.is_empty() {
                 let h = crate::recorder::decode_histogram(&p.histogram)
@@ -318,14 +340,15 @@ fn points(
             if !active[i] {
                 continue;
             }
-            let (completed, errors, h) = match by_second.get(&second) {
-                Some(m) => (m.completed[i], m.errors[i], &m.hist[i]),
-                None => (0, 0, &empty),
+            let (completed, misses, errors, h) = match by_second.get(&second) {
+                Some(m) => (m.completed[i], m.misses[i], m.errors[i], &m.hist[i]),
+                None => (0, 0, 0, &empty),
             };
             out.push(SeriesPoint {
                 second,
                 op: kind,
                 completed,
+                misses,
                 errors,
                 p50_us: us(h, 0.5),
                 p99_us: us(h, 0.99),

@@ -160,6 +160,8 @@ pub(crate) mod tests {
             service_histogram: None,
             lag: None,
             lag_histogram: None,
+            miss_latency: None,
+            miss_histogram: None,
             with: false,
         }
     }
@@ -169,6 +171,7 @@ pub(crate) mod tests {
             second,
             op,
             completed: values.iter().map(|v| v.1).sum(),
+            misses: 0,
             errors: 0,
             p50_us: 1.0,
             p99_us: 2.0,
@@ -244,6 +247,9 @@ pub(crate) mod tests {
                 max_retries: None,
                 retry_backoff: None,
                 faults: Vec::new(),
+                max_memory: None,
+                max_memory_mb: None,
+                eviction: None,
                 companion: None,
             },
             environment: Environment {
@@ -268,6 +274,7 @@ pub(crate) mod tests {
                 outage: None,
                 faults: Vec::new(),
                 nodes: vec![],
+                cache: None,
                 scale_out: None,
             }),
             run: Some(PhaseResult {
@@ -298,6 +305,7 @@ pub(crate) mod tests {
                 outage: None,
                 faults: Vec::new(),
                 nodes: vec![],
+                cache: None,
                 scale_out: None,
             }),
             probes: vec![],

@@ -5,6 +5,7 @@
 use clap::{ArgGroup, Args, Parser, Subcommand};
 use kvbench_store::Location;
 use std::path::PathBuf;
+use std::str::FromStr;
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -136,6 +137,7 @@ pub enum Command {
         "  kvbench run --system memcached --topology twemproxy --nodes 3 --workload balanced\n",
         "  kvbench run --system redis --topology sentinel --nodes 2 --workload balanced --max-retries 3\n",
         "  kvbench run --system redis --workload balanced --duration 10s --fault restart:0@3s --max-retries 3\n",
+        "  kvbench run --system redis --workload ycsb/a -p writeallfields=true --max-memory 25% --eviction allkeys-lfu\n",
         "  kvbench run --system redis --server-bin .venv/bin/valkey-server --workload balanced\n",
         "  kvbench run --system redis --server-args \"--io-threads 2\" --workload read-heavy\n",
         "  kvbench run --system redis --topology cluster --nodes 3 --netns --link-rate 1gbit --link-delay 50us --workload read-heavy\n",
@@ -732,6 +734,22 @@ pub struct BenchArgs {
     /// kvbench must own (port, bind, daemonize, ...) are refused.
     #[arg(long = "server-args", value_name = "ARGS", allow_hyphen_values = true)]
     pub server_args: Vec<String>,
+    /// Each server's memory limit, to measure a cache under memory
+    /// pressure: a size (64mb, 2gb) or a share of the raw data each server
+    /// holds (25%). Redis/Valkey `maxmemory`, Memcached `-m`. Without it
+    /// kvbench sizes Memcached for the whole data set and leaves Redis
+    /// unlimited, and an eviction marks the run.
+    #[arg(long, value_name = "SIZE|PCT%", value_parser = kvbench_servers::MaxMemory::from_str)]
+    pub max_memory: Option<kvbench_servers::MaxMemory>,
+    /// What the server does at --max-memory: Redis/Valkey's
+    /// maxmemory-policy (noeviction, allkeys-lru, allkeys-lfu,
+    /// allkeys-random, volatile-lru, volatile-lfu, volatile-random,
+    /// volatile-ttl; the volatile ones evict only keys with a TTL, and
+    /// kvbench writes none), Memcached's lru (segmented, its default),
+    /// lru-flat (-o no_lru_maintainer) or noeviction (-M) [default: the
+    /// server's own: noeviction on Redis/Valkey, lru on Memcached].
+    #[arg(long, value_name = "POLICY", value_parser = kvbench_servers::Eviction::from_str, requires = "max_memory")]
+    pub eviction: Option<kvbench_servers::Eviction>,
     /// Benchmark a system kvbench did not start: redis://[user:password@]host:port[/db],
     /// rediss:// (TLS), redis-cluster://host:port,host:port (seed nodes),
     /// rediss-cluster://, redis-sentinel://host:port[,host:port...]/GROUP[/db]

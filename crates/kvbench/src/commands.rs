@@ -204,6 +204,12 @@ fn show(a: ShowArgs) -> Result<Verdict> {
                     "\nper second:\n{}",
                     kvbench_report::text::series_table(run)
                 ))?;
+                if run.cache.is_some() {
+                    print(&format!(
+                        "\ncache, per second:\n{}",
+                        kvbench_report::text::cache_series_table(run)
+                    ))?;
+                }
             }
         }
     }

@@ -57,6 +57,10 @@ pub struct RunSettings {
     pub server_binary: Option<PathBuf>,
     /// `--server-args`, split at spaces.
     pub server_args: Vec<String>,
+    /// `--max-memory`: each server's limit (`None`: kvbench sizes it).
+    pub max_memory: Option<kvbench_servers::MaxMemory>,
+    /// `--eviction`: the policy at that limit (`None`: the server's own).
+    pub eviction: Option<kvbench_servers::Eviction>,
     /// A system kvbench does not start.
     pub target: Option<Target>,
     /// What kvbench may change on the target.
@@ -88,6 +92,28 @@ pub struct RunSettings {
     pub scale_out: Option<crate::scaleout::ScaleOut>,
     /// How a comparison's verdicts are called, when not the default.
     pub verdict: Option<kvbench_model::VerdictRule>,
+}
+
+/// Checks `--max-memory` and `--eviction` against the system.
+fn memory_limit(system: SystemKind, b: &BenchArgs) -> Result<(), UsageError> {
+    if b.max_memory.is_none() {
+        return Ok(());
+    }
+    if b.target.is_some() {
+        return Err(UsageError(
+            "--max-memory: kvbench sets no option on a --target it did not start (set its limit there, and kvbench reads it)".into(),
+        ));
+    }
+    if system.protocol() == Protocol::Aerospike {
+        return Err(UsageError(format!(
+            "--max-memory: {system} evicts only records with a TTL and kvbench writes none; its namespace is sized from the data set"
+        )));
+    }
+    if let Some(p) = b.eviction {
+        kvbench_servers::check_eviction(system, p)
+            .map_err(|e| UsageError(format!("--eviction: {e}")))?;
+    }
+    Ok(())
 }
 
 /// The largest cluster kvbench starts on one machine: every client opens a
@@ -486,6 +512,7 @@ pub fn settings(
             )));
         }
     }
+    memory_limit(system, b)?;
     let target = crate::target::resolve(b, system)?;
     let (topology, nodes, replicas) = match &target {
         Some(t) => (t.topology(), t.addrs.len() as u32, 0),
@@ -579,6 +606,8 @@ pub fn settings(
             .as_ref()
             .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone())),
         server_args,
+        max_memory: b.max_memory,
+        eviction: b.eviction,
         target,
         safety: crate::target::safety(b),
         rate,

@@ -37,7 +37,7 @@ impl Clock {
 
     /// Blocks until `at` after the window's start; the start, or `None`
     /// when the phase ended first.
-    fn wait_until(&self, at: Duration) -> Option<Instant> {
+    pub(crate) fn wait_until(&self, at: Duration) -> Option<Instant> {
         let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
             if s.1 {

@@ -85,18 +85,29 @@ pub fn estimate(s: &RunSettings) -> Estimate {
                 (raw * factor) as u64
             }
         };
-        let total = bytes
+        let mut total = bytes
             .saturating_mul(copies)
             .saturating_add(SERVER_BASE * nodes * copies);
+        // `--max-memory`: no server holds more than its limit (Memcached's
+        // `-m` above is that limit already).
+        let limited = crate::max_memory::mb(s);
+        if let Some(mb) = limited {
+            total = total.min(
+                (mb << 20)
+                    .saturating_add(SERVER_BASE)
+                    .saturating_mul(nodes * copies),
+            );
+        }
         let replicas = if s.replicas > 0 {
             format!(", {copies} copies")
         } else {
             String::new()
         };
+        let limit = limited.map_or(String::new(), |mb| format!(", at most {mb} MB each"));
         (
             total,
             format!(
-                "{items} records of {record} B on {} node{}{replicas}",
+                "{items} records of {record} B on {} node{}{replicas}{limit}",
                 nodes,
                 if nodes == 1 { "" } else { "s" }
             ),
@@ -156,6 +167,7 @@ fn mem_available(meminfo: &str) -> Option<u64> {
 /// # Errors
 /// One line: the estimate, its two parts, what is available, what to change.
 pub fn check(s: &RunSettings, skip: bool) -> Result<(), UsageError> {
+    room(s)?;
     if skip {
         return Ok(());
     }
@@ -163,6 +175,38 @@ pub fn check(s: &RunSettings, skip: bool) -> Result<(), UsageError> {
         Some(avail) => judge(&estimate(s), avail),
         None => Ok(()),
     }
+}
+
+/// Refuses a data set larger than `--max-memory` under a policy that
+/// refuses writes at the limit: its load would fail part way (unless
+/// `--allow-incomplete-load` asks for exactly that).
+fn room(s: &RunSettings) -> Result<(), UsageError> {
+    let (Some(mb), Some(given), Some(policy)) = (
+        crate::max_memory::mb(s),
+        s.max_memory,
+        crate::max_memory::eviction(s),
+    ) else {
+        return Ok(());
+    };
+    // memcached refuses a limit below twice its largest item (`-I`, 1 MB
+    // by default) and exits at start.
+    if s.system.protocol() == Protocol::Memcache && mb < 2 {
+        return Err(UsageError(format!(
+            "--max-memory {given} is {mb} MB per server; memcached needs at least 2 MB (twice its largest item, 1 MB)"
+        )));
+    }
+    let raw = s
+        .spec
+        .record_count
+        .saturating_mul(s.spec.record_bytes() + s.spec.key_namer().max_len() as u64)
+        / u64::from(s.topology.shards(s.nodes));
+    if policy.makes_room() || raw <= mb << 20 || s.allow_incomplete_load || s.no_load {
+        return Ok(());
+    }
+    Err(UsageError(format!(
+        "--max-memory {given}: each server's {} of raw records exceed its {mb} MB, and under {policy} it refuses writes past the limit, so the load would fail; give --eviction a policy that evicts (allkeys-lru, lru), a larger limit, or --allow-incomplete-load to measure the refusals",
+        size(raw)
+    )))
 }
 
 fn judge(e: &Estimate, avail: u64) -> Result<(), UsageError> {

@@ -196,6 +196,9 @@ fn new_record(s: &RunSettings) -> RunRecord {
             retry_backoff: (s.retry.backoff != kvbench_engine::Retry::DEFAULT_BACKOFF)
                 .then(|| s.retry.backoff.to_string()),
             faults: s.faults.iter().map(ToString::to_string).collect(),
+            max_memory: s.max_memory.map(|m| m.to_string()),
+            max_memory_mb: crate::max_memory::mb(s),
+            eviction: crate::max_memory::eviction(s).map(|p| p.to_string()),
             companion: s.companion.as_ref().map(|c| Companion {
                 workload: c.name.clone(),
                 clients: c.clients,
@@ -218,6 +221,7 @@ fn new_record(s: &RunSettings) -> RunRecord {
 pub fn server_spec(s: &RunSettings) -> ServerSpec {
     let keys = s.spec.key_namer();
     let memory_limit_mb = match s.system.protocol() {
+        _ if s.max_memory.is_some() => crate::max_memory::mb(s),
         Protocol::Memcache => {
             let value = kvbench_engine::driver::Driver::new(s.system, &s.spec, keys.clone())
                 .memcached_value_len();
@@ -237,6 +241,7 @@ pub fn server_spec(s: &RunSettings) -> ServerSpec {
         system: s.system,
         binary: s.server_binary.clone(),
         memory_limit_mb,
+        eviction: s.eviction,
         extra_args: s.server_args.clone(),
     }
 }
@@ -305,8 +310,13 @@ fn execute(
     rec.environment.server_version = version.version;
     rec.environment.server_allocator = version.allocator;
     if reused.is_none() {
-        rec.probes
-            .push(server.probe("before_load").context("probe before load")?);
+        let before = server.probe("before_load").context("probe before load")?;
+        let no_room = crate::max_memory::no_room(s, &before);
+        rec.probes.push(before);
+        if let Some(why) = no_room {
+            rec.failure = Some(why);
+            return Ok(None);
+        }
     } else {
         rec.probes
             .push(server.probe("before_run").context("probe before run")?);
@@ -414,8 +424,12 @@ fn execute(
     // the workers agree on, so both groups share warm-up and window.
     let (start_tx, start_rx) = std::sync::mpsc::channel::<SystemTime>();
     let start_rx = Arc::new(Mutex::new(start_rx));
-    let (run, with, faults) = std::thread::scope(|scope| {
+    let (run, with, faults, samples) = std::thread::scope(|scope| {
         let faults = crate::inject::spawn_all(scope, &*server, network.as_ref(), &s.faults, &clock);
+        let sampler = s
+            .max_memory
+            .is_some()
+            .then(|| crate::sampler::spawn(scope, &*server, &clock));
         let with = companion_cfg.as_ref().map(|cfg| {
             let start_rx = start_rx.clone();
             scope.spawn(move || match s.scale_out {
@@ -446,7 +460,8 @@ fn execute(
         // A fault under way (a restart) is waited for: the server is
         // probed next.
         let faults: Vec<_> = faults.into_iter().filter_map(|h| h.join().ok()).collect();
-        (run, with, faults)
+        let samples = sampler.and_then(|h| h.join().ok());
+        (run, with, faults, samples)
     });
     view.finish();
     let mut run: PhaseOutput = run?;
@@ -454,6 +469,14 @@ fn execute(
         rec.marks.push(mark);
     }
     run.result.faults = faults;
+    if let (Some(samples), Some(mb)) = (samples, crate::max_memory::mb(s)) {
+        let servers = u64::from(s.topology.shards(s.nodes));
+        run.result.cache = Some(kvbench_model::CacheFigures::of(
+            &run.result,
+            &samples,
+            (mb << 20) * servers,
+        ));
+    }
     if let Some(with) = with {
         let with = with.context("the --with group's run")?;
         // One process counts both groups in its own CPU; with workers the
@@ -973,7 +996,8 @@ fn judge(s: &RunSettings, rec: &mut RunRecord) {
             ));
         }
         let misses: u64 = run.ops.iter().map(|o| o.misses).sum::<u64>() - scan_misses;
-        if misses > 0 {
+        // Under `--max-memory` misses and evictions are what is measured.
+        if misses > 0 && s.max_memory.is_none() {
             let why = if shortfall.is_some() {
                 "of the records the load did not insert"
             } else if s.no_load || rec.environment.reused_server.is_some() {
@@ -986,7 +1010,7 @@ fn judge(s: &RunSettings, rec: &mut RunRecord) {
         }
     }
     if let Some(ev) = rec.probes.iter().filter_map(|p| p.evictions).max() {
-        if ev > 0 {
+        if ev > 0 && s.max_memory.is_none() {
             rec.marks.push(format!(
                 "evictions: the server evicted {ev} items, so some reads could not hit"
             ));

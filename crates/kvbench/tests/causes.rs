@@ -89,6 +89,7 @@ fn a_connection_limit_is_met_before_the_run_in_the_servers_words() {
         system: kvbench_model::SystemKind::Redis,
         binary: None,
         memory_limit_mb: None,
+        eviction: None,
         extra_args: vec!["--maxclients".into(), "5".into()],
     })
     .expect("redis starts");

@@ -26,17 +26,17 @@ clients = [1, 2]
 pipeline = [1, 4]
 "#;
 
-fn write(sb: &Sandbox, name: &str, text: &str) -> String {
+pub fn write(sb: &Sandbox, name: &str, text: &str) -> String {
     std::fs::write(sb.path().join(name), text).expect("write experiment file");
     name.to_string()
 }
 
-fn plan(sb: &Sandbox, file: &str) -> serde_json::Value {
+pub fn plan(sb: &Sandbox, file: &str) -> serde_json::Value {
     sb.json(&["experiment", "plan", file, "--json"])
 }
 
 /// `experiment plan` of `text` as bad.toml: exit 2 and its message.
-fn plan_error(sb: &Sandbox, text: &str) -> String {
+pub fn plan_error(sb: &Sandbox, text: &str) -> String {
     let f = write(sb, "bad.toml", text);
     let out = sb
         .kvbench()
@@ -48,7 +48,7 @@ fn plan_error(sb: &Sandbox, text: &str) -> String {
 }
 
 /// A planned cell's `kvbench run` flags, as one line.
-fn run_args(cell: &serde_json::Value) -> String {
+pub fn run_args(cell: &serde_json::Value) -> String {
     cell["run_args"]
         .as_array()
         .expect("args")

@@ -850,6 +850,7 @@ fn readonly_replies_are_retried_and_each_request_counted_once() {
         system: kvbench_model::SystemKind::Redis,
         binary: None,
         memory_limit_mb: None,
+        eviction: None,
         extra_args: vec!["--replicaof".into(), "127.0.0.1".into(), "1".into()],
     })
     .expect("a replica starts");
@@ -892,6 +893,7 @@ fn a_sentinel_failover_under_load_is_followed_and_its_outage_measured() {
         system: kvbench_model::SystemKind::Redis,
         binary: None,
         memory_limit_mb: None,
+        eviction: None,
         extra_args: Vec::new(),
     };
     for io in ["uring", "tokio"] {

@@ -157,6 +157,7 @@ fn a_probe_waits_while_redis_is_at_maxclients() {
         system: kvbench_servers::SystemKind::Redis,
         binary: None,
         memory_limit_mb: None,
+        eviction: None,
         extra_args: vec!["--maxclients".into(), "1".into()],
     })
     .expect("server starts");

@@ -69,6 +69,7 @@ pub fn start(system: SystemKind, memory_limit_mb: Option<u64>) -> Server {
         system,
         binary: None,
         memory_limit_mb,
+        eviction: None,
         extra_args: Vec::new(),
     })
     .expect("server starts")

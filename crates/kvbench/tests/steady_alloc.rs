@@ -88,6 +88,7 @@ fn allocations_do_not_grow_with_requests() {
             system,
             binary: None,
             memory_limit_mb: Some(64),
+            eviction: None,
             extra_args: Vec::new(),
         })
         .expect("server starts");

@@ -12,6 +12,7 @@ mod analytics;
 mod bad_input;
 mod bad_replies;
 mod browser;
+mod cache;
 mod catalogue;
 mod causes;
 mod cluster;

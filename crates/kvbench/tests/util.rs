@@ -209,6 +209,7 @@ pub fn private_redis() -> kvbench_servers::Server {
         system: kvbench_model::SystemKind::Redis,
         binary: None,
         memory_limit_mb: None,
+        eviction: None,
         extra_args: Vec::new(),
     })
     .expect("redis starts")

@@ -8,6 +8,9 @@
 #![deny(missing_docs)]
 
 pub mod analytics;
+mod cache;
+
+pub use cache::{CacheFigures, CacheSecond, ServerSecond};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -394,6 +397,17 @@ pub struct RunConfig {
     /// `--retry-backoff` when not the default `1ms-100ms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_backoff: Option<String>,
+    /// `--max-memory` as given (`64mb`, `25%`): each server's memory limit
+    /// (`None`: kvbench's own sizing, see docs/metrics.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_memory: Option<String>,
+    /// That limit in MB, as each server was started with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_memory_mb: Option<u64>,
+    /// The policy at that limit: `--eviction`, else the server's default
+    /// (`None` without `--max-memory`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eviction: Option<String>,
     /// `--fault`: the faults caused during the window, as
     /// `KIND[:NODE][:SPAN]@AT` (docs/metrics.md, "Faults").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -568,6 +582,14 @@ pub struct OpResult {
     /// Open loop only: the schedule-lag histogram (V2, base64).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_histogram: Option<String>,
+    /// Latency of the misses, timed as [`latency`](Self::latency) is: a
+    /// cache's hits and misses apart (`None`: no miss, or a run stored
+    /// before kvbench timed them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub miss_latency: Option<LatencySummary>,
+    /// The misses' latency histogram (V2, base64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub miss_histogram: Option<String>,
     /// Run by the second client group of a combined run (`--with`), not by
     /// the main one.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -583,6 +605,10 @@ pub struct SeriesPoint {
     pub op: OpKind,
     /// Operations completed in this second (by reply time).
     pub completed: u64,
+    /// Reads that found no record in this second (0 in runs stored before
+    /// kvbench counted them per second).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub misses: u64,
     /// Errors in this second.
     pub errors: u64,
     /// Median latency of this second's completions (response time in open loop).
@@ -600,7 +626,7 @@ pub struct SeriesPoint {
 }
 
 /// Results of one phase (load, or the measured run window).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PhaseResult {
     /// Length of the window in seconds (monotonic clock).
     pub duration_s: f64,
@@ -659,6 +685,10 @@ pub struct PhaseResult {
     /// A multi-node target: what each node answered in the window.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<NodeCount>,
+    /// A memory-limited run (`--max-memory`): hit ratio, evictions and
+    /// memory against the limit, over the window and per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheFigures>,
     /// Set when several kvbench processes ran this phase together
     /// (`--workers`): each one's share and how well they were in step.
     /// Every figure above is their exact merge.
@@ -920,6 +950,15 @@ impl TopologyKind {
             TopologyKind::Pool => "pool",
             TopologyKind::Twemproxy => "twemproxy",
             TopologyKind::Sentinel => "sentinel",
+        }
+    }
+
+    /// How many servers of `nodes` the data set is split over: each holds
+    /// one share (a Sentinel group's replicas hold it all again).
+    pub fn shards(self, nodes: u32) -> u32 {
+        match self {
+            TopologyKind::Single | TopologyKind::Sentinel => 1,
+            TopologyKind::Cluster | TopologyKind::Pool | TopologyKind::Twemproxy => nodes.max(1),
         }
     }
 }

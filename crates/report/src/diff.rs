@@ -292,6 +292,8 @@ mod tests {
             service_histogram: None,
             lag: None,
             lag_histogram: None,
+            miss_latency: None,
+            miss_histogram: None,
             with: false,
         }
     }
@@ -339,6 +341,7 @@ mod tests {
                     outage: None,
                     faults: Vec::new(),
                     nodes: vec![],
+                    cache: None,
                     scale_out: None,
                 });
                 r

@@ -22,6 +22,11 @@ impl Table {
         }
     }
 
+    /// Whether no row was added.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
     /// Appends a row (missing cells render empty, extra cells are dropped).
     pub fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);

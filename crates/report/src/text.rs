@@ -160,6 +160,86 @@ pub fn series_table(p: &PhaseResult) -> String {
     t.to_text()
 }
 
+/// A memory-limited window (`--max-memory`) in words and tables: the hit
+/// ratio, evictions and memory against the limit, then hits' and misses'
+/// latency apart. Empty for any other run.
+pub fn cache_lines(c: &kvbench_model::RunConfig, run: &PhaseResult) -> String {
+    let Some(k) = &run.cache else {
+        return String::new();
+    };
+    let pct = |r: f64| format!("{:.1}%", r * 100.0);
+    let limit = match (&c.max_memory, c.max_memory_mb) {
+        (Some(given), Some(mb)) if given.ends_with('%') => format!("{given} = {mb} MB per server"),
+        (_, Some(mb)) => format!("{mb} MB per server"),
+        _ => "a limit".into(),
+    };
+    let policy = c
+        .eviction
+        .as_deref()
+        .unwrap_or("the server's default policy");
+    let mut s = format!(
+        "\ncache (--max-memory {limit}, {policy}): hit ratio {} ({} hits, {} misses); {} evicted in the window{}; server memory {} of {} MiB ({})\n",
+        opt(k.hit_ratio, pct),
+        count(k.hits),
+        count(k.misses),
+        opt(k.evictions, count),
+        opt(k.evictions_per_s, |e| format!(" ({}/s)", rate(e))),
+        opt(k.server_memory_bytes, mib),
+        mib(k.limit_bytes),
+        opt(k.memory_of_limit, pct),
+    );
+    let mut t = Table::new(&[
+        "reads",
+        ">count",
+        ">p50 us",
+        ">p99 us",
+        ">p99.9 us",
+        ">max us",
+    ]);
+    for o in run
+        .ops
+        .iter()
+        .filter(|o| o.miss_latency.is_some() && !o.with)
+    {
+        for (name, n, l) in [
+            ("hits", o.completed, Some(&o.latency)),
+            ("misses", o.misses, o.miss_latency.as_ref()),
+        ] {
+            if let Some(l) = l.filter(|l| l.count > 0) {
+                t.row(vec![
+                    format!("{} {name}", o.op),
+                    count(n),
+                    micros(l.p50_us),
+                    micros(l.p99_us),
+                    micros(l.p999_us),
+                    micros(l.max_us),
+                ]);
+            }
+        }
+    }
+    if !t.is_empty() {
+        s.push_str(&t.to_text());
+    }
+    s
+}
+
+/// A memory-limited window second by second: hit ratio, evictions, memory.
+pub fn cache_series_table(run: &PhaseResult) -> String {
+    let Some(k) = &run.cache else {
+        return String::new();
+    };
+    let mut t = Table::new(&[">second", ">hit ratio", ">evictions", ">server MiB"]);
+    for s in &k.seconds {
+        t.row(vec![
+            s.second.to_string(),
+            opt(s.hit_ratio, |r| format!("{:.1}%", r * 100.0)),
+            opt(s.evictions, count),
+            opt(s.server_memory_bytes, mib),
+        ]);
+    }
+    t.to_text()
+}
+
 /// A readable summary of one run.
 pub fn run_summary(rec: &RunRecord) -> String {
     let c = &rec.config;
@@ -253,6 +333,7 @@ pub fn run_summary(rec: &RunRecord) -> String {
             s.push_str(&format!("errors by kind: {}\n", kinds.join(", ")));
         }
         s.push_str(&outage_lines(run));
+        s.push_str(&cache_lines(c, run));
         for e in &run.error_replies {
             let times = match e.count {
                 0 => "before the window".to_string(),

@@ -27,6 +27,14 @@ pub enum ServerError {
         /// The server kind.
         system: SystemKind,
     },
+    /// `--eviction` names a policy the system does not have.
+    #[error("--eviction: {reason}")]
+    Eviction {
+        /// The server kind.
+        system: SystemKind,
+        /// Which policies it has.
+        reason: String,
+    },
     /// The cluster's nodes were started but did not form a working cluster.
     #[error("the {system} cluster did not form: {reason}")]
     ClusterFailed {

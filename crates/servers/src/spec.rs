@@ -14,6 +14,9 @@ pub struct ServerSpec {
     /// Memory limit in MB: Memcached `-m` (`None`: its default, 64), Redis
     /// `--maxmemory <N>mb` (`None`: no limit, Redis's default).
     pub memory_limit_mb: Option<u64>,
+    /// What the server does at that limit (`None`: its default; see
+    /// [`check_eviction`](crate::check_eviction) for which it has).
+    pub eviction: Option<crate::Eviction>,
     /// Extra server arguments, appended after kvbench's own (so they win) and
     /// recorded as settings with reason `user`. Port, bind address and
     /// daemon mode are refused.
@@ -27,6 +30,7 @@ impl ServerSpec {
             system,
             binary: None,
             memory_limit_mb: None,
+            eviction: None,
             extra_args: Vec::new(),
         }
     }

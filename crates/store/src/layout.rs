@@ -7,10 +7,11 @@ pub(crate) const HISTOGRAM_ENCODING: &str = "hdr-v2-base64";
 
 /// Each histogram measure an `OpResult` can carry, with its JSON field: they
 /// are stored as rows of the `histograms` table, never inside the phase JSON.
-pub(crate) const MEASURES: [(&str, &str); 3] = [
+pub(crate) const MEASURES: [(&str, &str); 4] = [
     ("latency", "histogram"),
     ("service", "service_histogram"),
     ("lag", "lag_histogram"),
+    ("miss", "miss_histogram"),
 ];
 
 /// The JSON field of a `SeriesPoint` that is stored as a row of the

@@ -24,6 +24,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("migrate_5.sql"),
     include_str!("migrate_6.sql"),
     include_str!("migrate_7.sql"),
+    include_str!("migrate_8.sql"),
 ];
 
 /// The schema version this build writes and the newest it can read.

@@ -52,6 +52,13 @@ fn op_result(op: OpKind, k: u64) -> OpResult {
             ..LatencySummary::default()
         }),
         lag_histogram: k.is_multiple_of(2).then(|| format!("LAG{k}")),
+        // Misses timed on some kinds only, as a cache's reads are.
+        miss_latency: (k % 2 == 1).then(|| LatencySummary {
+            count: 17 * k,
+            p50_us: 33.0 + f,
+            ..LatencySummary::default()
+        }),
+        miss_histogram: (k % 2 == 1).then(|| format!("MISS{k}")),
         with: k == 3,
     }
 }
@@ -135,6 +142,9 @@ fn full_record() -> RunRecord {
             max_retries: None,
             retry_backoff: None,
             faults: Vec::new(),
+            max_memory: None,
+            max_memory_mb: None,
+            eviction: None,
             companion: Some(kvbench_model::Companion {
                 workload: "zunionstore".into(),
                 clients: 2,
@@ -182,6 +192,7 @@ fn full_record() -> RunRecord {
             outage: None,
             faults: Vec::new(),
             nodes: Vec::new(),
+            cache: None,
             scale_out: None,
         }),
         run: Some(PhaseResult {
@@ -206,6 +217,7 @@ fn full_record() -> RunRecord {
                     second: 0,
                     op: OpKind::Read,
                     completed: 310_000,
+                    misses: 1_200,
                     errors: 0,
                     p50_us: 51.5,
                     p99_us: 210.25,
@@ -216,6 +228,7 @@ fn full_record() -> RunRecord {
                     second: 1,
                     op: OpKind::Update,
                     completed: 0,
+                    misses: 0,
                     errors: 9,
                     p50_us: 0.0,
                     p99_us: 0.0,
@@ -231,6 +244,7 @@ fn full_record() -> RunRecord {
             outage: None,
             faults: Vec::new(),
             nodes: Vec::new(),
+            cache: None,
             scale_out: None,
         }),
         probes: vec![
@@ -513,7 +527,7 @@ fn full_record_round_trips_exactly(fx: &Fixture) {
     assert_eq!(store.get_run(id).unwrap(), with_id(record.clone(), id));
 
     // The layout reports rely on: histograms out of the JSON, into their table.
-    assert_eq!(counts(&store), [1, 4, 8, 3, 1]);
+    assert_eq!(counts(&store), [1, 4, 10, 3, 1]);
     let mut row = store
         .db
         .query_row("SELECT run_json, seed FROM runs WHERE id = 1", &[])
@@ -1020,7 +1034,11 @@ fn crash_mid_save_keeps_earlier_runs() {
     );
 
     let store = Store::open(&path).unwrap();
-    assert_eq!(counts(&store), [1, 4, 8, 3, 1], "uncommitted rows survived");
+    assert_eq!(
+        counts(&store),
+        [1, 4, 10, 3, 1],
+        "uncommitted rows survived"
+    );
     assert_eq!(store.get_run(first).unwrap(), with_id(full_record(), first));
 }
 
@@ -1128,7 +1146,7 @@ fn version_3_database_is_migrated_and_its_runs_read_without_interval_histograms(
     // Labels came with version 6: a run stored before has none.
     expected.labels.clear();
     assert_eq!(back, expected);
-    assert_eq!(counts(&store), [1, 4, 8, 3, 0]);
+    assert_eq!(counts(&store), [1, 4, 10, 3, 0]);
 }
 
 fn selections_resolve_to_stored_ids_and_name_the_first_missing_one(fx: &Fixture) {

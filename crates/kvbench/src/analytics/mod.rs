@@ -251,10 +251,8 @@ fn start_server(
 ) -> Result<(Server, String)> {
     let need_mb = (g.edges() * 4 + u64::from(g.nodes()) * (16 + 2 * 80)) * 2 / (1 << 20) + 64;
     let server = Server::start(&ServerSpec {
-        system,
-        binary: None,
         memory_limit_mb: (wire == kv::Wire::Memcache).then_some(need_mb),
-        extra_args: Vec::new(),
+        ..ServerSpec::new(system)
     })
     .with_context(|| format!("cannot start {imp}"))?;
     let version = server

@@ -706,7 +706,23 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
                 let (wf, label) = workload(w, &src)?;
                 let axes = axes(&f.sweep, w.sweep.as_ref(), &src)?;
                 let span = w.span.clone();
-                for point in product(&axes) {
+                let system_name = name.get_ref();
+                let (points, skipped): (Vec<_>, Vec<_>) = product(&axes)
+                    .into_iter()
+                    .partition(|p| policy_missing(system_name, &axes, p).is_none());
+                if let (true, Some((why, at))) = (
+                    points.is_empty(),
+                    skipped
+                        .first()
+                        .and_then(|p| policy_missing(system_name, &axes, p)),
+                ) {
+                    return Err(src.error(
+                        at,
+                        "sweep.eviction",
+                        &format!("none of these policies applies to {system_name}: {why}"),
+                    ));
+                }
+                for point in points {
                     let mut flags = Flags::default();
                     flags.set("--system", name.get_ref().clone(), "systems", name.span());
                     flags.0.extend(common.0.iter().cloned());
@@ -880,6 +896,8 @@ fn axes(
     let r = pick(|s| s.rate.is_some());
     let t = pick(|s| s.threads.is_some());
     let x = pick(|s| s.faults.is_some());
+    let m = pick(|s| s.max_memory.is_some());
+    let e = pick(|s| s.eviction.is_some());
     Ok([
         axis("--clients", "sweep.clients", &c.clients, src)?,
         axis("--pipeline", "sweep.pipeline", &p.pipeline, src)?,
@@ -887,10 +905,35 @@ fn axes(
         axis("--rate", "sweep.rate", &r.rate, src)?,
         axis("--threads", "sweep.threads", &t.threads, src)?,
         axis("--fault", "sweep.faults", &x.faults, src)?,
+        axis("--max-memory", "sweep.max_memory", &m.max_memory, src)?,
+        axis("--eviction", "sweep.eviction", &e.eviction, src)?,
     ]
     .into_iter()
     .flatten()
     .collect())
+}
+
+/// Why `system` lacks the eviction policy this point sweeps, and where the
+/// policy is written; `None` when it has it or the point sweeps none. An
+/// eviction study lists Redis's and Memcached's policies together, and each
+/// system runs its own.
+fn policy_missing(
+    system: &str,
+    axes: &[Axis],
+    point: &[(String, Range<usize>)],
+) -> Option<(String, Range<usize>)> {
+    let kind = system.parse::<kvbench_model::SystemKind>().ok()?;
+    let (policy, at) = axes
+        .iter()
+        .zip(point)
+        .find(|(a, _)| a.flag == "--eviction")
+        .map(|(_, v)| v)?;
+    // An unknown name is refused, with its place in the file, as the
+    // cell's flags are read.
+    let policy = policy.parse::<kvbench_servers::Eviction>().ok()?;
+    kvbench_servers::check_eviction(kind, policy)
+        .err()
+        .map(|why| (why, at.clone()))
 }
 
 /// Every combination of the axes' values, the last axis fastest; one empty

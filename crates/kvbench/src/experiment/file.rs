@@ -248,6 +248,8 @@ struct RawSweep {
     rate: Option<Vec<f64>>,
     threads: Option<Vec<u32>>,
     faults: Option<Vec<String>>,
+    max_memory: Option<Vec<String>>,
+    eviction: Option<Vec<String>>,
 }
 
 impl RawSweep {
@@ -262,6 +264,8 @@ impl RawSweep {
             rate: list(self.rate, span),
             threads: list(self.threads, span),
             faults: list(self.faults, span),
+            max_memory: list(self.max_memory, span),
+            eviction: list(self.eviction, span),
         }
     }
 }
@@ -412,6 +416,10 @@ pub struct Sweep {
     pub threads: Option<Spanned<Vec<Spanned<u32>>>>,
     /// As --fault, one per cell; "none" for a cell without one.
     pub faults: Option<Spanned<Vec<Spanned<String>>>>,
+    /// As --max-memory ("25%", "64mb").
+    pub max_memory: Option<Spanned<Vec<Spanned<String>>>>,
+    /// As --eviction; a system runs only the policies it has.
+    pub eviction: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// What each cell measures, with durations written as in the CLI ("30s").

@@ -89,6 +89,11 @@ pub(crate) trait System: Sync {
         memory_limit_mb: Option<u64>,
         as_root: bool,
     ) -> Result<Launch, ServerError>;
+    /// What sets eviction policy `policy` on its command line; `None` when
+    /// the system has no such policy.
+    fn eviction(&self, _policy: crate::Eviction) -> Option<Launch> {
+        None
+    }
     /// Why kvbench must own this option (`None`: the caller may set it).
     fn forbidden(&self, arg: &str) -> Option<&'static str>;
     /// The option's name as kvbench records it, and any value attached to it.

@@ -43,6 +43,37 @@ impl System for Memcached {
         Ok(launch(addr, memory_limit_mb, as_root))
     }
 
+    /// `-M` refuses a store past the limit; `-o no_lru_maintainer` brings
+    /// back the flat LRU of releases before 1.5; the segmented LRU is the
+    /// default and needs nothing.
+    fn eviction(&self, policy: crate::Eviction) -> Option<Launch> {
+        use crate::Eviction as E;
+        let (args, why): (&[&str], &str) = match policy {
+            E::Lru => (&[], ""),
+            E::LruFlat => (
+                &["-o", "no_lru_maintainer"],
+                "the flat LRU per slab class (--eviction lru-flat): no hot/warm/cold segments, no LRU maintainer thread",
+            ),
+            E::NoEviction => (
+                &["-M"],
+                "refuse a store past the memory limit instead of evicting (--eviction noeviction)",
+            ),
+            _ => return None,
+        };
+        let settings = match args {
+            [] => Vec::new(),
+            [flag, rest @ ..] => vec![Setting {
+                name: flag.to_string(),
+                value: rest.join(" "),
+                reason: why.to_string(),
+            }],
+        };
+        Some(Launch {
+            args: args.iter().map(|a| a.to_string()).collect(),
+            settings,
+        })
+    }
+
     fn forbidden(&self, arg: &str) -> Option<&'static str> {
         forbidden(arg)
     }

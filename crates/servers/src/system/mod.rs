@@ -84,6 +84,14 @@ pub(crate) fn launch(
             return Ok(launch);
         }
     }
+    if let Some(policy) = spec.eviction {
+        let set = sys.eviction(policy).ok_or_else(|| ServerError::Eviction {
+            system: spec.system,
+            reason: no_policy(spec.system, policy),
+        })?;
+        launch.args.extend(set.args);
+        launch.settings.extend(set.settings);
+    }
     let user = user_settings(spec.system, &spec.extra_args)?;
     launch
         .settings
@@ -140,6 +148,34 @@ pub(crate) fn identify(system: SystemKind, at: Peer<'_>, timeout: Duration) -> R
     of(system)
         .identify(at, timeout)?
         .ok_or_else(|| "the server did not report its pid".to_string())
+}
+
+/// Checks `--eviction` against the system before anything starts.
+///
+/// # Errors
+/// Why `system` has no such policy, naming the ones it has.
+pub fn check_eviction(system: SystemKind, policy: crate::Eviction) -> Result<(), String> {
+    match of(system).eviction(policy) {
+        Some(_) => Ok(()),
+        None => Err(no_policy(system, policy)),
+    }
+}
+
+fn no_policy(system: SystemKind, policy: crate::Eviction) -> String {
+    let sys = of(system);
+    let has: Vec<&str> = crate::Eviction::ALL
+        .into_iter()
+        .filter(|p| sys.eviction(*p).is_some())
+        .map(crate::Eviction::as_str)
+        .collect();
+    if has.is_empty() {
+        format!("{system} has no eviction policy kvbench can set")
+    } else {
+        format!(
+            "{system} has no policy {policy} (it has {})",
+            has.join(", ")
+        )
+    }
 }
 
 /// Checks arguments meant for [`ServerSpec::extra_args`] before anything
@@ -288,11 +324,54 @@ mod tests {
     }
 
     #[test]
+    fn each_system_sets_the_policies_it_has_and_names_them_when_asked_for_another() {
+        use crate::Eviction as E;
+        let addr = SocketAddr::from(([127, 0, 0, 1], 1234));
+        let line = |system, eviction| {
+            let spec = ServerSpec {
+                eviction: Some(eviction),
+                memory_limit_mb: Some(16),
+                ..ServerSpec::new(system)
+            };
+            launch(&spec, Role::Single, addr, Path::new("/tmp"), false).map(|l| l.args.join(" "))
+        };
+        let redis = line(SystemKind::Redis, E::AllkeysLfu).expect("redis");
+        assert!(
+            redis.ends_with("--maxmemory 16mb --maxmemory-policy allkeys-lfu"),
+            "{redis}"
+        );
+        let valkey = line(SystemKind::Valkey, E::VolatileTtl).expect("valkey");
+        assert!(
+            valkey.ends_with("--maxmemory-policy volatile-ttl"),
+            "{valkey}"
+        );
+        let mc = |e| line(SystemKind::Memcached, e).expect("memcached");
+        assert!(
+            mc(E::NoEviction).ends_with("-m 16 -M"),
+            "{}",
+            mc(E::NoEviction)
+        );
+        assert!(mc(E::LruFlat).ends_with("-o no_lru_maintainer"));
+        assert!(mc(E::Lru).ends_with("-m 16"), "the default needs no flag");
+        let e = check_eviction(SystemKind::Memcached, E::AllkeysLru).unwrap_err();
+        assert_eq!(
+            e,
+            "memcached has no policy allkeys-lru (it has noeviction, lru, lru-flat)"
+        );
+        let e = check_eviction(SystemKind::Redis, E::Lru).unwrap_err();
+        assert!(e.contains("(it has noeviction, allkeys-lru,"), "{e}");
+        assert!(line(SystemKind::Redis, E::LruFlat).is_err());
+        let e = check_eviction(SystemKind::Aerospike, E::AllkeysLru).unwrap_err();
+        assert_eq!(e, "aerospike has no eviction policy kvbench can set");
+    }
+
+    #[test]
     fn user_args_override_recorded_settings() {
         let spec = ServerSpec {
             system: SystemKind::Memcached,
             binary: None,
             memory_limit_mb: Some(128),
+            eviction: None,
             extra_args: vec!["-m".into(), "256".into()],
         };
         let addr = SocketAddr::from(([127, 0, 0, 1], 1234));

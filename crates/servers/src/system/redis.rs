@@ -53,6 +53,30 @@ impl System for Resp {
         launch(addr, dir, memory_limit_mb)
     }
 
+    /// `--maxmemory-policy`: the eight policies of Redis 4+ and Valkey.
+    fn eviction(&self, policy: crate::Eviction) -> Option<Launch> {
+        use crate::Eviction as E;
+        let name = match policy {
+            E::NoEviction
+            | E::AllkeysLru
+            | E::AllkeysLfu
+            | E::AllkeysRandom
+            | E::VolatileLru
+            | E::VolatileLfu
+            | E::VolatileRandom
+            | E::VolatileTtl => policy.as_str(),
+            E::Lru | E::LruFlat => return None,
+        };
+        Some(Launch {
+            args: vec!["--maxmemory-policy".into(), name.into()],
+            settings: vec![Setting {
+                name: "maxmemory-policy".into(),
+                value: name.into(),
+                reason: "eviction policy requested by the caller (--eviction)".into(),
+            }],
+        })
+    }
+
     fn forbidden(&self, arg: &str) -> Option<&'static str> {
         forbidden(&option_name(arg))
     }
