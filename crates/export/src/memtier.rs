@@ -168,9 +168,15 @@ impl Group {
         for op in p.ops.iter().filter(|o| kinds.contains(&o.op)) {
             g.completed += op.completed;
             g.misses += op.misses;
-            if !op.histogram.is_empty() {
-                let h = hist::decode(&op.histogram).map_err(bad(format!("run/{}", op.op)))?;
-                add(&mut g.hist, &h).map_err(bad(format!("run/{}", op.op)))?;
+            // memtier times a GET that misses like one that hits.
+            for text in [Some(&op.histogram), op.miss_histogram.as_ref()]
+                .into_iter()
+                .flatten()
+            {
+                if !text.is_empty() {
+                    let h = hist::decode(text).map_err(bad(format!("run/{}", op.op)))?;
+                    add(&mut g.hist, &h).map_err(bad(format!("run/{}", op.op)))?;
+                }
             }
         }
         for point in &p.series {
@@ -178,7 +184,7 @@ impl Group {
             if !kinds.contains(&point.op) {
                 continue;
             }
-            entry.0 += point.completed;
+            entry.0 += point.completed + point.misses;
             if !point.histogram.is_empty() {
                 let what = format!("run/{} second {}", point.op, point.second);
                 let h = hist::decode(&point.histogram).map_err(bad(what.clone()))?;
@@ -519,6 +525,27 @@ mod tests {
     fn exported() -> serde_json::Value {
         let bytes = export(&crate::tests::sample_record()).unwrap();
         serde_json::from_slice(&bytes).unwrap()
+    }
+
+    /// memtier times and counts a GET that misses as it does one that hits:
+    /// the misses' histogram joins the Gets' and each second's misses its Count.
+    #[test]
+    fn misses_are_timed_and_counted_per_second_as_memtier_does() {
+        let mut r = crate::tests::sample_record();
+        let run = r.run.as_mut().unwrap();
+        let read = run.ops.iter_mut().find(|o| o.op == OpKind::Read).unwrap();
+        read.miss_histogram = Some(crate::tests::encoded(&[(5_000_000, 5)], 3));
+        let second = run
+            .series
+            .iter_mut()
+            .find(|p| p.op == OpKind::Read && p.second == 0)
+            .unwrap();
+        second.misses = 5;
+        let v: serde_json::Value = serde_json::from_slice(&export(&r).unwrap()).unwrap();
+        let gets = &v["ALL STATS"]["Gets"];
+        assert_eq!(gets["Time-Serie"]["0"]["Count"], 95);
+        let max = gets["Max Latency"].as_f64().unwrap();
+        assert!((5.0..5.01).contains(&max), "the misses' 5 ms: {max}");
     }
 
     #[test]
