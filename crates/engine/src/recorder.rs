@@ -698,6 +698,7 @@ impl Recorder {
             faults: Vec::new(),
             nodes: Vec::new(),
             cache: None,
+            server_time: None,
             scale_out: None,
         }
     }

@@ -139,10 +139,8 @@ pub(crate) mod tests {
 
     fn op(op: OpKind, completed: u64, misses: u64, values: &[(u64, u64)]) -> OpResult {
         OpResult {
-            op,
             completed,
             misses,
-            errors: 0,
             throughput: completed as f64 / 2.5,
             latency: LatencySummary {
                 count: completed,
@@ -155,14 +153,7 @@ pub(crate) mod tests {
                 max_us: 60.0,
             },
             histogram: encoded(values, 3),
-            per_pipeline: None,
-            service: None,
-            service_histogram: None,
-            lag: None,
-            lag_histogram: None,
-            miss_latency: None,
-            miss_histogram: None,
-            with: false,
+            ..OpResult::empty(op)
         }
     }
 
@@ -275,6 +266,7 @@ pub(crate) mod tests {
                 faults: Vec::new(),
                 nodes: vec![],
                 cache: None,
+                server_time: None,
                 scale_out: None,
             }),
             run: Some(PhaseResult {
@@ -306,6 +298,7 @@ pub(crate) mod tests {
                 faults: Vec::new(),
                 nodes: vec![],
                 cache: None,
+                server_time: None,
                 scale_out: None,
             }),
             probes: vec![],

@@ -15,8 +15,8 @@ use kvbench_engine::{
     Silent, Slice, StartAt, Topology,
 };
 use kvbench_model::{
-    Companion, CpuCost, Environment, NetnsConfig, OpKind, OpResult, PhaseResult, Protocol,
-    ReusedServer, RunConfig, RunRecord, RunStatus, SystemKind,
+    CommandTimes, Companion, CpuCost, Environment, NetnsConfig, OpKind, OpResult, PhaseResult,
+    Protocol, ReusedServer, RunConfig, RunRecord, RunStatus, SystemKind,
 };
 use kvbench_servers::aerospike::{Aerospike, Config as AerospikeConfig, PAPER_PRESET};
 use kvbench_servers::canary::Snapshot;
@@ -419,6 +419,7 @@ fn execute(
         machine: RefCell::new((None, None)),
         written,
         clock: &clock,
+        times: RefCell::new((None, None)),
     };
     // With workers, the --with group runs here and starts at the instant
     // the workers agree on, so both groups share warm-up and window.
@@ -469,9 +470,19 @@ fn execute(
         rec.marks.push(mark);
     }
     run.result.faults = faults;
+    if let (Some(before), Some(after)) = &*edges.times.borrow() {
+        let driver = kvbench_engine::driver::Driver::new(s.system, &s.spec, s.spec.key_namer());
+        run.result.server_time = Some(kvbench_stats::server_time::split(
+            before,
+            after,
+            &run.result,
+            &|kind| driver.server_commands(kind),
+            base_rtt,
+        ));
+    }
     if let (Some(samples), Some(mb)) = (samples, crate::max_memory::mb(s)) {
         let servers = u64::from(s.topology.shards(s.nodes));
-        run.result.cache = Some(kvbench_model::CacheFigures::of(
+        run.result.cache = Some(kvbench_stats::cache::figures(
             &run.result,
             &samples,
             (mb << 20) * servers,
@@ -906,6 +917,8 @@ struct WindowCpu<'a> {
     written: &'a RefCell<Vec<Range<u64>>>,
     /// When `--fault`s are due.
     clock: &'a crate::inject::Clock,
+    /// The servers' per-command counters at the window's edges.
+    times: RefCell<(Option<CommandTimes>, Option<CommandTimes>)>,
 }
 
 impl kvbench_engine::Observer for WindowCpu<'_> {
@@ -916,6 +929,7 @@ impl kvbench_engine::Observer for WindowCpu<'_> {
         self.clock.window_started();
         self.start.set(self.server.cpu_seconds());
         self.machine.borrow_mut().0 = Some(Snapshot::take(&self.server.pids()));
+        self.times.borrow_mut().0 = self.server.command_times();
         self.view.window_started();
     }
     fn progress(&self, p: &kvbench_engine::Progress) {
@@ -927,6 +941,7 @@ impl kvbench_engine::Observer for WindowCpu<'_> {
     fn finished(&self) {
         self.end.set(self.server.cpu_seconds());
         self.machine.borrow_mut().1 = Some(Snapshot::take(&self.server.pids()));
+        self.times.borrow_mut().1 = self.server.command_times();
     }
     fn inserts_issued(&self, keys: Range<u64>) {
         if !keys.is_empty() {

@@ -29,7 +29,7 @@ pub fn spawn<'scope, 'env>(
                 break;
             }
             if let Ok(p) = server.probe("window") {
-                samples.push(ServerSecond::of(at_s, &p));
+                samples.push(kvbench_stats::cache::server_second(at_s, &p));
             }
             if over {
                 break;

@@ -3,26 +3,9 @@
 //! replaying the same keys, evictions against the server's own counter,
 //! and what is refused before anything starts.
 
-use crate::util::Sandbox;
+use crate::util::{run_record, Sandbox};
 use kvbench_model::{OpKind, RunRecord};
 use std::collections::{BTreeSet, HashMap};
-
-/// `kvbench run ARGS --json` in `sb`, which must succeed; its record.
-fn run_json(sb: &Sandbox, args: &[&str]) -> RunRecord {
-    let out = sb
-        .kvbench()
-        .arg("run")
-        .args(args)
-        .args(["--json", "-q"])
-        .output()
-        .expect("kvbench runs");
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("a run record")
-}
 
 /// An exact LRU of `capacity` keys, in O(log n) per access.
 struct Lru {
@@ -85,7 +68,7 @@ fn a_redis_cache_at_a_quarter_of_its_data_hits_as_an_exact_lru_would() {
     let _serial = crate::util::timing_sensitive();
     let sb = Sandbox::new();
     let (records, operations, seed) = (100_000u64, 200_000u64, 35u64);
-    let rec = run_json(
+    let rec = run_record(
         &sb,
         &[
             "--system",
@@ -237,7 +220,7 @@ fn memcached_evicts_under_its_default_lru_and_refuses_under_noeviction() {
         "--max-memory",
         "4mb",
     ];
-    let rec = run_json(&sb, &common);
+    let rec = run_record(&sb, &common);
     assert_eq!(rec.status.as_str(), "ok", "{:?}", rec.marks);
     assert_eq!(
         rec.config.eviction.as_deref(),

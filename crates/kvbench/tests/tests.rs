@@ -38,6 +38,7 @@ mod report;
 mod reproduce;
 mod run_phase;
 mod scaleout;
+mod split;
 mod stability;
 mod systems;
 mod targets;

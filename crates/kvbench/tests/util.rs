@@ -235,3 +235,20 @@ pub fn peak_rss_kib(pid: u32) -> std::thread::JoinHandle<u64> {
         peak_kb
     })
 }
+
+/// `kvbench run ARGS --json -q` in `sb`, which must succeed; its record.
+pub fn run_record(sb: &Sandbox, args: &[&str]) -> kvbench_model::RunRecord {
+    let out = sb
+        .kvbench()
+        .arg("run")
+        .args(args)
+        .args(["--json", "-q"])
+        .output()
+        .expect("kvbench runs");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("a run record")
+}

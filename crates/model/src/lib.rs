@@ -9,8 +9,10 @@
 
 pub mod analytics;
 mod cache;
+pub mod server_time;
 
 pub use cache::{CacheFigures, CacheSecond, ServerSecond};
+pub use server_time::{CommandTimes, ServerTime};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -596,6 +598,29 @@ pub struct OpResult {
     pub with: bool,
 }
 
+impl OpResult {
+    /// Kind `op` with nothing counted: the start of a result built by hand.
+    pub fn empty(op: OpKind) -> OpResult {
+        OpResult {
+            op,
+            completed: 0,
+            misses: 0,
+            errors: 0,
+            throughput: 0.0,
+            latency: LatencySummary::default(),
+            histogram: String::new(),
+            per_pipeline: None,
+            service: None,
+            service_histogram: None,
+            lag: None,
+            lag_histogram: None,
+            miss_latency: None,
+            miss_histogram: None,
+            with: false,
+        }
+    }
+}
+
 /// One second of one operation kind in the measured window.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SeriesPoint {
@@ -689,6 +714,11 @@ pub struct PhaseResult {
     /// memory against the limit, over the window and per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheFigures>,
+    /// The server's own time per command over the window, and each
+    /// operation's latency split into server time and the rest (Redis and
+    /// Valkey servers kvbench started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_time: Option<ServerTime>,
     /// Set when several kvbench processes ran this phase together
     /// (`--workers`): each one's share and how well they were in step.
     /// Every figure above is their exact merge.

@@ -273,10 +273,7 @@ mod tests {
 
     fn op(kind: OpKind, throughput: f64, p99: f64) -> OpResult {
         OpResult {
-            op: kind,
             completed: 10,
-            misses: 0,
-            errors: 0,
             throughput,
             latency: LatencySummary {
                 count: 10,
@@ -286,15 +283,7 @@ mod tests {
                 mean_us: p99 / 3.0,
                 ..LatencySummary::default()
             },
-            histogram: String::new(),
-            per_pipeline: None,
-            service: None,
-            service_histogram: None,
-            lag: None,
-            lag_histogram: None,
-            miss_latency: None,
-            miss_histogram: None,
-            with: false,
+            ..OpResult::empty(kind)
         }
     }
 
@@ -342,6 +331,7 @@ mod tests {
                     faults: Vec::new(),
                     nodes: vec![],
                     cache: None,
+                    server_time: None,
                     scale_out: None,
                 });
                 r

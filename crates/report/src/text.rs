@@ -223,6 +223,64 @@ pub fn cache_lines(c: &kvbench_model::RunConfig, run: &PhaseResult) -> String {
     s
 }
 
+/// Where each operation's mean latency went: the server's execution time
+/// of its commands and the rest (kvbench, kernels, network), with the
+/// loopback floor measured before the window. Empty without server times.
+pub fn split_lines(run: &PhaseResult) -> String {
+    let Some(t) = &run.server_time else {
+        return String::new();
+    };
+    if t.splits.is_empty() {
+        return String::new();
+    }
+    let open = t.splits.iter().any(|x| x.lag_mean_us.is_some());
+    let mut cols = vec![
+        "op",
+        "commands",
+        ">client us",
+        ">server us",
+        ">client+network us",
+    ];
+    if open {
+        cols.push(">schedule lag us");
+    }
+    cols.extend([">server p50 us", ">server p99 us"]);
+    let mut table = Table::new(&cols);
+    let bound = |v: Option<f64>| v.map_or("-".to_string(), |b| format!("<= {}", micros(b)));
+    for x in &t.splits {
+        let own: Vec<&kvbench_model::server_time::CommandTime> = t
+            .commands
+            .iter()
+            .filter(|c| x.commands.contains(&c.name))
+            .collect();
+        // The bucket bounds of its busiest command.
+        let busiest = own.iter().max_by_key(|c| c.calls);
+        let mut row = vec![
+            x.op.to_string(),
+            own.iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            micros(x.client_mean_us),
+            micros(x.server_mean_us),
+            micros(x.client_network_mean_us),
+        ];
+        if open {
+            row.push(x.lag_mean_us.map_or("-".into(), micros));
+        }
+        row.push(bound(busiest.and_then(|c| c.p50_us)));
+        row.push(bound(busiest.and_then(|c| c.p99_us)));
+        table.row(row);
+    }
+    format!(
+        "\nlatency split (means; server time from {}; loopback floor {}):\n{}",
+        t.method,
+        t.base_rtt_us
+            .map_or("not measured".into(), |r| format!("{} us", micros(r))),
+        table.to_text()
+    )
+}
+
 /// A memory-limited window second by second: hit ratio, evictions, memory.
 pub fn cache_series_table(run: &PhaseResult) -> String {
     let Some(k) = &run.cache else {
@@ -334,6 +392,7 @@ pub fn run_summary(rec: &RunRecord) -> String {
         }
         s.push_str(&outage_lines(run));
         s.push_str(&cache_lines(c, run));
+        s.push_str(&split_lines(run));
         for e in &run.error_replies {
             let times = match e.count {
                 0 => "before the window".to_string(),

@@ -63,11 +63,28 @@ pub trait Deployment: Sync {
                 .into(),
         )
     }
+    /// Every command's counters on the nodes that execute the clients'
+    /// requests, summed (`None`: unknown, as for a system that keeps none,
+    /// a server kvbench did not start, or a node that does not answer).
+    fn command_times(&self) -> Option<kvbench_model::CommandTimes> {
+        None
+    }
     /// Stops what kvbench started; leaves anything else alone.
     ///
     /// # Errors
     /// When a process did not stop cleanly (it is stopped either way).
     fn stop(self: Box<Self>) -> Result<(), ServerError>;
+}
+
+/// `nodes`' counters summed; `None` when any is unknown.
+fn summed_times<'a>(
+    nodes: impl Iterator<Item = &'a Server>,
+) -> Option<kvbench_model::CommandTimes> {
+    let mut sum = kvbench_model::CommandTimes::new();
+    for n in nodes {
+        kvbench_model::server_time::add_command_times(&mut sum, &n.command_times().ok()??);
+    }
+    Some(sum)
 }
 
 impl Deployment for Server {
@@ -94,6 +111,9 @@ impl Deployment for Server {
     }
     fn cpu_seconds(&self) -> Option<f64> {
         Server::cpu_seconds(self)
+    }
+    fn command_times(&self) -> Option<kvbench_model::CommandTimes> {
+        summed_times(std::iter::once(self))
     }
     fn lost_nodes(&self) -> Vec<String> {
         self.exited()
@@ -143,6 +163,11 @@ impl Deployment for Cluster {
     }
     fn cpu_seconds(&self) -> Option<f64> {
         Cluster::cpu_seconds(self)
+    }
+    /// The masters: a replica runs its master's writes again, not the
+    /// clients' requests.
+    fn command_times(&self) -> Option<kvbench_model::CommandTimes> {
+        summed_times(self.masters().iter())
     }
     fn lost_nodes(&self) -> Vec<String> {
         Cluster::lost_nodes(self)

@@ -364,6 +364,17 @@ impl Server {
         Ok(stats)
     }
 
+    /// Every command's calls, execution time and latency histogram since
+    /// the server started (`None`: the system keeps none, as memcached).
+    ///
+    /// # Errors
+    /// When the server does not answer.
+    pub fn command_times(&self) -> Result<Option<kvbench_model::CommandTimes>, ServerError> {
+        system::of(self.system)
+            .command_times(Peer::plain(self.addr), QUERY_TIMEOUT)
+            .map_err(|m| self.query_failed(m))
+    }
+
     /// Everything the server reports about itself, as key/value pairs: Redis
     /// `INFO all`; Memcached `stats` plus `stats settings` (keys prefixed
     /// `settings.`, e.g. `settings.maxbytes`).

@@ -5,8 +5,10 @@
 //! per-second figures of one run, [`hist`] for the stored latency
 //! histograms (sums, percentiles, spectra).
 
+pub mod cache;
 pub mod hist;
 pub mod paired;
+pub mod server_time;
 pub mod stability;
 pub mod summary;
 

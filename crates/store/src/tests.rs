@@ -193,6 +193,7 @@ fn full_record() -> RunRecord {
             faults: Vec::new(),
             nodes: Vec::new(),
             cache: None,
+            server_time: None,
             scale_out: None,
         }),
         run: Some(PhaseResult {
@@ -245,6 +246,7 @@ fn full_record() -> RunRecord {
             faults: Vec::new(),
             nodes: Vec::new(),
             cache: None,
+            server_time: None,
             scale_out: None,
         }),
         probes: vec![

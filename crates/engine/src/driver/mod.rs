@@ -421,6 +421,40 @@ impl Driver {
         }
     }
 
+    /// The commands a request of `kind` makes a RESP server run, named as
+    /// its `INFO commandstats` names them (lowercase), so their server time
+    /// can be set beside the request's latency; empty for other protocols.
+    /// A scan (its index, then each record) and a read-modify-write run
+    /// several per request: they are listed so that a kind sharing one of
+    /// them is not credited with their time.
+    pub fn server_commands(&self, kind: OpKind) -> Vec<String> {
+        if self.protocol != Protocol::Resp {
+            return Vec::new();
+        }
+        let names: &[&str] = match (kind, self.layout) {
+            (OpKind::Read, Layout::Plain) => &["get"],
+            (OpKind::Read, Layout::Hash) => &["hgetall", "hmget"],
+            (OpKind::Update, Layout::Plain) => &["set"],
+            (OpKind::Update, Layout::Hash) => &["hmset"],
+            (OpKind::Insert, Layout::SortedSets) => &["zadd"],
+            (OpKind::Insert, Layout::Plain) => &["set"],
+            (OpKind::Insert, Layout::Hash) if self.indexes() => &["hmset", "zadd"],
+            (OpKind::Insert, Layout::Hash) => &["hmset"],
+            (OpKind::Union, _) => &["zunionstore"],
+            (OpKind::Scan, _) => &["zrangebyscore", "hgetall", "hmget"],
+            (OpKind::ReadModifyWrite, Layout::Plain) => &["get", "set"],
+            (OpKind::ReadModifyWrite, _) => &["hgetall", "hmget", "hmset"],
+            (command, _) => {
+                return command
+                    .command_index()
+                    .and_then(|i| self.commands.get(i))
+                    .map(|t| vec![t.name.to_lowercase()])
+                    .unwrap_or_default()
+            }
+        };
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
     /// True when `op` is an insert that YCSB's Redis binding also indexes
     /// (`ZADD _indices`, see [`encode_index`](Self::encode_index)).
     #[inline]

@@ -89,6 +89,15 @@ pub(crate) trait System: Sync {
         memory_limit_mb: Option<u64>,
         as_root: bool,
     ) -> Result<Launch, ServerError>;
+    /// Every command's calls, execution time and latency histogram since the
+    /// server started; `None` when the system keeps no such counters.
+    fn command_times(
+        &self,
+        _at: Peer<'_>,
+        _timeout: Duration,
+    ) -> Result<Option<kvbench_model::CommandTimes>, String> {
+        Ok(None)
+    }
     /// What sets eviction policy `policy` on its command line; `None` when
     /// the system has no such policy.
     fn eviction(&self, _policy: crate::Eviction) -> Option<Launch> {

@@ -53,6 +53,29 @@ impl System for Resp {
         launch(addr, dir, memory_limit_mb)
     }
 
+    /// `INFO commandstats` (calls and microseconds, exact) and, where the
+    /// server has it (Redis 7+, Valkey), `LATENCY HISTOGRAM` (power-of-two
+    /// buckets, cumulative). `INFO latencystats` is not used: its
+    /// percentiles are cumulative since the server started and cannot be
+    /// taken apart over a window; the histogram's counts can.
+    fn command_times(
+        &self,
+        at: Peer<'_>,
+        timeout: Duration,
+    ) -> Result<Option<kvbench_model::CommandTimes>, String> {
+        let info = info(at, &["commandstats"], timeout)?;
+        let mut times = command_counters(&info);
+        // An older server answers an error: means only.
+        if let Ok(reply) = command(at, &[b"LATENCY", b"HISTOGRAM"], timeout) {
+            for (name, cumulative) in latency_histograms(&reply) {
+                if let Some(c) = times.get_mut(&name) {
+                    c.cumulative = cumulative;
+                }
+            }
+        }
+        Ok(Some(times))
+    }
+
     /// `--maxmemory-policy`: the eight policies of Redis 4+ and Valkey.
     fn eviction(&self, policy: crate::Eviction) -> Option<Launch> {
         use crate::Eviction as E;
@@ -378,6 +401,78 @@ fn keyspace_keys(db: &str) -> Option<u64> {
 
 /// `cmdstat_hgetall:calls=3,usec=...` -> `("hgetall", 3)`; subcommands keep
 /// Redis's `config|get` form.
+/// `cmdstat_NAME:calls=C,usec=U,...` of every command.
+fn command_counters(info: &[(String, String)]) -> kvbench_model::CommandTimes {
+    info.iter()
+        .filter_map(|(k, v)| {
+            let name = k.strip_prefix("cmdstat_")?;
+            let field = |f: &str| -> Option<u64> {
+                v.split(',')
+                    .find_map(|kv| kv.strip_prefix(f)?.strip_prefix('='))?
+                    .parse()
+                    .ok()
+            };
+            Some((
+                name.to_string(),
+                kvbench_model::server_time::CommandCounters {
+                    calls: field("calls")?,
+                    usec: field("usec")?,
+                    cumulative: Vec::new(),
+                },
+            ))
+        })
+        .collect()
+}
+
+/// `LATENCY HISTOGRAM`'s reply (`name`, then `calls N histogram_usec
+/// [bound count ...]`, in RESP2 arrays or RESP3 maps) as each command's
+/// cumulative counts on the power-of-two grid of
+/// [`kvbench_model::server_time::BUCKETS`]: the server lists a bucket only
+/// where the count grows, so the grid holds each count on to the next.
+fn latency_histograms(reply: &Value) -> Vec<(String, Vec<u64>)> {
+    fn pairs(v: &Value) -> Vec<(&Value, &Value)> {
+        match v {
+            Value::Array(items) => items.chunks_exact(2).map(|p| (&p[0], &p[1])).collect(),
+            Value::Map(entries) => entries.iter().map(|(k, v)| (k, v)).collect(),
+            _ => Vec::new(),
+        }
+    }
+    let text = |v: &Value| {
+        v.as_bytes()
+            .map(|b| String::from_utf8_lossy(b).to_lowercase())
+    };
+    let int = |v: &Value| match v {
+        Value::Integer(n) => u64::try_from(*n).ok(),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    for (name, body) in pairs(reply) {
+        let Some(name) = text(name) else { continue };
+        let Some(hist) = pairs(body)
+            .into_iter()
+            .find(|(k, _)| text(k).as_deref() == Some("histogram_usec"))
+            .map(|(_, h)| h)
+        else {
+            continue;
+        };
+        let mut grid = vec![0u64; kvbench_model::server_time::BUCKETS];
+        for (bound, count) in pairs(hist) {
+            let (Some(bound), Some(count)) = (int(bound), int(count)) else {
+                continue;
+            };
+            // The first bucket at or above the server's bound, and every
+            // later one, hold at least this count.
+            let len = grid.len();
+            let from = (0..len).find(|&i| (1u64 << i) >= bound).unwrap_or(len);
+            for g in grid.iter_mut().skip(from) {
+                *g = (*g).max(count);
+            }
+        }
+        out.push((name, grid));
+    }
+    out
+}
+
 fn command_calls(info: &[(String, String)]) -> Vec<(String, u64)> {
     info.iter()
         .filter_map(|(k, v)| {
@@ -397,6 +492,35 @@ mod tests {
     use super::*;
 
     const INFO: &str = "# Server\r\nredis_version:7.0.15\r\nprocess_id:42\r\n\r\n# Memory\r\nused_memory:1000\r\nmem_allocator:jemalloc-5.3.0\r\n# Stats\r\nevicted_keys:3\r\n# Commandstats\r\ncmdstat_set:calls=5,usec=10,usec_per_call=2.00,rejected_calls=0,failed_calls=0\r\ncmdstat_config|get:calls=1,usec=3\r\n# Keyspace\r\ndb0:keys=12,expires=0,avg_ttl=0\r\n";
+
+    #[test]
+    fn latency_histograms_fill_the_grid_cumulatively() {
+        let bulk = |s: &str| Value::Bulk(s.as_bytes().to_vec());
+        let reply = Value::Array(vec![
+            bulk("GET"),
+            Value::Array(vec![
+                bulk("calls"),
+                Value::Integer(10),
+                bulk("histogram_usec"),
+                Value::Array(vec![
+                    Value::Integer(2),
+                    Value::Integer(3),
+                    Value::Integer(8),
+                    Value::Integer(10),
+                ]),
+            ]),
+        ]);
+        let h = latency_histograms(&reply);
+        assert_eq!(h.len(), 1);
+        let (name, grid) = &h[0];
+        assert_eq!(name, "get");
+        assert_eq!(&grid[..5], &[0, 3, 3, 10, 10]);
+        assert_eq!(grid.last(), Some(&10));
+        let info = parse_info(INFO);
+        let c = command_counters(&info);
+        assert_eq!((c["set"].calls, c["set"].usec), (5, 10));
+        assert_eq!((c["config|get"].calls, c["config|get"].usec), (1, 3));
+    }
 
     #[test]
     fn info_fields() {
