@@ -367,9 +367,13 @@ eviction = ["allkeys-lru", "allkeys-lfu", "lru"]
         "{e}"
     );
 
+    // Redis alone, two policies at one limit: the cells run, each records
+    // its limit and policy, and the report draws the cache figure with
+    // the comparison in its caption, and the latency split.
     let one = text
-        .replace("[\"redis\", \"memcached\"]", "[\"memcached\"]")
-        .replace("[\"25%\", \"50%\"]", "[\"25%\"]");
+        .replace("[\"redis\", \"memcached\"]", "[\"redis\"]")
+        .replace("[\"25%\", \"50%\"]", "[\"25%\"]")
+        .replace(", \"lru\"]", "]");
     let f = write(&sb, "one.toml", &one);
     let out = sb
         .kvbench()
@@ -381,21 +385,53 @@ eviction = ["allkeys-lru", "allkeys-lfu", "lru"]
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let shown = sb
+    // The experiment orders its cells itself: both policies ran, once each.
+    let mut policies = Vec::new();
+    for id in ["1", "2"] {
+        let shown = sb
+            .kvbench()
+            .args(["show", id, "--json"])
+            .output()
+            .expect("show");
+        let rec: RunRecord = serde_json::from_slice(&shown.stdout).expect("a run");
+        assert_eq!(rec.config.max_memory.as_deref(), Some("25%"));
+        policies.extend(rec.config.eviction.clone());
+        let cache = rec.run.and_then(|r| r.cache).expect("cache figures");
+        assert!(cache.evictions.is_some_and(|e| e > 0), "{cache:?}");
+    }
+    policies.sort();
+    assert_eq!(policies, ["allkeys-lfu", "allkeys-lru"]);
+    let out = sb
         .kvbench()
-        .args(["show", "1", "--json"])
+        .args([
+            "report",
+            "--experiment",
+            "eviction",
+            "--out",
+            "rep",
+            "--json",
+        ])
         .output()
-        .expect("show");
-    let rec: RunRecord = serde_json::from_slice(&shown.stdout).expect("a run");
-    assert_eq!(
-        (
-            rec.config.max_memory.as_deref(),
-            rec.config.eviction.as_deref()
-        ),
-        (Some("25%"), Some("lru"))
+        .expect("report");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    let cache = rec.run.and_then(|r| r.cache).expect("cache figures");
-    assert!(cache.evictions.is_some_and(|e| e > 0), "{cache:?}");
+    let written: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let figures = written["report"]["figures"].to_string();
+    assert!(figures.contains("cache-ycsb-a"), "{figures}");
+    assert!(figures.contains("latency-split"), "{figures}");
+    let html = std::fs::read_to_string(sb.path().join("rep/index.html")).expect("index.html");
+    assert!(
+        html.contains("Caches under a memory limit"),
+        "the section's heading"
+    );
+    assert!(
+        html.contains("points more hits than"),
+        "the caption compares the two policies at 25%"
+    );
+    assert!(sb.path().join("rep/figures/cache-ycsb-a.svg").is_file());
 }
 
 /// A limit below what a server holds before any record (a cluster node's

@@ -301,6 +301,13 @@ fn cell(
     if !c.server_args.is_empty() {
         label.push_str(&format!(" [{}]", c.server_args.join(" ")));
     }
+    // An eviction study's cells differ by limit and policy: each its line.
+    if let Some(limit) = &c.max_memory {
+        label.push_str(&format!(
+            " [{limit}, {}]",
+            c.eviction.as_deref().unwrap_or("default")
+        ));
+    }
     let topology = match crate::format::topology_label(c) {
         t if t.is_empty() => "single".to_string(),
         t => t.trim_start_matches(" | ").to_string(),

@@ -45,6 +45,10 @@ pub enum FigureKind {
     TimeSeries,
     /// Server memory at each stage.
     Memory,
+    /// Hit ratio and read p99 against a memory limit.
+    Cache,
+    /// Each operation's mean latency: the server's time and the rest.
+    LatencySplit,
     /// CPU time per operation, server and client.
     Cpu,
     /// PageRank's time per iteration and per step (analytics).
@@ -68,6 +72,8 @@ impl FigureKind {
             FigureKind::Spectrum => "Latency percentile spectra",
             FigureKind::TimeSeries => "Per-second time series",
             FigureKind::Memory => "Server memory",
+            FigureKind::Cache => "Caches under a memory limit",
+            FigureKind::LatencySplit => "Where the latency goes",
             FigureKind::Cpu => "CPU per operation",
             FigureKind::Pagerank => "PageRank time",
             FigureKind::GraphMemory => "Graph memory",
@@ -87,6 +93,17 @@ pub struct Axis {
     pub log: bool,
     /// How tick labels are written.
     pub ticks: Ticks,
+}
+
+impl Axis {
+    /// A linear axis of counts labelled `label`.
+    pub fn linear(label: &str) -> Axis {
+        Axis {
+            label: label.into(),
+            log: false,
+            ticks: Ticks::Count,
+        }
+    }
 }
 
 /// How an axis writes its tick labels.

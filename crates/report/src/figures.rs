@@ -5,6 +5,7 @@
 
 use crate::cells::{main_op, op_kinds, Cell, Source};
 use crate::figure::{Axis, Figure, FigureKind, Panel, Point, Series, Ticks};
+use crate::format::{capital, slug};
 use std::collections::BTreeMap;
 
 /// Time series drawn at most, so a report over hundreds of runs stays
@@ -90,6 +91,8 @@ pub fn build(cells: &[Cell], sources: &[Source]) -> Vec<Figure> {
     }
     out.extend(topologies(&naming, cells));
     out.extend(memory(cells));
+    out.extend(crate::caches::figures(sources));
+    out.extend(crate::split::figure(sources));
     out.extend(time_series(&groups, &naming, sources));
     out.extend(crate::noise::figure(sources));
     // Ids are unique: a figure repeated for a second group gets a suffix.
@@ -103,24 +106,6 @@ pub fn build(cells: &[Cell], sources: &[Source]) -> Vec<Figure> {
     }
     out.sort_by_key(|f| f.kind);
     out
-}
-
-/// A file-name-safe stem.
-fn slug(parts: &[&str]) -> String {
-    let mut s = String::new();
-    for p in parts {
-        for ch in p.chars() {
-            if ch.is_ascii_alphanumeric() {
-                s.push(ch.to_ascii_lowercase());
-            } else if !s.ends_with('-') {
-                s.push('-');
-            }
-        }
-        if !s.ends_with('-') {
-            s.push('-');
-        }
-    }
-    s.trim_matches('-').to_string()
 }
 
 /// Client counts are categories, evenly spaced and labelled with the
@@ -307,14 +292,6 @@ fn latency(k: &GroupKey, name: &str, cells: &[&Cell]) -> Vec<Figure> {
         });
     }
     out
-}
-
-fn capital(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
 }
 
 fn spectra(k: &GroupKey, name: &str, cells: &[&Cell]) -> Vec<Figure> {

@@ -213,3 +213,30 @@ mod axis_tests {
         assert_eq!(axis_value(5.0, Ticks::Nines), "99.999");
     }
 }
+
+/// A file-name-safe stem.
+pub fn slug(parts: &[&str]) -> String {
+    let mut s = String::new();
+    for p in parts {
+        for ch in p.chars() {
+            if ch.is_ascii_alphanumeric() {
+                s.push(ch.to_ascii_lowercase());
+            } else if !s.ends_with('-') {
+                s.push('-');
+            }
+        }
+        if !s.ends_with('-') {
+            s.push('-');
+        }
+    }
+    s.trim_matches('-').to_string()
+}
+
+/// `s` with its first letter upper-cased.
+pub fn capital(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}

@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod analytics;
+mod caches;
 pub mod cells;
 pub mod combined;
 pub mod diff;
@@ -22,6 +23,7 @@ pub mod page;
 pub mod paper;
 pub mod plot;
 pub mod repro;
+mod split;
 pub mod table;
 pub mod takeaways;
 pub mod text;
