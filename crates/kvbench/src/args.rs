@@ -1130,7 +1130,8 @@ pub struct PagerankArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// Files kvbench wrote (`DB.unsaved-PID-MILLIS.json`).
+    /// Files kvbench wrote (`DB.unsaved-PID-MILLIS.json`); `-` reads one
+    /// from standard input (and removes nothing).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// SQLite database to store them in.

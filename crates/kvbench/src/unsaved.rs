@@ -164,8 +164,12 @@ pub fn import(files: &[PathBuf], store: &mut Store) -> Result<Vec<(PathBuf, i64)
             None => store.save_run(&run.record),
         }
         .with_context(|| format!("cannot store {}", f.display()))?;
-        std::fs::remove_file(&f)
-            .with_context(|| format!("stored as run {id}, but cannot remove {}", f.display()))?;
+        // Standard input (`-`) names no file to remove.
+        if f.as_os_str() != kvbench_workload::input::STDIN {
+            std::fs::remove_file(&f).with_context(|| {
+                format!("stored as run {id}, but cannot remove {}", f.display())
+            })?;
+        }
         stored.push((f, id));
     }
     Ok(stored)

@@ -298,11 +298,30 @@ fn a_locked_database_keeps_the_run_as_json_until_it_is_imported() {
     assert_eq!(files.len(), 1, "{files:?}");
     assert!(last.contains(&*files[0].file_name().unwrap_or_default().to_string_lossy()));
 
+    // From standard input: stored, and the file it came from is not
+    // kvbench's to remove (it was never named).
+    let piped = sb
+        .kvbench()
+        .args(["import", "-"])
+        .pipe_stdin(&files[0])
+        .expect("stdin")
+        .output()
+        .expect("import -");
+    let text = String::from_utf8_lossy(&piped.stdout);
+    assert!(
+        piped.status.success() && text.contains("as run 2"),
+        "{text}{}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+    assert!(
+        files[0].exists(),
+        "a file read through standard input stays"
+    );
     let stored_now = sb.stdout(&["import", &files[0].to_string_lossy()]);
-    assert!(stored_now.contains("as run 2"), "{stored_now}");
+    assert!(stored_now.contains("as run 3"), "{stored_now}");
     assert!(!files[0].exists(), "removed once stored");
     let runs = sb.json(&["runs", "--json"]);
-    assert_eq!(runs.as_array().map(Vec::len), Some(2));
+    assert_eq!(runs.as_array().map(Vec::len), Some(3));
     let imported = stored(&sb, 2);
     assert_eq!(imported["status"], "ok");
     assert!(imported["run"]["completed"].as_u64().unwrap_or(0) > 100);
