@@ -74,6 +74,11 @@ const RETRY_LATER: &str = "the cluster answered CLUSTERDOWN or TRYAGAIN";
 const REDIRECT_SEED: u64 = 0x6b76_7265_6469_7200;
 /// Why a request that failed waits to be sent again (`--max-retries`).
 const RETRY_FAILED: &str = "it failed and waited to be sent again";
+/// Why a cache-aside fill waits (`kvbench.mode=cache-aside`).
+const CACHE_FILL: &str = "the backend's penalty before the set of a record the read missed";
+/// Seeds the draws of cache-aside penalties (apart from the operations'
+/// stream, so a run's operations do not depend on which reads missed).
+const PENALTY_SEED: u64 = 0x6b76_7065_6e61_6c74;
 
 /// Where a connection's operations come from.
 pub(crate) enum Source {
@@ -207,6 +212,8 @@ enum Part {
     RmwWrite,
     /// One of a scan's record reads; the key is in `scan_keys[i]`.
     ScanRead(u32),
+    /// Cache-aside: the set of the record a read missed, after the penalty.
+    Fill,
 }
 
 impl Part {
@@ -215,6 +222,7 @@ impl Part {
             Part::Main | Part::Index => Step::First,
             Part::RmwWrite => Step::RmwWrite,
             Part::ScanRead(_) => Step::ScanRead,
+            Part::Fill => Step::Fill,
         }
     }
 }
@@ -452,6 +460,8 @@ pub(crate) struct Client {
     jitter: u64,
     /// Where a finally failed request's key is written (`--failed-keys`).
     failed_key: Vec<u8>,
+    /// Draws cache-aside penalties.
+    penalty_rng: Rng,
 }
 
 /// What became of a scan's record reads.
@@ -516,6 +526,7 @@ impl Client {
             scan_keys: Vec::new(),
             free_scan_keys: Vec::new(),
             redirect_rng: Rng::seed_from_u64(REDIRECT_SEED),
+            penalty_rng: Rng::seed_from_u64(PENALTY_SEED),
         }
     }
 
@@ -999,6 +1010,43 @@ impl Client {
                 },
                 _ => {}
             }
+            // Cache-aside: the miss is the store's answer, recorded now; the
+            // operation goes on with the set of the record after the
+            // backend's penalty (its slot stays taken, as the application
+            // thread waits).
+            if let (Outcome::Miss, Part::Main, OpKind::Read, Some(penalty)) =
+                (outcome, p.part, op.kind, driver.cache_aside())
+            {
+                if p.group == NO_GROUP {
+                    self.record_outcome(&p, Outcome::Miss, arrived, arrived_ns, rec);
+                    let wait = penalty.draw_ns(&mut self.penalty_rng);
+                    // The application's latency: the miss, then the
+                    // backend's penalty as modelled (kvbench's own delay in
+                    // sending the set is measured apart, as the fills'
+                    // lateness).
+                    if self.limit.records(p.measured, arrived) {
+                        let from = if self.schedule.is_some() {
+                            p.intended_ns
+                        } else {
+                            p.sent_ns
+                        };
+                        rec.record_app(
+                            op.kind,
+                            arrived_ns.saturating_sub(from).saturating_add(wait),
+                        );
+                    }
+                    self.parked.push(Parked {
+                        due_ns: arrived_ns.saturating_add(wait),
+                        since_ns: arrived_ns,
+                        p: Pending {
+                            part: Part::Fill,
+                            ..p
+                        },
+                        why: CACHE_FILL,
+                    });
+                    continue;
+                }
+            }
             done += self.complete_part(p, outcome, arrived, arrived_ns, rec);
         }
         if demoted {
@@ -1145,6 +1193,7 @@ impl Client {
                 driver.encode_rmw_write(&p.op, &mut self.redirect_rng, &mut self.key, wbuf);
             }
             Part::ScanRead(i) => driver.encode_scan_read(&p.op, &self.scan_keys[i as usize], wbuf),
+            Part::Fill => driver.encode_fill(&p.op, &mut self.redirect_rng, &mut self.key, wbuf),
         }
         self.lanes[to].pending.push_back(p);
     }
@@ -1159,7 +1208,7 @@ impl Client {
                     .node_of(driver.first_request_key(&p.op, &self.key))
             }
             Part::Index => self.router.node_of(driver.index_key()),
-            Part::RmwWrite => {
+            Part::RmwWrite | Part::Fill => {
                 driver.write_key(&p.op, &mut self.key);
                 self.router.node_of(&self.key)
             }
@@ -1200,9 +1249,18 @@ impl Client {
             .partition(|q| over || q.due_ns <= now_ns);
         self.parked = waiting;
         for Parked {
-            p, why, since_ns, ..
+            mut p,
+            why,
+            since_ns,
+            due_ns,
         } in due
         {
+            // A fill not yet sent when the run ends is the application's
+            // business, not a failure of the store.
+            if over && p.part == Part::Fill {
+                self.ops -= 1;
+                continue;
+            }
             if over {
                 self.complete_part(p, Outcome::Error, now, now_ns, rec);
                 continue;
@@ -1230,7 +1288,14 @@ impl Client {
                 self.park_since(p, now_ns, since_ns, why);
                 continue;
             }
-            if p.measured {
+            if p.part == Part::Fill {
+                // How late kvbench sends the set: its own delay, not the
+                // application's.
+                if self.limit.records(p.measured, now) {
+                    rec.record_fill_lateness(now_ns.saturating_sub(due_ns));
+                }
+                p.sent_ns = now_ns;
+            } else if p.measured {
                 rec.count_retry();
             }
             self.resend(p, to);
@@ -1274,6 +1339,13 @@ impl Client {
         if let Part::ScanRead(i) = p.part {
             self.free_scan_keys.push(i);
         }
+        if p.part == Part::Fill {
+            self.ops -= 1;
+            if self.limit.records(p.measured, arrived) {
+                rec.record_fill(outcome, arrived_ns.saturating_sub(p.sent_ns));
+            }
+            return 0;
+        }
         let outcome = if p.group == NO_GROUP {
             outcome
         } else {
@@ -1294,6 +1366,19 @@ impl Client {
         if p.op.kind == OpKind::Insert {
             self.source.acknowledge_insert(p.op.keynum);
         }
+        self.record_outcome(&p, outcome, arrived, arrived_ns, rec)
+    }
+
+    /// Records operation `p`'s `outcome` (when measured); returns 1 for a
+    /// measured success.
+    fn record_outcome(
+        &mut self,
+        p: &Pending,
+        outcome: Outcome,
+        arrived: Instant,
+        arrived_ns: u64,
+        rec: &mut Recorder,
+    ) -> u64 {
         let integrity = self.integrity_failure.take();
         if !self.limit.records(p.measured, arrived) {
             return 0;
@@ -1319,6 +1404,18 @@ impl Client {
             );
         } else {
             rec.record(p.op.kind, outcome, since(p.sent_ns), arrived);
+        }
+        // Cache-aside: a hit is the application's answer as it is.
+        if outcome == Outcome::Ok
+            && p.op.kind == OpKind::Read
+            && self.driver.cache_aside().is_some()
+        {
+            let from = if self.schedule.is_some() {
+                p.intended_ns
+            } else {
+                p.sent_ns
+            };
+            rec.record_app(p.op.kind, since(from));
         }
         u64::from(outcome == Outcome::Ok)
     }

@@ -47,6 +47,13 @@ pub struct Recorder {
     /// The misses' latency, per kind; allocated at a kind's first miss (a
     /// run without misses pays nothing for it).
     miss_hist: Vec<Option<Histogram<u64>>>,
+    /// Cache-aside: the application's latency per kind (a hit's, or a
+    /// miss's with the backend's penalty); allocated when first used.
+    app_hist: Vec<Option<Histogram<u64>>>,
+    /// Cache-aside: sets of records reads missed, answered and failed.
+    pub fills: [u64; 2],
+    /// Cache-aside: how late each fill was sent after its penalty ended.
+    fill_lateness: Option<Histogram<u64>>,
     errors: [u64; OpKind::COUNT],
     /// Values above [`MAX_LATENCY_NS`] that were clamped.
     pub clamped: u64,
@@ -214,6 +221,9 @@ impl Default for Recorder {
             completed: [0; OpKind::COUNT],
             misses: [0; OpKind::COUNT],
             miss_hist: vec![None; OpKind::COUNT],
+            app_hist: vec![None; OpKind::COUNT],
+            fills: [0; 2],
+            fill_lateness: None,
             errors: [0; OpKind::COUNT],
             clamped: 0,
             failed_connections: 0,
@@ -294,6 +304,32 @@ impl Recorder {
         if self.last_reply.is_none_or(|t| replied > t) {
             self.last_reply = Some(replied);
         }
+    }
+
+    /// Cache-aside: the application's latency of one measured operation.
+    #[inline]
+    pub fn record_app(&mut self, kind: OpKind, latency_ns: u64) {
+        let v = self.clamp(latency_ns);
+        let _ = self.app_hist[kind.index()]
+            .get_or_insert_with(new_histogram)
+            .record(v);
+    }
+
+    /// Cache-aside: how long after its penalty ended a fill was sent.
+    #[inline]
+    pub fn record_fill_lateness(&mut self, late_ns: u64) {
+        let v = self.clamp(late_ns);
+        let _ = self
+            .fill_lateness
+            .get_or_insert_with(new_histogram)
+            .record(v);
+    }
+
+    /// Cache-aside: a measured fill's reply (its latency is the store's
+    /// write time, not kept).
+    #[inline]
+    pub fn record_fill(&mut self, outcome: Outcome, _latency_ns: u64) {
+        self.fills[usize::from(outcome == Outcome::Error)] += 1;
     }
 
     /// Records one measured reply of a scheduled (open-loop) request: the
@@ -485,10 +521,13 @@ impl Recorder {
         for i in 0..OpKind::COUNT {
             // Same bounds on both sides, so adding cannot fail.
             let _ = self.hist[i].add(&other.hist[i]);
-            if let Some(theirs) = &other.miss_hist[i] {
-                let _ = self.miss_hist[i]
-                    .get_or_insert_with(new_histogram)
-                    .add(theirs);
+            for (mine, theirs) in [
+                (&mut self.miss_hist[i], &other.miss_hist[i]),
+                (&mut self.app_hist[i], &other.app_hist[i]),
+            ] {
+                if let Some(theirs) = theirs {
+                    let _ = mine.get_or_insert_with(new_histogram).add(theirs);
+                }
             }
             self.completed[i] += other.completed[i];
             self.misses[i] += other.misses[i];
@@ -521,6 +560,14 @@ impl Recorder {
             mine[1] += theirs[1];
         }
         self.moved += other.moved;
+        self.fills[0] += other.fills[0];
+        self.fills[1] += other.fills[1];
+        if let Some(theirs) = &other.fill_lateness {
+            let _ = self
+                .fill_lateness
+                .get_or_insert_with(new_histogram)
+                .add(theirs);
+        }
         self.asked += other.asked;
         self.retried += other.retried;
         self.stalls += other.stalls;
@@ -565,6 +612,13 @@ impl Recorder {
                     name,
                 )?;
             }
+            if let Some(app) = &op.app_histogram {
+                add(
+                    self.app_hist[i].get_or_insert_with(new_histogram),
+                    app,
+                    name,
+                )?;
+            }
             if let (Some(service), Some(lag)) = (&op.service_histogram, &op.lag_histogram) {
                 let open = self.open.get_or_insert_with(|| {
                     let hists = || (0..OpKind::COUNT).map(|_| new_histogram()).collect();
@@ -586,6 +640,8 @@ impl Recorder {
             }
         }
         self.moved += part.redirects_moved;
+        self.fills[0] += part.fills;
+        self.fills[1] += part.fill_errors;
         self.asked += part.redirects_ask;
         self.retried += part.retries;
         self.reconnects += part.reconnects;
@@ -670,6 +726,8 @@ impl Recorder {
                     lag_histogram: self.open.as_ref().map(|o| encode_histogram(&o.lag[i])),
                     miss_latency: self.miss_hist[i].as_ref().map(summarize),
                     miss_histogram: self.miss_hist[i].as_ref().map(encode_histogram),
+                    app_latency: self.app_hist[i].as_ref().map(summarize),
+                    app_histogram: self.app_hist[i].as_ref().map(encode_histogram),
                     with: false,
                 }
             })
@@ -691,6 +749,9 @@ impl Recorder {
             series: Vec::new(),
             offered_rate: None,
             redirects_moved: self.moved,
+            fills: self.fills[0],
+            fill_errors: self.fills[1],
+            fill_lateness: self.fill_lateness.as_ref().map(summarize),
             redirects_ask: self.asked,
             retries: self.retried,
             reconnects: self.reconnects,

@@ -304,16 +304,7 @@ fn memory_limits_that_cannot_apply_are_refused() {
             "--max-memory: kvbench sets no option on a --target",
         ),
     ] {
-        let out = sb
-            .kvbench()
-            .args(["run", "--workload", "ycsb/c", "--records", "100"])
-            .args(&args)
-            .output()
-            .expect("kvbench");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(says), "{args:?}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        refused(&sb, &["--workload", "ycsb/c"], &args, says);
     }
     assert!(!sb.db().exists(), "nothing ran, nothing stored");
 }
@@ -482,4 +473,135 @@ fn a_limit_below_a_servers_own_baseline_fails_the_cell_with_why() {
         rec.probes
     );
     assert!(rec.load.is_none(), "nothing was loaded");
+}
+
+/// Issue 35, item 2: cache-aside. A read that misses waits the backend's
+/// penalty (a timer in kvbench, its slot kept) and then sets the record; the
+/// application's latency is the hit's, or the miss's plus the penalty. With
+/// a fixed 1-ms penalty its mean is the store's mean plus the miss ratio
+/// times 1 ms (within 5%), every read counts once, every miss is filled,
+/// and kvbench says how late it sent the sets.
+#[test]
+fn cache_aside_adds_the_backends_penalty_to_each_miss_and_fills_it() {
+    let _serial = crate::util::timing_sensitive();
+    let sb = Sandbox::new();
+    let rec = run_record(
+        &sb,
+        &[
+            "--system",
+            "redis",
+            "--workload",
+            "ycsb/c",
+            "-p",
+            "kvbench.mode=cache-aside",
+            "-p",
+            "kvbench.cacheaside.penalty=1ms",
+            "--records",
+            "20000",
+            "--duration",
+            "3s",
+            "--warmup",
+            "1s",
+            "--max-memory",
+            "95%",
+            "--eviction",
+            "allkeys-lru",
+        ],
+    );
+    assert_eq!(rec.status.as_str(), "ok", "{:?}", rec.marks);
+    let run = rec.run.as_ref().expect("run");
+    let read = run
+        .ops
+        .iter()
+        .find(|o| o.op == OpKind::Read)
+        .expect("reads");
+    let (hits, misses) = (read.completed, read.misses);
+    assert!(hits > 0 && misses > 0, "{hits} hits, {misses} misses");
+    let miss_latency = read.miss_latency.as_ref().expect("misses timed");
+    let app = read.app_latency.as_ref().expect("application latency");
+    assert_eq!(app.count, hits + misses, "every read once");
+    let store = (hits as f64 * read.latency.mean_us + misses as f64 * miss_latency.mean_us)
+        / (hits + misses) as f64;
+    let miss_ratio = misses as f64 / (hits + misses) as f64;
+    let expected = store + miss_ratio * 1000.0;
+    println!(
+        "cache-aside, 1 ms: hit ratio {:.1}%, store mean {store:.1} us, application mean {:.1} us, expected {expected:.1} us",
+        (1.0 - miss_ratio) * 100.0,
+        app.mean_us
+    );
+    assert!(
+        (app.mean_us / expected - 1.0).abs() <= 0.05,
+        "application mean {} us, store {store:.1} + {miss_ratio:.3} x 1000",
+        app.mean_us
+    );
+    assert!(app.p99_us >= 1000.0, "a miss costs the penalty: {app:?}");
+    // Each miss is filled once (those of the window's last millisecond
+    // may be left unsent, and warm-up misses filled in the window count).
+    assert!(
+        run.fills.abs_diff(misses) <= misses / 20 + 50,
+        "{} fills for {misses} misses",
+        run.fills
+    );
+    let late = run.fill_lateness.as_ref().expect("fills' lateness");
+    assert!(late.count > 0 && late.p50_us < 1000.0, "{late:?}");
+    let shown = sb.kvbench().args(["show", "1"]).output().expect("show");
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        text.contains("cache-aside: a read that missed waited the backend's 1ms"),
+        "{text}"
+    );
+    assert!(text.contains("read application"), "{text}");
+}
+
+/// Cache-aside needs reads to fill, and a penalty it can read.
+#[test]
+fn cache_aside_settings_that_cannot_work_are_refused() {
+    let sb = Sandbox::new();
+    for (args, says) in [
+        (
+            vec![
+                "--workload",
+                "ycsb/c",
+                "-p",
+                "kvbench.mode=cache-aside",
+                "-p",
+                "kvbench.cacheaside.penalty=1",
+            ],
+            "kvbench.cacheaside.penalty",
+        ),
+        (
+            vec!["--workload", "ycsb/c", "-p", "kvbench.mode=aside"],
+            "kvbench.mode",
+        ),
+        (
+            vec![
+                "--workload",
+                "ycsb/c",
+                "-p",
+                "kvbench.mode=cache-aside",
+                "-p",
+                "readproportion=0",
+                "-p",
+                "updateproportion=1",
+            ],
+            "cache-aside fills the records reads miss",
+        ),
+    ] {
+        refused(&sb, &["--system", "redis"], &args, says);
+    }
+}
+
+/// `kvbench run --records 100 COMMON ARGS` is one line saying `says`, exit 2.
+fn refused(sb: &Sandbox, common: &[&str], args: &[&str], says: &str) {
+    let out = sb
+        .kvbench()
+        .args(["run", "--records", "100"])
+        .args(common)
+        .args(args)
+        .output()
+        .expect("kvbench");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(says), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
 }

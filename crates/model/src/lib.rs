@@ -592,6 +592,14 @@ pub struct OpResult {
     /// The misses' latency histogram (V2, base64).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub miss_histogram: Option<String>,
+    /// Cache-aside (`kvbench.mode=cache-aside`): the application's latency,
+    /// a hit's as it is and a miss's with the backend's penalty (until the
+    /// set is sent), timed from the same start as [`latency`](Self::latency).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_latency: Option<LatencySummary>,
+    /// The application latency's histogram (V2, base64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_histogram: Option<String>,
     /// Run by the second client group of a combined run (`--with`), not by
     /// the main one.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -616,6 +624,8 @@ impl OpResult {
             lag_histogram: None,
             miss_latency: None,
             miss_histogram: None,
+            app_latency: None,
+            app_histogram: None,
             with: false,
         }
     }
@@ -710,6 +720,19 @@ pub struct PhaseResult {
     /// A multi-node target: what each node answered in the window.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<NodeCount>,
+    /// Cache-aside: sets of records reads missed, answered (never in
+    /// `completed`: they are the application's doing, not operations of
+    /// the workload).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fills: u64,
+    /// Cache-aside: such sets that failed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fill_errors: u64,
+    /// Cache-aside: how late kvbench sent each set after its penalty ended
+    /// (its own delay: the application's latency counts the penalty as
+    /// modelled). Not merged across `--workers` (a summary, not a histogram).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill_lateness: Option<LatencySummary>,
     /// A memory-limited run (`--max-memory`): hit ratio, evictions and
     /// memory against the limit, over the window and per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]

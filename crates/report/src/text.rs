@@ -164,51 +164,79 @@ pub fn series_table(p: &PhaseResult) -> String {
 /// ratio, evictions and memory against the limit, then hits' and misses'
 /// latency apart. Empty for any other run.
 pub fn cache_lines(c: &kvbench_model::RunConfig, run: &PhaseResult) -> String {
-    let Some(k) = &run.cache else {
-        return String::new();
-    };
     let pct = |r: f64| format!("{:.1}%", r * 100.0);
-    let limit = match (&c.max_memory, c.max_memory_mb) {
-        (Some(given), Some(mb)) if given.ends_with('%') => format!("{given} = {mb} MB per server"),
-        (_, Some(mb)) => format!("{mb} MB per server"),
-        _ => "a limit".into(),
-    };
-    let policy = c
-        .eviction
-        .as_deref()
-        .unwrap_or("the server's default policy");
-    let mut s = format!(
-        "\ncache (--max-memory {limit}, {policy}): hit ratio {} ({} hits, {} misses); {} evicted in the window{}; server memory {} of {} MiB ({})\n",
-        opt(k.hit_ratio, pct),
-        count(k.hits),
-        count(k.misses),
-        opt(k.evictions, count),
-        opt(k.evictions_per_s, |e| format!(" ({}/s)", rate(e))),
-        opt(k.server_memory_bytes, mib),
-        mib(k.limit_bytes),
-        opt(k.memory_of_limit, pct),
-    );
+    let mut s = String::new();
+    if let Some(k) = &run.cache {
+        let limit = match (&c.max_memory, c.max_memory_mb) {
+            (Some(given), Some(mb)) if given.ends_with('%') => {
+                format!("{given} = {mb} MB per server")
+            }
+            (_, Some(mb)) => format!("{mb} MB per server"),
+            _ => "a limit".into(),
+        };
+        let policy = c.eviction.as_deref().unwrap_or("its default policy");
+        s.push_str(&format!(
+            "\ncache (--max-memory {limit}, {policy}): hit ratio {} ({} hits, {} misses); {} evicted in the window{}; server memory {} of {} MiB ({})\n",
+            opt(k.hit_ratio, pct),
+            count(k.hits),
+            count(k.misses),
+            opt(k.evictions, count),
+            opt(k.evictions_per_s, |e| format!(" ({}/s)", rate(e))),
+            opt(k.server_memory_bytes, mib),
+            mib(k.limit_bytes),
+            opt(k.memory_of_limit, pct),
+        ));
+    }
+    let aside = run.ops.iter().any(|o| o.app_latency.is_some());
+    if aside {
+        let penalty = c
+            .workload_properties
+            .iter()
+            .find(|(k, _)| k == "kvbench.cacheaside.penalty")
+            .map_or("1ms", |(_, v)| v.as_str());
+        s.push_str(&format!(
+            "cache-aside: a read that missed waited the backend's {penalty}, then set its record ({} sets{}); the application's latency is the hit's, or the miss's plus that wait{}\n",
+            count(run.fills),
+            if run.fill_errors > 0 {
+                format!(", {} failed", count(run.fill_errors))
+            } else {
+                String::new()
+            },
+            run.fill_lateness.as_ref().map_or(String::new(), |l| format!(
+                "; kvbench sent the sets {} us late at the median, {} us at p99 (its own delay, not counted)",
+                micros(l.p50_us),
+                micros(l.p99_us)
+            ))
+        ));
+    }
     let mut t = Table::new(&[
         "reads",
         ">count",
+        ">mean us",
         ">p50 us",
         ">p99 us",
         ">p99.9 us",
         ">max us",
     ]);
-    for o in run
-        .ops
-        .iter()
-        .filter(|o| o.miss_latency.is_some() && !o.with)
-    {
-        for (name, n, l) in [
+    for o in run.ops.iter().filter(|o| !o.with) {
+        let rows = [
             ("hits", o.completed, Some(&o.latency)),
             ("misses", o.misses, o.miss_latency.as_ref()),
-        ] {
+            (
+                "application",
+                o.completed + o.misses,
+                o.app_latency.as_ref(),
+            ),
+        ];
+        if rows[1].2.is_none() && rows[2].2.is_none() {
+            continue;
+        }
+        for (name, n, l) in rows {
             if let Some(l) = l.filter(|l| l.count > 0) {
                 t.row(vec![
                     format!("{} {name}", o.op),
                     count(n),
+                    micros(l.mean_us),
                     micros(l.p50_us),
                     micros(l.p99_us),
                     micros(l.p999_us),
@@ -218,9 +246,29 @@ pub fn cache_lines(c: &kvbench_model::RunConfig, run: &PhaseResult) -> String {
         }
     }
     if !t.is_empty() {
+        if run.cache.is_none() {
+            s.push('\n');
+        }
         s.push_str(&t.to_text());
     }
     s
+}
+
+/// A memory-limited window second by second: hit ratio, evictions, memory.
+pub fn cache_series_table(run: &PhaseResult) -> String {
+    let Some(k) = &run.cache else {
+        return String::new();
+    };
+    let mut t = Table::new(&[">second", ">hit ratio", ">evictions", ">server MiB"]);
+    for s in &k.seconds {
+        t.row(vec![
+            s.second.to_string(),
+            opt(s.hit_ratio, |r| format!("{:.1}%", r * 100.0)),
+            opt(s.evictions, count),
+            opt(s.server_memory_bytes, mib),
+        ]);
+    }
+    t.to_text()
 }
 
 /// Where each operation's mean latency went: the server's execution time
@@ -279,23 +327,6 @@ pub fn split_lines(run: &PhaseResult) -> String {
             .map_or("not measured".into(), |r| format!("{} us", micros(r))),
         table.to_text()
     )
-}
-
-/// A memory-limited window second by second: hit ratio, evictions, memory.
-pub fn cache_series_table(run: &PhaseResult) -> String {
-    let Some(k) = &run.cache else {
-        return String::new();
-    };
-    let mut t = Table::new(&[">second", ">hit ratio", ">evictions", ">server MiB"]);
-    for s in &k.seconds {
-        t.row(vec![
-            s.second.to_string(),
-            opt(s.hit_ratio, |r| format!("{:.1}%", r * 100.0)),
-            opt(s.evictions, count),
-            opt(s.server_memory_bytes, mib),
-        ]);
-    }
-    t.to_text()
 }
 
 /// A readable summary of one run.

@@ -27,6 +27,9 @@ const READY_QUERY_TIMEOUT: Duration = Duration::from_millis(500);
 /// Per-query timeout for probes; a server this slow to answer INFO is not in a
 /// state worth measuring anyway.
 const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest a read at a window's edge waits (the latency split's
+/// counters): a server answers `INFO` in well under a millisecond.
+const EDGE_TIMEOUT: Duration = Duration::from_millis(250);
 /// Log lines quoted in error messages.
 const LOG_TAIL_LINES: usize = 20;
 
@@ -366,12 +369,14 @@ impl Server {
 
     /// Every command's calls, execution time and latency histogram since
     /// the server started (`None`: the system keeps none, as memcached).
+    /// Read at a window's edges, so it waits [`EDGE_TIMEOUT`] at most: a
+    /// stalled server leaves the split unknown rather than the run late.
     ///
     /// # Errors
-    /// When the server does not answer.
+    /// When the server does not answer in time.
     pub fn command_times(&self) -> Result<Option<kvbench_model::CommandTimes>, ServerError> {
         system::of(self.system)
-            .command_times(Peer::plain(self.addr), QUERY_TIMEOUT)
+            .command_times(Peer::plain(self.addr), EDGE_TIMEOUT)
             .map_err(|m| self.query_failed(m))
     }
 

@@ -7,11 +7,12 @@ pub(crate) const HISTOGRAM_ENCODING: &str = "hdr-v2-base64";
 
 /// Each histogram measure an `OpResult` can carry, with its JSON field: they
 /// are stored as rows of the `histograms` table, never inside the phase JSON.
-pub(crate) const MEASURES: [(&str, &str); 4] = [
+pub(crate) const MEASURES: [(&str, &str); 5] = [
     ("latency", "histogram"),
     ("service", "service_histogram"),
     ("lag", "lag_histogram"),
     ("miss", "miss_histogram"),
+    ("app", "app_histogram"),
 ];
 
 /// The JSON field of a `SeriesPoint` that is stored as a row of the

@@ -151,6 +151,7 @@ fn insert_phase(tx: &Db, id: i64, phase: &str, result: &PhaseResult) -> Result<(
             ("service", op.service_histogram.as_ref()),
             ("lag", op.lag_histogram.as_ref()),
             ("miss", op.miss_histogram.as_ref()),
+            ("app", op.app_histogram.as_ref()),
         ];
         for (measure, data) in measures {
             let Some(data) = data else { continue };

@@ -59,6 +59,13 @@ fn op_result(op: OpKind, k: u64) -> OpResult {
             ..LatencySummary::default()
         }),
         miss_histogram: (k % 2 == 1).then(|| format!("MISS{k}")),
+        // Cache-aside reads keep the application's latency too.
+        app_latency: (k == 1).then(|| LatencySummary {
+            count: 17 + 1_000_003,
+            mean_us: 321.5,
+            ..LatencySummary::default()
+        }),
+        app_histogram: (k == 1).then(|| "APP1".to_string()),
         with: k == 3,
     }
 }
@@ -192,6 +199,9 @@ fn full_record() -> RunRecord {
             outage: None,
             faults: Vec::new(),
             nodes: Vec::new(),
+            fills: 0,
+            fill_errors: 0,
+            fill_lateness: None,
             cache: None,
             server_time: None,
             scale_out: None,
@@ -245,6 +255,9 @@ fn full_record() -> RunRecord {
             outage: None,
             faults: Vec::new(),
             nodes: Vec::new(),
+            fills: 40,
+            fill_errors: 1,
+            fill_lateness: None,
             cache: None,
             server_time: None,
             scale_out: None,
@@ -529,7 +542,7 @@ fn full_record_round_trips_exactly(fx: &Fixture) {
     assert_eq!(store.get_run(id).unwrap(), with_id(record.clone(), id));
 
     // The layout reports rely on: histograms out of the JSON, into their table.
-    assert_eq!(counts(&store), [1, 4, 10, 3, 1]);
+    assert_eq!(counts(&store), [1, 4, 11, 3, 1]);
     let mut row = store
         .db
         .query_row("SELECT run_json, seed FROM runs WHERE id = 1", &[])
@@ -1038,7 +1051,7 @@ fn crash_mid_save_keeps_earlier_runs() {
     let store = Store::open(&path).unwrap();
     assert_eq!(
         counts(&store),
-        [1, 4, 10, 3, 1],
+        [1, 4, 11, 3, 1],
         "uncommitted rows survived"
     );
     assert_eq!(store.get_run(first).unwrap(), with_id(full_record(), first));
@@ -1148,7 +1161,7 @@ fn version_3_database_is_migrated_and_its_runs_read_without_interval_histograms(
     // Labels came with version 6: a run stored before has none.
     expected.labels.clear();
     assert_eq!(back, expected);
-    assert_eq!(counts(&store), [1, 4, 10, 3, 0]);
+    assert_eq!(counts(&store), [1, 4, 11, 3, 0]);
 }
 
 fn selections_resolve_to_stored_ids_and_name_the_first_missing_one(fx: &Fixture) {

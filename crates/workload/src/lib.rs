@@ -22,6 +22,7 @@
 #![deny(missing_docs)]
 
 pub mod bounds;
+pub mod cache_aside;
 pub mod command;
 pub mod generator;
 pub mod input;

@@ -195,6 +195,14 @@ pub const PRESETS: &[Preset] = &[
                      readproportion=0.5\nupdateproportion=0.5\nrequestdistribution=uniform\n",
     },
     Preset {
+        name: "cache-aside",
+        aliases: &[],
+        source: "kvbench: an application's cache: plain 1 KB values, read only, zipfian; a miss waits a 1 ms backend, then sets the value (use with --max-memory)",
+        properties: "kvbench.datamodel=plain\nfieldcount=1\nfieldlength=1000\n\
+                     readproportion=1\nupdateproportion=0\nrequestdistribution=zipfian\n\
+                     kvbench.mode=cache-aside\nkvbench.cacheaside.penalty=1ms\n",
+    },
+    Preset {
         name: "memtier",
         aliases: &[],
         source: "memtier_benchmark's defaults: SET:GET 1:10 cycled, 32 B, random keys memtier-N",

@@ -278,6 +278,9 @@ pub struct WorkloadSpec {
     pub data_model: DataModel,
     /// The YCSB client settings.
     pub client: ClientSpec,
+    /// `kvbench.mode=cache-aside`: a read that misses waits this penalty
+    /// (the backend) and then sets the record, as an application would.
+    pub cache_aside: Option<crate::cache_aside::Penalty>,
 }
 
 impl Default for WorkloadSpec {
@@ -316,6 +319,7 @@ impl Default for WorkloadSpec {
             key_prefix: "user".to_owned(),
             data_model: DataModel::default(),
             client: ClientSpec::default(),
+            cache_aside: None,
         }
     }
 }
@@ -539,6 +543,14 @@ impl WorkloadSpec {
                     self.record_bytes(),
                     bounds::MAX_RECORD_BYTES
                 ),
+            );
+        }
+        if self.cache_aside.is_some()
+            && (self.read_proportion == 0.0 || self.data_model.layout == Layout::SortedSets)
+        {
+            return bad(
+                "kvbench.mode",
+                "cache-aside fills the records reads miss: it needs reads (readproportion > 0) of hashes or plain values".into(),
             );
         }
         match &self.field_length_distribution {

@@ -208,6 +208,16 @@ pub const PROPERTIES: &[(&str, &str, &str)] = &[
         "load this share of recordcount (what YCSB calls recordcount)",
     ),
     (
+        "kvbench.mode",
+        "ycsb",
+        "ycsb, or cache-aside: a read that misses waits kvbench.cacheaside.penalty, then sets the record",
+    ),
+    (
+        "kvbench.cacheaside.penalty",
+        "1ms",
+        "cache-aside: the backend's time per miss, fixed (1ms) or lognormal:P50:P99",
+    ),
+    (
         "kvbench.command.N",
         "(unset)",
         "command template N (1 to 8): a RESP command with __key__, __data__ and __score__ placeholders (memtier's --command)",
@@ -728,6 +738,15 @@ impl WorkloadSpec {
                     .map(|t| r.at_most("target", t, bounds::MAX_RATE))
                     .transpose()?,
                 max_execution_time: r.opt_u64("maxexecutiontime")?.filter(|&t| t > 0),
+            },
+            cache_aside: match r.choice("kvbench.mode", "ycsb", &["ycsb", "cache-aside"])? {
+                "cache-aside" => Some(
+                    crate::cache_aside::Penalty::parse(
+                        r.raw("kvbench.cacheaside.penalty").unwrap_or("1ms"),
+                    )
+                    .map_err(|m| r.err("kvbench.cacheaside.penalty", m))?,
+                ),
+                _ => None,
             },
         };
         spec.validate().map_err(|e| r.err(e.property, e.message))?;

@@ -86,6 +86,8 @@ pub enum Step {
     RmwWrite,
     /// One of a scan's record reads ([`Driver::encode_scan_read`]).
     ScanRead,
+    /// Cache-aside: the set of a record a read missed ([`Driver::encode_fill`]).
+    Fill,
 }
 
 /// The sorted set YCSB's Redis binding indexes keys in.
@@ -124,6 +126,8 @@ pub struct Driver {
     commands: Vec<CommandTemplate>,
     /// See [`Driver::reply_limit`].
     reply_limit: usize,
+    /// `kvbench.mode=cache-aside`: a read miss's penalty before its fill.
+    cache_aside: Option<kvbench_workload::cache_aside::Penalty>,
 }
 
 /// The smallest reply limit: room for any error text or probe reply.
@@ -189,7 +193,15 @@ impl Driver {
             values: ValuePool::new(&mut Rng::seed_from_u64(VALUE_POOL_SEED)),
             zsets: spec.data_model.zsets,
             commands: spec.commands.iter().map(|c| c.template.clone()).collect(),
+            cache_aside: spec.cache_aside,
         }
+    }
+
+    /// Cache-aside: how long a read that missed waits before its record is
+    /// set (`None`: reads that miss are done).
+    #[inline]
+    pub fn cache_aside(&self) -> Option<kvbench_workload::cache_aside::Penalty> {
+        self.cache_aside
     }
 
     /// The most bytes one reply to this workload's requests can take, with
@@ -537,8 +549,35 @@ impl Driver {
         key: &mut Vec<u8>,
         buf: &mut Vec<u8>,
     ) {
+        self.encode_write_of(op, op.field, true, rng, key, buf);
+    }
+
+    /// Cache-aside: the whole record `op` read and missed, set as the
+    /// application sets what it fetched from its backend (every field,
+    /// as the load writes it).
+    pub fn encode_fill(
+        &self,
+        op: &Op,
+        rng: &mut impl RngCore,
+        key: &mut Vec<u8>,
+        buf: &mut Vec<u8>,
+    ) {
+        self.encode_write_of(op, None, false, rng, key, buf);
+    }
+
+    /// A write of `field` (every field: `None`) of `op`'s record, named
+    /// into `key` first.
+    fn encode_write_of(
+        &self,
+        op: &Op,
+        field: Option<u32>,
+        update: bool,
+        rng: &mut impl RngCore,
+        key: &mut Vec<u8>,
+        buf: &mut Vec<u8>,
+    ) {
         self.write_key(op, key);
-        self.encode_write(key, op.field, rng, buf, true);
+        self.encode_write(key, field, rng, buf, update);
     }
 
     /// Appends one read per key in `reply`, the complete `ZRANGEBYSCORE`
