@@ -605,3 +605,33 @@ fn refused(sb: &Sandbox, common: &[&str], args: &[&str], says: &str) {
     assert!(err.contains(says), "{args:?}: {err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
 }
+
+/// The shipped eviction study plans as its comment says: four skews, three
+/// limits, each system its own policies (3 for Redis and Valkey, 2 for
+/// Memcached), 96 cells.
+#[test]
+fn the_shipped_eviction_study_plans_each_systems_policies() {
+    use crate::experiment::{plan, run_args};
+    let sb = Sandbox::new();
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../experiments/eviction-study.toml"
+    );
+    let p = plan(&sb, file);
+    let cells = p["cells"].as_array().expect("cells");
+    assert_eq!(cells.len(), 96);
+    let args: Vec<String> = cells.iter().map(run_args).collect();
+    let count = |a: &str, b: &str| {
+        args.iter()
+            .filter(|x| x.contains(a) && x.contains(b))
+            .count()
+    };
+    for system in ["redis", "valkey"] {
+        assert_eq!(
+            count(&format!("--system {system}"), "--eviction allkeys-"),
+            36
+        );
+    }
+    assert_eq!(count("--system memcached", "--eviction lru"), 24);
+    assert_eq!(count("--max-memory 10%", ""), 32);
+}
