@@ -40,11 +40,16 @@ pub fn figures(sources: &[Source]) -> Vec<Figure> {
         } else {
             r.config.max_memory_mb.unwrap_or(0) as f64
         };
+        // Cache-aside: what the application waited (a miss with its
+        // backend's penalty); else every read, hits and misses merged.
         let histograms = run
             .ops
             .iter()
             .filter(|o| o.op == OpKind::Read && !o.with)
-            .flat_map(|o| [Some(o.histogram.as_str()), o.miss_histogram.as_deref()])
+            .flat_map(|o| match &o.app_histogram {
+                Some(app) => [Some(app.as_str()), None],
+                None => [Some(o.histogram.as_str()), o.miss_histogram.as_deref()],
+            })
             .flatten()
             .filter(|h| !h.is_empty())
             .collect();
@@ -140,7 +145,7 @@ fn figure(
         id: slug(&["cache", workload]),
         title: format!("Cache under a memory limit: {workload}"),
         caption: format!(
-            "Reads that hit (%) and the p99 of every read, hit or miss (µs), against each server's memory limit; one line per system and eviction policy, the mean over runs. {}",
+            "Reads that hit (%) and the p99 of every read, hit or miss (µs; in cache-aside runs the application's, a miss with its backend's penalty), against each server's memory limit; one line per system and eviction policy, the mean over runs. {}",
             if best.is_empty() {
                 "One policy per limit: nothing to compare.".to_string()
             } else {

@@ -188,6 +188,19 @@ fn every_property_is_mapped() {
         ("kvbench.command.N.keypattern", "s", |s| {
             s.commands[0].keys == KeyDistribution::ClientSequential
         }),
+        ("kvbench.mode", "cache-aside", |s| {
+            s.cache_aside
+                == Some(kvbench_workload::cache_aside::Penalty::Fixed(
+                    std::time::Duration::from_millis(1),
+                ))
+        }),
+        ("kvbench.cacheaside.penalty", "lognormal:1ms:5ms", |s| {
+            s.cache_aside
+                == Some(kvbench_workload::cache_aside::Penalty::LogNormal {
+                    p50: std::time::Duration::from_millis(1),
+                    p99: std::time::Duration::from_millis(5),
+                })
+        }),
     ];
     let names: Vec<&str> = cases.iter().map(|c| c.0).collect();
     for (p, _, _) in PROPERTIES {
@@ -209,6 +222,7 @@ fn every_property_is_mapped() {
             "kvbench.command.N.ratio" | "kvbench.command.N.keypattern" => {
                 "kvbench.command.1=PING\n"
             }
+            "kvbench.cacheaside.penalty" => "kvbench.mode=cache-aside\n",
             _ => "",
         };
         // Template properties are numbered: the table writes N.
