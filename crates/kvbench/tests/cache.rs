@@ -337,6 +337,9 @@ eviction = ["allkeys-lru", "allkeys-lfu", "lru"]
     let args: Vec<String> = cells.iter().map(run_args).collect();
     // Redis: 2 limits x 2 policies; Memcached: 2 limits x lru.
     assert_eq!(cells.len(), 6, "{args:?}");
+    assert!(cells.iter().all(
+        |c| c["max_memory"].as_str().is_some_and(|m| m.ends_with('%')) && c["eviction"].is_string()
+    ));
     let count = |a: &str, b: &str| {
         args.iter()
             .filter(|x| x.contains(a) && x.contains(b))

@@ -127,7 +127,9 @@ pub fn guess_seconds(s: &RunSettings, kept: bool) -> f64 {
 
 /// The plan as a table and a closing line of totals.
 pub fn text(exp: &Experiment, rows: &[Planned<'_>]) -> String {
-    let mut t = kvbench_report::table::Table::new(&[
+    // An eviction study's cells differ by limit and policy: a column then.
+    let limited = rows.iter().any(|p| p.cell.settings.max_memory.is_some());
+    let mut columns = vec![
         ">#",
         ">iter",
         "system",
@@ -138,13 +140,16 @@ pub fn text(exp: &Experiment, rows: &[Planned<'_>]) -> String {
         ">field bytes",
         ">rate",
         ">threads",
-        ">estimate",
-        "state",
-    ]);
+    ];
+    if limited {
+        columns.push("memory limit");
+    }
+    columns.extend([">estimate", "state"]);
+    let mut t = kvbench_report::table::Table::new(&columns);
     for p in rows {
         let s = &p.cell.settings;
         let guess = if p.source == Source::Guess { "~" } else { "" };
-        t.row(vec![
+        let mut row = vec![
             p.cell.index.to_string(),
             p.cell.iteration.to_string(),
             p.cell.system.clone(),
@@ -155,12 +160,21 @@ pub fn text(exp: &Experiment, rows: &[Planned<'_>]) -> String {
             s.spec.field_length.to_string(),
             s.rate.map_or("-".into(), |r| r.ops_per_s.to_string()),
             s.threads.to_string(),
+        ];
+        if limited {
+            row.push(match (s.max_memory, crate::max_memory::eviction(s)) {
+                (Some(m), Some(e)) => format!("{m} {e}"),
+                _ => "-".into(),
+            });
+        }
+        row.extend([
             format!("{guess}{}", crate::live::duration_text(p.estimate_s)),
             match p.finished {
                 Some(id) => format!("done (run {id})"),
                 None => "to run".into(),
             },
         ]);
+        t.row(row);
     }
     let total: f64 = rows.iter().map(|p| p.estimate_s).sum();
     let left: Vec<&Planned<'_>> = rows.iter().filter(|p| p.finished.is_none()).collect();
@@ -198,6 +212,8 @@ pub fn json(exp: &Experiment, rows: &[Planned<'_>]) -> serde_json::Value {
                 "workload": p.cell.workload,
                 "clients": s.clients,
                 "pipeline": s.pipeline,
+                "max_memory": s.max_memory.map(|m| m.to_string()),
+                "eviction": crate::max_memory::eviction(s).map(|e| e.to_string()),
                 "field_length": s.spec.field_length,
                 "rate": s.rate.map(|r| r.ops_per_s),
                 "threads": s.threads,
