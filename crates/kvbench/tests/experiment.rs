@@ -829,3 +829,52 @@ faults = ["none", "restart:0@1s", "pause:0:200ms@1s"]
         "{e}"
     );
 }
+
+/// Two workloads of one preset, told apart by their properties (an
+/// eviction study's skews), are stored under their labels, so listings and
+/// reports keep them apart; a preset used once keeps its name.
+#[test]
+fn workloads_of_one_preset_are_stored_under_their_labels() {
+    let sb = Sandbox::new();
+    let text = r#"
+name = "two"
+systems = ["redis"]
+workloads = [
+    { preset = "getset", properties = { requestdistribution = "zipfian" } },
+    { preset = "getset", properties = { requestdistribution = "uniform" } },
+    "ycsb/c",
+]
+[dataset]
+records = 500
+[run]
+operations = 500
+warmup = "0s"
+"#;
+    let f = write(&sb, "two.toml", text);
+    let out = sb
+        .kvbench()
+        .args(["experiment", "run", &f, "-q"])
+        .output()
+        .expect("kvbench");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let runs = sb.json(&["runs", "--json"]);
+    let mut names: Vec<String> = runs
+        .as_array()
+        .expect("runs")
+        .iter()
+        .filter_map(|r| r["workload"].as_str().map(String::from))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "getset requestdistribution=uniform",
+            "getset requestdistribution=zipfian",
+            "ycsb/c"
+        ]
+    );
+}

@@ -763,6 +763,22 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
         };
         resolved.push((system, deployment, workload, flags.argv(), settings));
     }
+    // Workloads of one preset told apart by their properties (an eviction
+    // study's skews) are stored under their labels, so reports, listings
+    // and figures keep them apart; a preset used once keeps its name.
+    let mut labels: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        std::collections::BTreeMap::new();
+    for (_, _, workload, _, settings) in &resolved {
+        labels
+            .entry(settings.spec.name.clone())
+            .or_default()
+            .insert(workload.clone());
+    }
+    for (_, _, workload, _, settings) in &mut resolved {
+        if labels.get(&settings.spec.name).is_some_and(|l| l.len() > 1) {
+            settings.spec.name = workload.clone();
+        }
+    }
     let mut cells = Vec::new();
     for iteration in 1..=iterations {
         for (system, deployment, workload, args, settings) in &resolved {
