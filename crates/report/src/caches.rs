@@ -86,8 +86,10 @@ fn figure(
 ) -> Figure {
     let mut ratio = Vec::new();
     let mut p99 = Vec::new();
-    // x -> policy -> mean hit ratio, for the caption's comparisons.
-    let mut at: BTreeMap<u64, Vec<(String, f64)>> = BTreeMap::new();
+    // (system, x) -> (policy, mean hit ratio), for the caption's
+    // comparisons: a share of the data holds more records on one server
+    // than another, so policies are compared within a system.
+    let mut at: BTreeMap<(String, u64), Vec<(String, f64)>> = BTreeMap::new();
     let policies: std::collections::BTreeSet<&str> =
         lines.keys().map(|(_, _, p)| p.as_str()).collect();
     for ((label, system, policy), runs) in lines {
@@ -100,9 +102,9 @@ fn figure(
             let here: Vec<&Run> = runs.iter().filter(|r| r.x == x).collect();
             let mean = here.iter().map(|r| r.hit_ratio).sum::<f64>() / here.len() as f64 * 100.0;
             rp.push(point(x, mean));
-            at.entry((x * 1000.0) as u64)
+            at.entry((label.clone(), (x * 1000.0) as u64))
                 .or_default()
-                .push((format!("{policy} ({label})"), mean));
+                .push((policy.clone(), mean));
             let merged = kvbench_stats::hist::merge_encoded(
                 here.iter().flat_map(|r| r.histograms.iter().copied()),
             );
@@ -128,13 +130,13 @@ fn figure(
     }
     let unit = if x_label.contains('%') { "%" } else { " MB" };
     let mut best = Vec::new();
-    for (x, mut v) in at {
+    for ((label, x), mut v) in at {
         if v.len() < 2 {
             continue;
         }
         v.sort_by(|a, b| b.1.total_cmp(&a.1));
         best.push(format!(
-            "at {}{unit}, {} keeps {:.1} points more hits than {}",
+            "{label} at {}{unit}: {} keeps {:.1} points more hits than {}",
             crate::format::axis_value(x as f64 / 1000.0, Ticks::Count),
             v[0].0,
             v[0].1 - v[v.len() - 1].1,
@@ -147,9 +149,9 @@ fn figure(
         caption: format!(
             "Reads that hit (%) and the p99 of every read, hit or miss (µs; in cache-aside runs the application's, a miss with its backend's penalty), against each server's memory limit; one line per system and eviction policy, the mean over runs. {}",
             if best.is_empty() {
-                "One policy per limit: nothing to compare.".to_string()
+                "One policy per system and limit: nothing to compare.".to_string()
             } else {
-                format!("{}.", crate::format::capital(&best.join("; ")))
+                format!("{}.", best.join("; "))
             }
         ),
         x: Axis::linear(x_label),
