@@ -765,17 +765,21 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
     }
     // Workloads of one preset told apart by their properties (an eviction
     // study's skews) are stored under their labels, so reports, listings
-    // and figures keep them apart; a preset used once keeps its name.
+    // and figures keep them apart; a preset used once keeps its name, and
+    // so does a workload run beside a second group (`with`: the report
+    // names the pair from both).
     let mut labels: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
         std::collections::BTreeMap::new();
-    for (_, _, workload, _, settings) in &resolved {
+    for (_, _, workload, _, settings) in resolved.iter().filter(|r| r.4.companion.is_none()) {
         labels
             .entry(settings.spec.name.clone())
             .or_default()
             .insert(workload.clone());
     }
     for (_, _, workload, _, settings) in &mut resolved {
-        if labels.get(&settings.spec.name).is_some_and(|l| l.len() > 1) {
+        if settings.companion.is_none()
+            && labels.get(&settings.spec.name).is_some_and(|l| l.len() > 1)
+        {
             settings.spec.name = workload.clone();
         }
     }
