@@ -1025,11 +1025,7 @@ impl Client {
                     // sending the set is measured apart, as the fills'
                     // lateness).
                     if self.limit.records(p.measured, arrived) {
-                        let from = if self.schedule.is_some() {
-                            p.intended_ns
-                        } else {
-                            p.sent_ns
-                        };
+                        let from = self.start_ns(&p);
                         rec.record_app(
                             op.kind,
                             arrived_ns.saturating_sub(from).saturating_add(wait),
@@ -1342,7 +1338,7 @@ impl Client {
         if p.part == Part::Fill {
             self.ops -= 1;
             if self.limit.records(p.measured, arrived) {
-                rec.record_fill(outcome, arrived_ns.saturating_sub(p.sent_ns));
+                rec.record_fill(outcome);
             }
             return 0;
         }
@@ -1367,6 +1363,17 @@ impl Client {
             self.source.acknowledge_insert(p.op.keynum);
         }
         self.record_outcome(&p, outcome, arrived, arrived_ns, rec)
+    }
+
+    /// Where operation `p`'s latency starts: its intended send in open loop
+    /// (response time), its send otherwise.
+    #[inline]
+    fn start_ns(&self, p: &Pending) -> u64 {
+        if self.schedule.is_some() {
+            p.intended_ns
+        } else {
+            p.sent_ns
+        }
     }
 
     /// Records operation `p`'s `outcome` (when measured); returns 1 for a
@@ -1410,12 +1417,7 @@ impl Client {
             && p.op.kind == OpKind::Read
             && self.driver.cache_aside().is_some()
         {
-            let from = if self.schedule.is_some() {
-                p.intended_ns
-            } else {
-                p.sent_ns
-            };
-            rec.record_app(p.op.kind, since(from));
+            rec.record_app(p.op.kind, since(self.start_ns(p)));
         }
         u64::from(outcome == Outcome::Ok)
     }

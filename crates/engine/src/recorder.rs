@@ -325,10 +325,10 @@ impl Recorder {
             .record(v);
     }
 
-    /// Cache-aside: a measured fill's reply (its latency is the store's
-    /// write time, not kept).
+    /// Cache-aside: a measured fill's reply (its latency, the store's
+    /// write time, is not kept).
     #[inline]
-    pub fn record_fill(&mut self, outcome: Outcome, _latency_ns: u64) {
+    pub fn record_fill(&mut self, outcome: Outcome) {
         self.fills[usize::from(outcome == Outcome::Error)] += 1;
     }
 

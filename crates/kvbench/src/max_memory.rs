@@ -7,9 +7,14 @@ use crate::config::RunSettings;
 /// server holds (its keys and values, the data set split over the shards).
 pub fn mb(s: &RunSettings) -> Option<u64> {
     let limit = s.max_memory?;
-    let raw = crate::config::records_at_most(s)
-        .saturating_mul(s.spec.record_bytes() + s.spec.key_namer().max_len() as u64);
-    Some(limit.mb(raw / u64::from(s.topology.shards(s.nodes))))
+    Some(limit.mb(raw_per_server(s, crate::config::records_at_most(s))))
+}
+
+/// The raw bytes (keys and values) `records` records put on each server
+/// that holds a share of the data set.
+pub fn raw_per_server(s: &RunSettings, records: u64) -> u64 {
+    records.saturating_mul(s.spec.record_bytes() + s.spec.key_namer().max_len() as u64)
+        / u64::from(s.topology.shards(s.nodes))
 }
 
 /// The policy a memory-limited run's servers evict by: `--eviction`, else

@@ -195,11 +195,7 @@ fn room(s: &RunSettings) -> Result<(), UsageError> {
             "--max-memory {given} is {mb} MB per server; memcached needs at least 2 MB (twice its largest item, 1 MB)"
         )));
     }
-    let raw = s
-        .spec
-        .record_count
-        .saturating_mul(s.spec.record_bytes() + s.spec.key_namer().max_len() as u64)
-        / u64::from(s.topology.shards(s.nodes));
+    let raw = crate::max_memory::raw_per_server(s, s.spec.record_count);
     if policy.makes_room() || raw <= mb << 20 || s.allow_incomplete_load || s.no_load {
         return Ok(());
     }
