@@ -501,7 +501,11 @@ pub fn run_share(
                 window: time_bound,
             });
             if handles.iter().all(|h| h.is_finished()) {
-                ended_at = now;
+                // Read the clock again: the observer's edges above may
+                // have waited on a busy server (its probes at the window's
+                // start), and `now` from before them made a window whose
+                // workers ran to its deadline look cut short.
+                ended_at = Instant::now();
                 break;
             }
             // Wake exactly at the next window edge, not up to a tick late,

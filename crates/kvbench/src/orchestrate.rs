@@ -696,6 +696,9 @@ fn cut_short(
         CutShort::ConnectionsLost if !lost.is_empty() => {
             format!("the server at {} exited", lost.join(", "))
         }
+        CutShort::ConnectionsLost if run.recorder.failed_connections == 0 => {
+            "the workers stopped early, no connection failed,".to_string()
+        }
         CutShort::ConnectionsLost => format!("{} failed", connections_failed(&run.recorder)),
     };
     let text = format!(
@@ -978,6 +981,15 @@ fn judge(s: &RunSettings, rec: &mut RunRecord) {
         rec.marks.push(format!("incomplete-load: {why}"));
     }
     if let Some(run) = &rec.run {
+        let misses: u64 = run.ops.iter().map(|o| o.misses).sum();
+        if run.completed + misses + run.errors == 0 {
+            rec.marks.push(
+                "empty: no operation was answered in the measured window, so it measured nothing \
+                 (each took longer than the window, or the window was too short for any); give a \
+                 longer --duration"
+                    .into(),
+            );
+        }
         if run.errors > 0 {
             let kinds: Vec<String> = run
                 .errors_by_kind

@@ -459,7 +459,8 @@ fn a_limit_below_a_servers_own_baseline_fails_the_cell_with_why() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("--max-memory 1mb: a server uses") && err.contains("nothing would be cached"),
+        err.contains("--max-memory 1mb: a server uses")
+            && err.contains("half or more of its 1 MB limit"),
         "{err}"
     );
     let shown = sb

@@ -1,8 +1,9 @@
 //! Causes, not symptoms (issue 36, item 2): a run that fails names what the
 //! server said and how many connections failed; a load that did not
 //! complete stops the cell before its window; an operation-bounded window
-//! that answered every operation is never "failed"; an experiment whose
-//! only cell failed exits 1 with that cell's reason.
+//! that answered every operation is never "failed", and one that answered
+//! none is never "ok"; an experiment whose only cell failed exits 1 with
+//! that cell's reason.
 
 use crate::util::Sandbox;
 use std::process::Output;
@@ -308,4 +309,45 @@ fn scans_that_find_nothing_are_misses_with_the_reason() {
     assert!(m.contains("misses: 300 scans found no record"), "{m}");
     assert!(m.contains("kvbench.redis.index"), "{m}");
     assert_eq!(crate::util::op(&rec, "scan")["completed"].as_u64(), Some(0));
+}
+
+/// Before: a window in which no operation was answered (here an open loop
+/// at 1 operation per second, whose next slot after the warm-up falls past
+/// a 300 ms window; in the docs' run, ZUNIONSTOREs slower than the window)
+/// was stored `ok` with 0 operations. It measured nothing: invalid, exit 3,
+/// and the mark says why.
+#[test]
+fn a_window_in_which_nothing_was_answered_is_invalid_not_ok() {
+    let sb = Sandbox::new();
+    let out = sb
+        .kvbench()
+        .args([
+            "run",
+            "--system",
+            "redis",
+            "--workload",
+            "read-heavy",
+            "--records",
+            "100",
+            "--rate",
+            "1",
+            "--warmup",
+            "100ms",
+            "--duration",
+            "300ms",
+            "--json",
+        ])
+        .output()
+        .expect("kvbench runs");
+    let rec = record(&out);
+    assert_eq!(rec["run"]["completed"], 0, "{rec}");
+    assert_eq!(rec["status"], "invalid", "{rec}");
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        marks(&rec)
+            .iter()
+            .any(|m| m.starts_with("empty: no operation was answered in the measured window")),
+        "{:?}",
+        marks(&rec)
+    );
 }

@@ -3,6 +3,7 @@
 //! (through kvbench itself or `kvbench-servers`), and the guards stop them,
 //! also when an assertion fails.
 
+mod doc_commands;
 mod fake_server;
 mod inputs;
 mod util;
@@ -19,6 +20,7 @@ mod cluster;
 mod commands;
 mod connections;
 mod cpus;
+mod documented;
 mod engine_timing;
 mod experiment;
 mod export;
