@@ -78,7 +78,7 @@ fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     crate::memory::check(&s, a.bench.skip_memory_check)?;
     let mut store = open_store(&a.bench.db)?;
     let metrics = Live::listen(a.bench.metrics_listen.as_deref())?;
-    crate::orchestrate::ready(&s)?;
+    crate::deploy::ready(&s)?;
     let live = Live::new(a.bench.quiet, metrics);
     let rec = run_cell(&s, &mut store, &live, stop, None, None)?;
     live.finish();

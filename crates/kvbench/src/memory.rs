@@ -68,7 +68,7 @@ pub fn estimate(s: &RunSettings) -> Estimate {
             // kvbench gives Aerospike's namespace a data size from the
             // data set; it fills as records arrive, so count the raw data
             // twice (as the size does), not the whole size.
-            Protocol::Memcache => crate::orchestrate::server_spec(s)
+            Protocol::Memcache => crate::deploy::server_spec(s)
                 .memory_limit_mb
                 .unwrap_or(64)
                 .saturating_mul(1 << 20),

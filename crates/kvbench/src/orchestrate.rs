@@ -2,29 +2,26 @@
 //! stop, judge, save. Whatever happens, the run is saved (as failed, with
 //! its reason, when it did not finish) and the server is stopped.
 
-use crate::config::{memcached_memory_mb, RunSettings};
+use crate::config::RunSettings;
 use crate::cpus::CpuList;
-use crate::exit::UsageError;
+use crate::deploy::{access, cleanup, new_network, start, CONNECT_TIMEOUT};
 use crate::live::{Live, PhaseView};
+use crate::marks::{
+    connections_failed, cut_short, judge, load_shortfall, scale_out_marks, server_said,
+};
 use crate::reuse::{self, Kept, Reload, Sharing};
 use crate::target::Target;
 use anyhow::{Context, Result};
-use kvbench_connect::Access;
 use kvbench_engine::{
-    run_phase, run_share, CutShort, EngineError, PhaseConfig, PhaseKind, PhaseOutput, Share,
-    Silent, Slice, StartAt, Topology,
+    run_phase, run_share, EngineError, PhaseConfig, PhaseKind, PhaseOutput, Share, Silent, Slice,
+    StartAt, Topology,
 };
 use kvbench_model::{
     CommandTimes, Companion, CpuCost, Environment, NetnsConfig, OpKind, OpResult, PhaseResult,
-    Protocol, ReusedServer, RunConfig, RunRecord, RunStatus, SystemKind,
+    ReusedServer, RunConfig, RunRecord, RunStatus, SystemKind,
 };
-use kvbench_servers::aerospike::{Aerospike, Config as AerospikeConfig, PAPER_PRESET};
 use kvbench_servers::canary::Snapshot;
-use kvbench_servers::{
-    Cluster, Deployment, Hosts, Network, Pool, Proxied, RemoteServer, SentinelGroup, Server,
-    ServerSpec, TopologyKind,
-};
-use kvbench_stats::Stability;
+use kvbench_servers::{Deployment, Hosts, Network, TopologyKind};
 use kvbench_store::{CellTag, Store};
 use std::cell::{Cell, RefCell};
 use std::ops::Range;
@@ -32,15 +29,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-/// Connection set-up limit; a loopback server that cannot accept within this
-/// is not in a state worth measuring.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// A worker thread busy this share of the window means kvbench itself may
 /// have limited throughput.
 const CLIENT_BOUND_SHARE: f64 = 0.9;
-/// Scale-out: workers whose starts (or clocks) differ by more than this
-/// did not measure the same window.
-const START_BOUND_MS: f64 = 5.0;
 
 /// How long the canary's loopback ping-pong runs before each cell.
 const CANARY_PING: std::time::Duration = std::time::Duration::from_millis(100);
@@ -214,46 +205,6 @@ fn new_record(s: &RunSettings) -> RunRecord {
         cpu: None,
         labels: s.labels.clone(),
     }
-}
-
-/// What kvbench starts for `s` (a kept deployment must have been started
-/// from the same).
-pub fn server_spec(s: &RunSettings) -> ServerSpec {
-    let keys = s.spec.key_namer();
-    let memory_limit_mb = match s.system.protocol() {
-        _ if s.max_memory.is_some() => crate::max_memory::mb(s),
-        Protocol::Memcache => {
-            let value = kvbench_engine::driver::Driver::new(s.system, &s.spec, keys.clone())
-                .memcached_value_len();
-            Some(memcached_memory_mb(
-                crate::config::records_at_most(s),
-                value as u64,
-                keys.max_len() as u64,
-            ))
-        }
-        Protocol::Aerospike => Some(aerospike_data_mb(
-            crate::config::records_at_most(s),
-            s.spec.record_bytes() + keys.max_len() as u64,
-        )),
-        Protocol::Resp => None,
-    };
-    ServerSpec {
-        system: s.system,
-        binary: s.server_binary.clone(),
-        memory_limit_mb,
-        eviction: s.eviction,
-        extra_args: s.server_args.clone(),
-    }
-}
-
-/// Aerospike's `data-size` per node for `records` of `bytes` each: twice
-/// the raw data (the records' bins and overhead fit in it with room), at
-/// least 1 GiB (its stripes are allocated as they fill, so an idle node
-/// does not hold it); past `stop-writes-used-pct` the server refuses writes,
-/// so too small a size would fail the load, not slow it.
-pub fn aerospike_data_mb(records: u64, bytes: u64) -> u64 {
-    let raw_mb = records.saturating_mul(bytes) >> 20;
-    raw_mb.saturating_mul(2).max(1024)
 }
 
 /// Runs the cell on a fresh deployment, or on `kept` (started and loaded
@@ -650,93 +601,6 @@ fn phase(
     }
 }
 
-/// Marks a scaled-out run whose workers were not in step: their start
-/// instants spread, or their clocks known too loosely to tell.
-fn scale_out_marks(so: &kvbench_model::ScaleOutResult, window_s: f64, rec: &mut RunRecord) {
-    if so.clock_uncertainty_ms > START_BOUND_MS {
-        rec.marks.push(format!(
-            "clock: a worker's clock is known to within {:.1} ms only (half its best round trip to the driver), above the {START_BOUND_MS} ms bound; its start and seconds may be misaligned",
-            so.clock_uncertainty_ms
-        ));
-    }
-    // Spread is measured, never hidden: above the bound it is a warning;
-    // above a hundredth of the window the workers' windows differ enough to
-    // change the throughput, and the run is marked.
-    let window_ms = window_s * 1000.0;
-    let text = format!(
-        "the workers started {:.1} ms apart (bound {START_BOUND_MS} ms)",
-        so.start_spread_ms
-    );
-    if so.start_spread_ms > START_BOUND_MS.max(window_ms / 100.0) {
-        rec.marks.push(format!(
-            "start-spread: {text}, over 1% of the {:.0} ms window, so their windows cover different stretches of time",
-            window_ms
-        ));
-    } else if so.start_spread_ms > START_BOUND_MS {
-        rec.warnings.push(format!(
-            "start-spread: {text}; a busy client machine wakes them late (docs/scale-out.md)"
-        ));
-    }
-}
-
-/// The failure text and the `partial` mark of a window that ended early.
-fn cut_short(
-    why: CutShort,
-    run: &kvbench_engine::PhaseOutput,
-    s: &RunSettings,
-    lost: &[String],
-) -> (String, String) {
-    let result = &run.result;
-    let planned = match s.window {
-        kvbench_engine::Window::Duration(d) => format!("{} s window", d.as_secs_f64()),
-        kvbench_engine::Window::Operations(n) => format!("window of {n} operations"),
-    };
-    let cause = match why {
-        CutShort::Interrupted => "interrupted by the user".to_string(),
-        CutShort::ConnectionsLost if !lost.is_empty() => {
-            format!("the server at {} exited", lost.join(", "))
-        }
-        CutShort::ConnectionsLost if run.recorder.failed_connections == 0 => {
-            "the workers stopped early, no connection failed,".to_string()
-        }
-        CutShort::ConnectionsLost => format!("{} failed", connections_failed(&run.recorder)),
-    };
-    let text = format!(
-        "{cause} {:.2} s into the {planned}{}",
-        result.duration_s,
-        server_said(result)
-    );
-    let mark = format!(
-        "partial: {text}; the {} operations measured until then are kept, not a result",
-        result.completed
-    );
-    (text, mark)
-}
-
-/// How many connections failed, of how many: "every connection" only when
-/// every one did.
-fn connections_failed(r: &kvbench_engine::recorder::Recorder) -> String {
-    match (r.failed_connections, r.connections) {
-        (f, all) if f > 0 && f < all => format!("{f} of {all} connections"),
-        (_, all) if all > 1 => format!("all {all} connections"),
-        _ => "every connection".to_string(),
-    }
-}
-
-/// What the server answered when it refused, as it said it: the most
-/// frequent error reply's text and count.
-fn server_said(result: &PhaseResult) -> String {
-    result
-        .error_replies
-        .iter()
-        .max_by_key(|e| e.count)
-        .map(|e| match e.count {
-            0 => format!(" (the server said \"{}\" before the window)", e.first),
-            n => format!(" (the server said \"{}\" {n} times)", e.first),
-        })
-        .unwrap_or_default()
-}
-
 /// After a `ZUNIONSTORE` run: reads a sample of the destinations back and
 /// fails the run (its measurements kept) when one is not the union it must
 /// be; a sample that finds nothing to read is a warning.
@@ -844,71 +708,6 @@ fn write_failed_keys(
     }
 }
 
-/// `--netns`: the run's private network, or `None` for loopback.
-fn new_network(s: &RunSettings) -> Result<Option<Network>> {
-    s.netns
-        .map(|link| {
-            let hosts = Network::hosts_for(s.topology, s.nodes as usize, s.replicas as usize);
-            Network::create(hosts, link)
-        })
-        .transpose()
-        .context("cannot create the network namespaces")
-}
-
-/// Starts what `s` deploys (or reaches its target), on `hosts`.
-fn start(s: &RunSettings, rec: &mut RunRecord, hosts: Hosts<'_>) -> Result<Box<dyn Deployment>> {
-    let spec = server_spec(s);
-    if s.system == SystemKind::Aerospike && s.target.is_none() {
-        return Ok(Box::new(start_aerospike(s, &spec, hosts)?));
-    }
-    Ok(match (&s.target, s.topology) {
-        (Some(t), _) => {
-            let remote = remote(t, s)?;
-            rec.config.nodes = remote.nodes().len() as u32;
-            if s.safety.flush {
-                remote
-                    .flush()
-                    .with_context(|| format!("--flush on {}", t.redacted()))?;
-            }
-            Box::new(remote)
-        }
-        (None, TopologyKind::Single) => {
-            Box::new(Server::start_on(&spec, &hosts.host(0)?).context("cannot start the server")?)
-        }
-        (None, TopologyKind::Cluster) => Box::new(
-            Cluster::start_on(&spec, s.nodes as usize, s.replicas as usize, hosts)
-                .context("cannot start the cluster")?,
-        ),
-        (None, TopologyKind::Pool) => Box::new(
-            Pool::start_on(&spec, s.nodes as usize, hosts).context("cannot start the pool")?,
-        ),
-        (None, TopologyKind::Twemproxy) => Box::new(
-            Proxied::start_on(&spec, s.nodes as usize, None, hosts)
-                .context("cannot start twemproxy and its servers")?,
-        ),
-        (None, TopologyKind::Sentinel) => Box::new(
-            SentinelGroup::start_on(&spec, s.nodes as usize, hosts)
-                .context("cannot start the Sentinel group")?,
-        ),
-    })
-}
-
-/// A private Aerospike node, or a mesh cluster of `--nodes`, from the
-/// user's asd (`--server-bin` or KVBENCH_AEROSPIKE_BIN).
-fn start_aerospike(s: &RunSettings, spec: &ServerSpec, hosts: Hosts<'_>) -> Result<Aerospike> {
-    let bin = kvbench_servers::find_binary(s.system, s.server_binary.as_deref())?;
-    let config = AerospikeConfig {
-        data_size_mb: spec.memory_limit_mb.unwrap_or(1024),
-        paper_preset: s.server_args.iter().any(|a| a == PAPER_PRESET),
-        ..AerospikeConfig::default()
-    };
-    let nodes = match s.topology {
-        TopologyKind::Cluster => s.nodes as usize,
-        _ => 1,
-    };
-    Aerospike::start_on(&bin, config, nodes, hosts).context("cannot start aerospike")
-}
-
 /// Probes the server's CPU time exactly at the window's edges.
 struct WindowCpu<'a> {
     server: &'a dyn Deployment,
@@ -953,295 +752,6 @@ impl kvbench_engine::Observer for WindowCpu<'_> {
     }
 }
 
-/// What a load left undone, in one line that matches its counts (`None`
-/// for a complete load): records inserted of those planned, inserts that
-/// failed, and what the server said.
-fn load_shortfall(s: &RunSettings, load: &PhaseResult) -> Option<String> {
-    let range = s.spec.load_range();
-    let expected = range.end - range.start;
-    if load.errors == 0 && load.completed == expected {
-        return None;
-    }
-    let failed = match load.errors {
-        0 => String::new(),
-        n => format!(", {n} inserts failed"),
-    };
-    Some(format!(
-        "{} of {expected} records inserted{failed}{}",
-        load.completed,
-        server_said(load)
-    ))
-}
-
-/// Marks and status from what was measured: a run is valid only if nothing
-/// suggests its numbers are wrong.
-fn judge(s: &RunSettings, rec: &mut RunRecord) {
-    let shortfall = rec.load.as_ref().and_then(|l| load_shortfall(s, l));
-    if let Some(why) = &shortfall {
-        rec.marks.push(format!("incomplete-load: {why}"));
-    }
-    if let Some(run) = &rec.run {
-        let misses: u64 = run.ops.iter().map(|o| o.misses).sum();
-        if run.completed + misses + run.errors == 0 {
-            rec.marks.push(
-                "empty: no operation was answered in the measured window, so it measured nothing \
-                 (each took longer than the window, or the window was too short for any); give a \
-                 longer --duration"
-                    .into(),
-            );
-        }
-        if run.errors > 0 {
-            let kinds: Vec<String> = run
-                .errors_by_kind
-                .iter()
-                .map(|(k, n)| format!("{n} {k}"))
-                .collect();
-            let text = format!(
-                "errors: {} operations failed ({})",
-                run.errors,
-                kinds.join(", ")
-            );
-            if s.allow_errors {
-                rec.warnings
-                    .push(format!("{text}; kept valid by --allow-errors"));
-            } else {
-                rec.marks.push(text);
-            }
-        }
-        if let Some(mark) = instability(run) {
-            rec.marks.push(mark);
-        }
-        let scan_misses: u64 = run
-            .ops
-            .iter()
-            .filter(|o| o.op == OpKind::Scan)
-            .map(|o| o.misses)
-            .sum();
-        if scan_misses > 0 {
-            rec.marks.push(format!(
-                "misses: {scan_misses} scans found no record: on Redis a scan reads YCSB's index of keys, which only a load with kvbench.redis.index=ycsb writes (the default when the loading workload scans)"
-            ));
-        }
-        let misses: u64 = run.ops.iter().map(|o| o.misses).sum::<u64>() - scan_misses;
-        // Under `--max-memory` misses and evictions are what is measured.
-        if misses > 0 && s.max_memory.is_none() {
-            let why = if shortfall.is_some() {
-                "of the records the load did not insert"
-            } else if s.no_load || rec.environment.reused_server.is_some() {
-                "although the records were said to be there"
-            } else {
-                "although every record was loaded"
-            };
-            rec.marks
-                .push(format!("misses: {misses} reads found no record {why}"));
-        }
-    }
-    if let Some(ev) = rec.probes.iter().filter_map(|p| p.evictions).max() {
-        if ev > 0 && s.max_memory.is_none() {
-            rec.marks.push(format!(
-                "evictions: the server evicted {ev} items, so some reads could not hit"
-            ));
-        }
-    }
-    rec.status = if rec.marks.is_empty() {
-        RunStatus::Ok
-    } else {
-        RunStatus::Invalid
-    };
-}
-
-/// A mark when the window's per-second throughput, or the median latency
-/// of its commonest operation, held two levels or drifted: its totals then
-/// describe no state the system was really in (kvbench_stats::stability).
-/// Only whole seconds count (an operation-bounded window ends inside one).
-fn instability(run: &PhaseResult) -> Option<String> {
-    let whole = (run.duration_s + 1e-6).floor() as usize;
-    let mut tput = vec![0.0; whole];
-    for p in &run.series {
-        if let Some(t) = tput.get_mut(p.second as usize) {
-            *t += p.completed as f64;
-        }
-    }
-    let describe = |what: &str, unit: &str, st: Stability| {
-        match st {
-        Stability::TwoLevels {
-            low,
-            high,
-            low_seconds,
-            high_seconds,
-        } => Some(format!(
-            "unstable: per-second {what} held two levels, {low:.0} {unit} for {low_seconds} s and {high:.0} {unit} for {high_seconds} s; the totals describe neither (see docs/metrics.md, \"Stability\")"
-        )),
-        Stability::Drifting { from, to } => Some(format!(
-            "unstable: per-second {what} drifted from {from:.0} to {to:.0} {unit} over the window; the totals describe neither end (see docs/metrics.md, \"Stability\")"
-        )),
-        Stability::TooShort | Stability::Stable => None,
-    }
-    };
-    if let Some(m) = describe("throughput", "ops/s", kvbench_stats::assess(&tput)) {
-        return Some(m);
-    }
-    let main = run.ops.iter().max_by_key(|o| o.completed)?.op;
-    let p50: Vec<f64> = run
-        .series
-        .iter()
-        .filter(|p| p.op == main && (p.second as usize) < whole && p.completed > 0)
-        .map(|p| p.p50_us)
-        .collect();
-    describe("median latency", "us", kvbench_stats::assess(&p50))
-}
-
 fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
-}
-
-/// How the engine connects: the target's TLS and AUTH, or plain TCP to a
-/// server kvbench started.
-fn access(s: &RunSettings) -> Arc<Access> {
-    match &s.target {
-        Some(t) => t.access.clone(),
-        // A private Aerospike's records go to the namespace kvbench configured.
-        None => Arc::new(Access {
-            namespace: (s.system == SystemKind::Aerospike)
-                .then(|| AerospikeConfig::default().namespace),
-            ..Access::plain()
-        }),
-    }
-}
-
-/// The target's nodes, reached: a cluster's masters come from its seeds'
-/// slot map (what the engine routes to is what gets probed).
-fn remote(t: &Target, s: &RunSettings) -> Result<RemoteServer> {
-    let nodes = match t.topology() {
-        // An Aerospike cluster is probed at the seeds the URL names (the
-        // client library finds the other nodes for the load itself).
-        TopologyKind::Cluster if s.system == SystemKind::Aerospike => t.addrs.clone(),
-        TopologyKind::Cluster => {
-            kvbench_engine::route::slots::discover(&t.addrs, &t.access, CONNECT_TIMEOUT)
-                .map_err(anyhow::Error::msg)?
-                .nodes()
-                .to_vec()
-        }
-        // The group's master, as its sentinels name it now.
-        TopologyKind::Sentinel => {
-            let group = t.group().unwrap_or_default();
-            let found = kvbench_engine::route::sentinel::Sentinel::discover(
-                &t.addrs,
-                group,
-                CONNECT_TIMEOUT,
-            )
-            .map_err(anyhow::Error::msg)?;
-            let server = RemoteServer::connect(
-                s.system,
-                t.topology(),
-                vec![found.master()],
-                t.access.clone(),
-            )?;
-            return Ok(server.behind_sentinels(t.addrs.clone(), group.to_string()));
-        }
-        _ => t.addrs.clone(),
-    };
-    Ok(RemoteServer::connect(
-        s.system,
-        t.topology(),
-        nodes,
-        t.access.clone(),
-    )?)
-}
-
-/// Before anything starts: the target answers and may be written
-/// ([`preflight`]), or the server binary kvbench would start exists.
-///
-/// # Errors
-/// [`UsageError`] naming the target or the binary.
-pub fn ready(s: &RunSettings) -> Result<(), UsageError> {
-    match &s.target {
-        Some(t) => preflight(t, s),
-        None => kvbench_servers::find_binary(s.system, s.server_binary.as_deref())
-            .map(drop)
-            .map_err(|e| UsageError(e.to_string())),
-    }
-}
-
-/// Checks a target before any cell runs: it answers as the system, with
-/// these credentials, and holds no keys unless kvbench may write among them
-/// (`--allow-existing`) or empty it first (`--flush`). Bad input, not a
-/// failed run: nothing is stored.
-///
-/// # Errors
-/// [`UsageError`] naming the target (its URL redacted) and what is wrong.
-pub fn preflight(t: &Target, s: &RunSettings) -> Result<(), UsageError> {
-    let shown = t.redacted();
-    let server = remote(t, s).map_err(|e| UsageError(format!("--target {shown}: {e:#}")))?;
-    // As many connections as the run holds at once (the load's are fewer):
-    // a connection limit is met here, in the server's words, not as a run
-    // whose connections fail one by one.
-    let held = s.clients.max(s.load_clients) + s.companion.as_ref().map_or(0, |c| c.clients);
-    server
-        .check_capacity(held)
-        .map_err(|e| UsageError(format!("--target {shown}: {e}")))?;
-    if s.no_load || s.safety.allow_existing || s.safety.flush {
-        return Ok(());
-    }
-    let keys = server
-        .keys()
-        .map_err(|e| UsageError(format!("--target {shown}: {e}")))?;
-    if keys > 0 {
-        return Err(UsageError(format!(
-            "--target {shown}: the database already holds {keys} keys; kvbench loads only into an empty one. Give --allow-existing to load among them (records of the same name are overwritten), --flush to delete them all first, or another database (redis://host:port/N)"
-        )));
-    }
-    Ok(())
-}
-
-/// `--cleanup`: deletes the keys the cell wrote (`written`: record-number
-/// ranges), also after a failed or interrupted run. A cleanup that fails
-/// is a warning on the run: its measurements stand.
-fn cleanup(s: &RunSettings, t: &Target, written: &[Range<u64>], rec: &mut RunRecord, live: &Live) {
-    if written.is_empty() {
-        return;
-    }
-    let topology = Topology::of(t.endpoints(), s.pool_hash);
-    let job = kvbench_engine::cleanup::Cleanup {
-        topology: &topology,
-        system: s.system,
-        spec: &s.spec,
-        keys: s.spec.key_namer(),
-        access: &t.access,
-        timeout: s.timeout,
-        ranges: written.to_vec(),
-        clients: s.clients,
-    };
-    match kvbench_engine::cleanup::cleanup(&job) {
-        Ok(done) => {
-            if !live.quiet() {
-                live.println(&format!(
-                    "cleanup: {} deletions sent to {}, {} keys removed",
-                    done.requests,
-                    t.redacted(),
-                    done.deleted
-                ));
-            }
-        }
-        Err(e) => rec.warnings.push(format!(
-            "cleanup failed: {e}; some keys kvbench wrote may remain on {}",
-            t.redacted()
-        )),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use kvbench_engine::recorder::Recorder;
-
-    #[test]
-    fn a_failure_says_how_many_connections_failed() {
-        let mut r = Recorder::default();
-        (r.failed_connections, r.connections) = (15, 20);
-        assert_eq!(super::connections_failed(&r), "15 of 20 connections");
-        (r.failed_connections, r.connections) = (20, 20);
-        assert_eq!(super::connections_failed(&r), "all 20 connections");
-        (r.failed_connections, r.connections) = (1, 0);
-        assert_eq!(super::connections_failed(&r), "every connection");
-    }
 }

@@ -115,7 +115,7 @@ pub fn key(s: &RunSettings, policy: Reload) -> Option<String> {
     let doc = serde_json::json!({
         "config": config,
         "server_binary": s.server_binary,
-        "memory_limit_mb": crate::orchestrate::server_spec(s).memory_limit_mb,
+        "memory_limit_mb": crate::deploy::server_spec(s).memory_limit_mb,
     });
     Some(doc.to_string())
 }

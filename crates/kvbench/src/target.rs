@@ -216,18 +216,17 @@ fn password_from_flags(b: &BenchArgs) -> Result<Option<Secret>, UsageError> {
                 "--password-env {var}: the environment variable is empty"
             )));
         }
+        if value.len() > kvbench_workload::input::SECRET_LIMIT || value.contains(['\n', '\r']) {
+            return Err(UsageError(format!(
+                "--password-env {var}: not one line of at most {} bytes, so not a password",
+                kvbench_workload::input::SECRET_LIMIT
+            )));
+        }
         return Ok(Some(Secret::new(value)));
     }
     if let Some(path) = &b.password_file {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| UsageError(format!("--password-file {}: {e}", path.display())))?;
-        let first = text.lines().next().unwrap_or_default();
-        if first.is_empty() {
-            return Err(UsageError(format!(
-                "--password-file {}: the first line is empty",
-                path.display()
-            )));
-        }
+        let first = kvbench_workload::input::read_first_line(path)
+            .map_err(|e| UsageError(format!("--password-file {e}")))?;
         return Ok(Some(Secret::new(first)));
     }
     Ok(None)

@@ -48,6 +48,7 @@ const QUICK: &[&str] = &[
 
 /// Files the cases read, written into the sandbox first.
 const FILES: &[(&str, &[u8])] = &[
+    ("long.pw", &[b'a'; 5000]),
     ("binary.properties", b"\x7fELF\x02\x01\x01\x00\x00\x00recordcount=5\n"),
     ("letters.properties", b"readproportion=abc\n"),
     ("huge.properties", b"recordcount=99999999999999\n"),
@@ -778,6 +779,38 @@ const CASES: &[Case] = &[
         "KVBENCH_DB_WAIT",
     ),
     bad(&["delete", "999", "--yes"], "999"),
+    // Secrets and a worker's task: bounded, and never from a device.
+    bad(
+        &[
+            R, "--system", "redis", "--workload", "balanced", "--target", "127.0.0.1:1",
+            "--password-file", "/dev/zero",
+        ],
+        "--password-file /dev/zero: a character device; a secret is read from a regular file or a pipe",
+    ),
+    bad(
+        &[
+            R, "--system", "redis", "--workload", "balanced", "--target", "127.0.0.1:1",
+            "--password-file", "long.pw",
+        ],
+        "--password-file long.pw: no line end in its first 4096 bytes",
+    ),
+    bad_env(
+        &[
+            R, "--system", "redis", "--workload", "balanced", "--target", "127.0.0.1:1",
+            "--password-env", "KVBENCH_CATALOGUE_LINES",
+        ],
+        &[("KVBENCH_CATALOGUE_LINES", "first\nsecond")],
+        "--password-env KVBENCH_CATALOGUE_LINES: not one line",
+    ),
+    bad_env(
+        &[R, "--system", "aerospike", "--workload", "balanced"],
+        &[("KVBENCH_AEROSPIKE_BIN", "/dev/zero")],
+        "/dev/zero does not exist or is not an executable file",
+    ),
+    bad(
+        &["worker", "--task", "/dev/zero", "--slice", "0/1"],
+        "--task /dev/zero: not a regular file (a character device)",
+    ),
 ];
 
 #[test]

@@ -202,3 +202,53 @@ fn standard_input_is_read_when_asked_bounded_and_interruptible() {
         "only the first run stored: {runs}"
     );
 }
+
+/// A password file may be a pipe (`--password-file <(pass show redis)`):
+/// its first line is the password, stored nowhere; a pipe nobody writes to
+/// stops at Ctrl-C within a second, exit 130, nothing stored (issue 36,
+/// item 1). Devices and lines without an end are refused (catalogue.rs).
+#[test]
+fn a_password_file_may_be_a_pipe_and_one_never_written_stops_at_ctrl_c() {
+    const PASSWORD: &str = "pipe-pw-7d1";
+    let server = crate::targets::Redis::start(&format!("port {{port}}\nrequirepass {PASSWORD}"));
+    let sb = Sandbox::new();
+    let fifo = sb.path().join("pw");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let target = format!("127.0.0.1:{}", server.port);
+    let mut args = vec![
+        "run",
+        "--system",
+        "redis",
+        "--workload",
+        "balanced",
+        "--target",
+        &target,
+        "--password-file",
+        "pw",
+        "--cleanup",
+        "--json",
+    ];
+    args.extend(SMALL);
+    let child = sb.spawn(&args);
+    // Blocks until kvbench opens the pipe to read.
+    std::fs::write(&fifo, format!("{PASSWORD}\n")).expect("write the pipe");
+    let rec = succeeded(child);
+    assert_eq!(rec["status"], "ok", "{rec}");
+    assert!(
+        !rec.to_string().contains(PASSWORD),
+        "the password is stored"
+    );
+
+    let mut child = sb.spawn(&args);
+    std::thread::sleep(Duration::from_millis(500));
+    let (status, after) = ctrl_c(&mut child);
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert!(after < Duration::from_secs(1), "{after:?} after Ctrl-C");
+    let runs = sb.stdout(&["runs", "--json"]);
+    let listed: serde_json::Value = serde_json::from_str(&runs).expect("runs JSON");
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{runs}");
+}

@@ -6,12 +6,15 @@
 //! byte-order mark (what some Windows editors write first) is dropped, so
 //! it never becomes part of a first key.
 //!
+//! A secret's file (`--password-file`) may also be a pipe: only its first
+//! line is read, to a bound ([`read_first_line`]).
+//!
 //! `-` names standard input, read when asked for (`-P -`, `experiment run
 //! -`): to the same bound, on a thread of its own, so that a stop the user
 //! asks for while it waits (Ctrl-C) is seen within 100 ms (see
 //! [`on_interrupt`]).
 
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::OnceLock;
@@ -98,19 +101,7 @@ fn read_stdin(limit: u64) -> Result<Vec<u8>, String> {
             let _ = tx.send(read);
         })
         .map_err(|e| format!("standard input: cannot start a reader: {e}"))?;
-    let mut bytes = loop {
-        match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(read) => break read.map_err(|e| format!("standard input: cannot read: {e}"))?,
-            Err(RecvTimeoutError::Timeout) => {
-                if INTERRUPTED.get().is_some_and(|stopped| stopped()) {
-                    return Err("standard input: interrupted before it ended".into());
-                }
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                return Err("standard input: the reader ended without a word".into())
-            }
-        }
-    };
+    let mut bytes = answer(&rx, "standard input", "before it ended")?;
     if bytes.len() as u64 > limit {
         return Err(format!(
             "standard input: over {limit} bytes, the most kvbench reads of this kind"
@@ -123,6 +114,88 @@ fn read_stdin(limit: u64) -> Result<Vec<u8>, String> {
         bytes.drain(..BOM.len());
     }
     Ok(bytes)
+}
+
+/// The most a secret's line may hold (a password of `--password-file`,
+/// `--password-env`).
+pub const SECRET_LIMIT: usize = 4096;
+
+/// The first line of `path`, for a secret: a regular file, or a named pipe
+/// (`--password-file <(pass show redis)`), read on a thread of its own to
+/// its first line end or [`SECRET_LIMIT`] bytes, whichever comes first, so
+/// a pipe that never writes stops at Ctrl-C (see [`on_interrupt`]) and a
+/// device that never ends (`/dev/zero`) is refused at once. The line end
+/// (`\n` or `\r\n`) and a leading byte-order mark are dropped.
+///
+/// # Errors
+/// One line naming the path (never the bytes read): it cannot be read, is
+/// a directory, a device or a socket, has no line end within the limit, is
+/// empty, or is not UTF-8.
+pub fn read_first_line(path: &Path) -> Result<String, String> {
+    use std::os::unix::fs::FileTypeExt;
+    let shown = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    let t = meta.file_type();
+    if !(t.is_file() || t.is_fifo()) {
+        return Err(format!(
+            "{shown}: {}; a secret is read from a regular file or a pipe",
+            kind(&t)
+        ));
+    }
+    let (tx, rx) = mpsc::channel();
+    let owned = path.to_path_buf();
+    std::thread::Builder::new()
+        .name("kvbench-secret".into())
+        .spawn(move || {
+            // Opened here: opening a pipe waits for its writer.
+            let read = std::fs::File::open(owned).and_then(|file| {
+                let mut line = Vec::new();
+                std::io::BufReader::new(file.take(SECRET_LIMIT as u64 + 1))
+                    .read_until(b'\n', &mut line)
+                    .map(|_| line)
+            });
+            let _ = tx.send(read);
+        })
+        .map_err(|e| format!("{shown}: cannot start a reader: {e}"))?;
+    let mut line = answer(&rx, &shown, "before a line came")?;
+    if line.len() > SECRET_LIMIT && !line.ends_with(b"\n") {
+        return Err(format!(
+            "{shown}: no line end in its first {SECRET_LIMIT} bytes, the most kvbench reads for a secret"
+        ));
+    }
+    if line.starts_with(BOM) {
+        line.drain(..BOM.len());
+    }
+    while line.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+        line.pop();
+    }
+    if line.is_empty() {
+        return Err(format!("{shown}: the first line is empty"));
+    }
+    String::from_utf8(line).map_err(|_| format!("{shown}: the first line is not UTF-8 text"))
+}
+
+/// What a reader thread read from `shown`, waited for while asking every
+/// 100 ms whether the user wants to stop (then `shown: interrupted
+/// {until}`).
+fn answer<T>(
+    rx: &mpsc::Receiver<std::io::Result<T>>,
+    shown: &str,
+    until: &str,
+) -> Result<T, String> {
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(read) => return read.map_err(|e| format!("{shown}: cannot read: {e}")),
+            Err(RecvTimeoutError::Timeout) => {
+                if INTERRUPTED.get().is_some_and(|stopped| stopped()) {
+                    return Err(format!("{shown}: interrupted {until}"));
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(format!("{shown}: the reader ended without a word"))
+            }
+        }
+    }
 }
 
 /// How `path` is named in messages: standard input by that name.
@@ -165,6 +238,17 @@ fn kind(t: &std::fs::FileType) -> &'static str {
 mod tests {
     use super::*;
 
+    /// A named pipe `pipe` in `dir`.
+    fn named_pipe(dir: &Path) -> std::path::PathBuf {
+        let fifo = dir.join("pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        fifo
+    }
+
     #[test]
     fn regular_files_only_bounded_and_without_a_byte_order_mark() {
         let dir = tempfile::tempdir().expect("dir");
@@ -175,12 +259,7 @@ mod tests {
         assert!(e.contains("over 10 bytes"), "{e}");
         let e = read_file(dir.path(), 100).expect_err("a directory");
         assert!(e.contains("not a regular file (a directory)"), "{e}");
-        let fifo = dir.path().join("pipe");
-        let made = std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .expect("mkfifo");
-        assert!(made.success());
+        let fifo = named_pipe(dir.path());
         // Returns at once: a pipe nobody writes to would block a read.
         let e = read_file(&fifo, 100).expect_err("a named pipe");
         assert!(e.contains("not a regular file (a named pipe)"), "{e}");
@@ -188,5 +267,34 @@ mod tests {
         assert!(e.contains("(a character device)"), "{e}");
         let e = read_file(&dir.path().join("missing"), 100).expect_err("missing");
         assert!(e.contains("missing: cannot read: "), "{e}");
+    }
+
+    #[test]
+    fn a_secret_is_the_first_line_of_a_file_or_a_pipe_to_a_bound() {
+        let dir = tempfile::tempdir().expect("dir");
+        let p = dir.path().join("pw");
+        std::fs::write(&p, b"\xef\xbb\xbfs3cret\r\nnot this\n").expect("write");
+        assert_eq!(read_first_line(&p).expect("read"), "s3cret");
+        std::fs::write(&p, b"no line end at all").expect("write");
+        assert_eq!(read_first_line(&p).expect("read"), "no line end at all");
+        std::fs::write(&p, vec![b'a'; SECRET_LIMIT + 1]).expect("write");
+        let e = read_first_line(&p).expect_err("no line end within the bound");
+        assert!(e.contains("no line end in its first 4096 bytes"), "{e}");
+        assert!(!e.contains("aaaa"), "the bytes are never shown: {e}");
+        std::fs::write(&p, b"\nsecond\n").expect("write");
+        let e = read_first_line(&p).expect_err("empty first line");
+        assert!(e.contains("the first line is empty"), "{e}");
+        let e = read_first_line(Path::new("/dev/zero")).expect_err("a device");
+        assert!(e.contains("a character device; a secret is read"), "{e}");
+        let e = read_first_line(dir.path()).expect_err("a directory");
+        assert!(e.contains("a directory"), "{e}");
+        let fifo = named_pipe(dir.path());
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::write(fifo, b"from a pipe\nrest"))
+        };
+        assert_eq!(read_first_line(&fifo).expect("read"), "from a pipe");
+        // The writer may see the reader go after the first line.
+        let _ = writer.join();
     }
 }

@@ -67,7 +67,16 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     }
     if let (Some(dir), true) = (report_dir, finished) {
         let store = open_store(&a.db)?;
-        let file = std::fs::read_to_string(&a.file).ok();
+        // Read again for the report (standard input is not there twice).
+        let file = (a.file.as_os_str() != kvbench_workload::input::STDIN)
+            .then(|| {
+                kvbench_workload::input::read_utf8(
+                    &a.file,
+                    kvbench_workload::input::EXPERIMENT_FILE_LIMIT,
+                )
+                .ok()
+            })
+            .flatten();
         let selection = crate::report::Selection::Experiment(exp.name.clone());
         let framing = crate::report::Framing {
             experiment_file: file,
@@ -303,7 +312,7 @@ fn preflight(todo: &[&Planned<'_>], skip_memory_check: bool) -> Result<(), Usage
             None => true,
         };
         if new_target {
-            crate::orchestrate::ready(s)?;
+            crate::deploy::ready(s)?;
         }
     }
     Ok(())

@@ -159,7 +159,7 @@ pub fn findmax(a: FindmaxArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     let mut store = open_store(&run.bench.db)?;
     let metrics = Live::listen(run.bench.metrics_listen.as_deref())?;
     crate::memory::check(&base, run.bench.skip_memory_check)?;
-    crate::orchestrate::ready(&base)?;
+    crate::deploy::ready(&base)?;
     let name = a.name.clone().unwrap_or_else(|| {
         format!(
             "findmax {} {} {} p{}<={}us",

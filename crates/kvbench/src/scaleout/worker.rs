@@ -54,16 +54,16 @@ impl Observer for Inserts {
     }
 }
 
+/// The task, from a regular file or standard input (`-`), to
+/// [`TASK_LIMIT`] bytes: what any other file kvbench reads gets.
 fn read_task(path: &Path) -> Result<String> {
-    let mut text = String::new();
-    let read = if path == Path::new("-") {
-        std::io::stdin().read_to_string(&mut text).map(|_| ())
-    } else {
-        std::fs::read_to_string(path).map(|t| text = t)
-    };
-    read.map_err(|e| UsageError(format!("--task {}: {e}", path.display())))?;
-    Ok(text)
+    Ok(kvbench_workload::input::read_utf8(path, TASK_LIMIT)
+        .map_err(|e| UsageError(format!("--task {e}")))?)
 }
+
+/// A task carries settings and the workload's properties (their files at
+/// most 1 MiB each), never data: 16 MiB is far above any real one.
+const TASK_LIMIT: u64 = 16 << 20;
 
 /// `now`, `stdin`, or ns since the Unix epoch.
 fn start_at(text: &str, stop: &Arc<AtomicBool>) -> Result<StartAt, UsageError> {

@@ -1,0 +1,275 @@
+//! What a cell runs against: the servers kvbench starts for it (one
+//! server, a cluster, a pool, a proxy, a Sentinel group, Aerospike nodes,
+//! in namespaces or on loopback), or the target it reaches, checked before
+//! anything starts and cleaned after; and how the engine connects to them.
+
+use crate::config::{memcached_memory_mb, RunSettings};
+use crate::exit::UsageError;
+use crate::live::Live;
+use crate::target::Target;
+use anyhow::{Context, Result};
+use kvbench_connect::Access;
+use kvbench_engine::Topology;
+use kvbench_model::{Protocol, RunRecord, SystemKind};
+use kvbench_servers::aerospike::{Aerospike, Config as AerospikeConfig, PAPER_PRESET};
+use kvbench_servers::{
+    Cluster, Deployment, Hosts, Network, Pool, Proxied, RemoteServer, SentinelGroup, Server,
+    ServerSpec, TopologyKind,
+};
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Connection set-up limit; a loopback server that cannot accept within this
+/// is not in a state worth measuring.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What kvbench starts for `s` (a kept deployment must have been started
+/// from the same).
+pub fn server_spec(s: &RunSettings) -> ServerSpec {
+    let keys = s.spec.key_namer();
+    let memory_limit_mb = match s.system.protocol() {
+        _ if s.max_memory.is_some() => crate::max_memory::mb(s),
+        Protocol::Memcache => {
+            let value = kvbench_engine::driver::Driver::new(s.system, &s.spec, keys.clone())
+                .memcached_value_len();
+            Some(memcached_memory_mb(
+                crate::config::records_at_most(s),
+                value as u64,
+                keys.max_len() as u64,
+            ))
+        }
+        Protocol::Aerospike => Some(aerospike_data_mb(
+            crate::config::records_at_most(s),
+            s.spec.record_bytes() + keys.max_len() as u64,
+        )),
+        Protocol::Resp => None,
+    };
+    ServerSpec {
+        system: s.system,
+        binary: s.server_binary.clone(),
+        memory_limit_mb,
+        eviction: s.eviction,
+        extra_args: s.server_args.clone(),
+    }
+}
+
+/// Aerospike's `data-size` per node for `records` of `bytes` each: twice
+/// the raw data (the records' bins and overhead fit in it with room), at
+/// least 1 GiB (its stripes are allocated as they fill, so an idle node
+/// does not hold it); past `stop-writes-used-pct` the server refuses writes,
+/// so too small a size would fail the load, not slow it.
+pub fn aerospike_data_mb(records: u64, bytes: u64) -> u64 {
+    let raw_mb = records.saturating_mul(bytes) >> 20;
+    raw_mb.saturating_mul(2).max(1024)
+}
+
+/// `--netns`: the run's private network, or `None` for loopback.
+pub fn new_network(s: &RunSettings) -> Result<Option<Network>> {
+    s.netns
+        .map(|link| {
+            let hosts = Network::hosts_for(s.topology, s.nodes as usize, s.replicas as usize);
+            Network::create(hosts, link)
+        })
+        .transpose()
+        .context("cannot create the network namespaces")
+}
+
+/// Starts what `s` deploys (or reaches its target), on `hosts`.
+pub fn start(
+    s: &RunSettings,
+    rec: &mut RunRecord,
+    hosts: Hosts<'_>,
+) -> Result<Box<dyn Deployment>> {
+    let spec = server_spec(s);
+    if s.system == SystemKind::Aerospike && s.target.is_none() {
+        return Ok(Box::new(start_aerospike(s, &spec, hosts)?));
+    }
+    Ok(match (&s.target, s.topology) {
+        (Some(t), _) => {
+            let remote = remote(t, s)?;
+            rec.config.nodes = remote.nodes().len() as u32;
+            if s.safety.flush {
+                remote
+                    .flush()
+                    .with_context(|| format!("--flush on {}", t.redacted()))?;
+            }
+            Box::new(remote)
+        }
+        (None, TopologyKind::Single) => {
+            Box::new(Server::start_on(&spec, &hosts.host(0)?).context("cannot start the server")?)
+        }
+        (None, TopologyKind::Cluster) => Box::new(
+            Cluster::start_on(&spec, s.nodes as usize, s.replicas as usize, hosts)
+                .context("cannot start the cluster")?,
+        ),
+        (None, TopologyKind::Pool) => Box::new(
+            Pool::start_on(&spec, s.nodes as usize, hosts).context("cannot start the pool")?,
+        ),
+        (None, TopologyKind::Twemproxy) => Box::new(
+            Proxied::start_on(&spec, s.nodes as usize, None, hosts)
+                .context("cannot start twemproxy and its servers")?,
+        ),
+        (None, TopologyKind::Sentinel) => Box::new(
+            SentinelGroup::start_on(&spec, s.nodes as usize, hosts)
+                .context("cannot start the Sentinel group")?,
+        ),
+    })
+}
+
+/// A private Aerospike node, or a mesh cluster of `--nodes`, from the
+/// user's asd (`--server-bin` or KVBENCH_AEROSPIKE_BIN).
+pub fn start_aerospike(s: &RunSettings, spec: &ServerSpec, hosts: Hosts<'_>) -> Result<Aerospike> {
+    let bin = kvbench_servers::find_binary(s.system, s.server_binary.as_deref())?;
+    let config = AerospikeConfig {
+        data_size_mb: spec.memory_limit_mb.unwrap_or(1024),
+        paper_preset: s.server_args.iter().any(|a| a == PAPER_PRESET),
+        ..AerospikeConfig::default()
+    };
+    let nodes = match s.topology {
+        TopologyKind::Cluster => s.nodes as usize,
+        _ => 1,
+    };
+    Aerospike::start_on(&bin, config, nodes, hosts).context("cannot start aerospike")
+}
+
+/// How the engine connects: the target's TLS and AUTH, or plain TCP to a
+/// server kvbench started.
+pub fn access(s: &RunSettings) -> Arc<Access> {
+    match &s.target {
+        Some(t) => t.access.clone(),
+        // A private Aerospike's records go to the namespace kvbench configured.
+        None => Arc::new(Access {
+            namespace: (s.system == SystemKind::Aerospike)
+                .then(|| AerospikeConfig::default().namespace),
+            ..Access::plain()
+        }),
+    }
+}
+
+/// The target's nodes, reached: a cluster's masters come from its seeds'
+/// slot map (what the engine routes to is what gets probed).
+pub fn remote(t: &Target, s: &RunSettings) -> Result<RemoteServer> {
+    let nodes = match t.topology() {
+        // An Aerospike cluster is probed at the seeds the URL names (the
+        // client library finds the other nodes for the load itself).
+        TopologyKind::Cluster if s.system == SystemKind::Aerospike => t.addrs.clone(),
+        TopologyKind::Cluster => {
+            kvbench_engine::route::slots::discover(&t.addrs, &t.access, CONNECT_TIMEOUT)
+                .map_err(anyhow::Error::msg)?
+                .nodes()
+                .to_vec()
+        }
+        // The group's master, as its sentinels name it now.
+        TopologyKind::Sentinel => {
+            let group = t.group().unwrap_or_default();
+            let found = kvbench_engine::route::sentinel::Sentinel::discover(
+                &t.addrs,
+                group,
+                CONNECT_TIMEOUT,
+            )
+            .map_err(anyhow::Error::msg)?;
+            let server = RemoteServer::connect(
+                s.system,
+                t.topology(),
+                vec![found.master()],
+                t.access.clone(),
+            )?;
+            return Ok(server.behind_sentinels(t.addrs.clone(), group.to_string()));
+        }
+        _ => t.addrs.clone(),
+    };
+    Ok(RemoteServer::connect(
+        s.system,
+        t.topology(),
+        nodes,
+        t.access.clone(),
+    )?)
+}
+
+/// Before anything starts: the target answers and may be written
+/// ([`preflight`]), or the server binary kvbench would start exists.
+///
+/// # Errors
+/// [`UsageError`] naming the target or the binary.
+pub fn ready(s: &RunSettings) -> Result<(), UsageError> {
+    match &s.target {
+        Some(t) => preflight(t, s),
+        None => kvbench_servers::find_binary(s.system, s.server_binary.as_deref())
+            .map(drop)
+            .map_err(|e| UsageError(e.to_string())),
+    }
+}
+
+/// Checks a target before any cell runs: it answers as the system, with
+/// these credentials, and holds no keys unless kvbench may write among them
+/// (`--allow-existing`) or empty it first (`--flush`). Bad input, not a
+/// failed run: nothing is stored.
+///
+/// # Errors
+/// [`UsageError`] naming the target (its URL redacted) and what is wrong.
+pub fn preflight(t: &Target, s: &RunSettings) -> Result<(), UsageError> {
+    let shown = t.redacted();
+    let server = remote(t, s).map_err(|e| UsageError(format!("--target {shown}: {e:#}")))?;
+    // As many connections as the run holds at once (the load's are fewer):
+    // a connection limit is met here, in the server's words, not as a run
+    // whose connections fail one by one.
+    let held = s.clients.max(s.load_clients) + s.companion.as_ref().map_or(0, |c| c.clients);
+    server
+        .check_capacity(held)
+        .map_err(|e| UsageError(format!("--target {shown}: {e}")))?;
+    if s.no_load || s.safety.allow_existing || s.safety.flush {
+        return Ok(());
+    }
+    let keys = server
+        .keys()
+        .map_err(|e| UsageError(format!("--target {shown}: {e}")))?;
+    if keys > 0 {
+        return Err(UsageError(format!(
+            "--target {shown}: the database already holds {keys} keys; kvbench loads only into an empty one. Give --allow-existing to load among them (records of the same name are overwritten), --flush to delete them all first, or another database (redis://host:port/N)"
+        )));
+    }
+    Ok(())
+}
+
+/// `--cleanup`: deletes the keys the cell wrote (`written`: record-number
+/// ranges), also after a failed or interrupted run. A cleanup that fails
+/// is a warning on the run: its measurements stand.
+pub fn cleanup(
+    s: &RunSettings,
+    t: &Target,
+    written: &[Range<u64>],
+    rec: &mut RunRecord,
+    live: &Live,
+) {
+    if written.is_empty() {
+        return;
+    }
+    let topology = Topology::of(t.endpoints(), s.pool_hash);
+    let job = kvbench_engine::cleanup::Cleanup {
+        topology: &topology,
+        system: s.system,
+        spec: &s.spec,
+        keys: s.spec.key_namer(),
+        access: &t.access,
+        timeout: s.timeout,
+        ranges: written.to_vec(),
+        clients: s.clients,
+    };
+    match kvbench_engine::cleanup::cleanup(&job) {
+        Ok(done) => {
+            if !live.quiet() {
+                live.println(&format!(
+                    "cleanup: {} deletions sent to {}, {} keys removed",
+                    done.requests,
+                    t.redacted(),
+                    done.deleted
+                ));
+            }
+        }
+        Err(e) => rec.warnings.push(format!(
+            "cleanup failed: {e}; some keys kvbench wrote may remain on {}",
+            t.redacted()
+        )),
+    }
+}
