@@ -11,11 +11,8 @@ use anyhow::{Context, Result};
 use kvbench_connect::Access;
 use kvbench_engine::Topology;
 use kvbench_model::{Protocol, RunRecord, SystemKind};
-use kvbench_servers::aerospike::{Aerospike, Config as AerospikeConfig, PAPER_PRESET};
-use kvbench_servers::{
-    Cluster, Deployment, Hosts, Network, Pool, Proxied, RemoteServer, SentinelGroup, Server,
-    ServerSpec, TopologyKind,
-};
+use kvbench_servers::aerospike::Config as AerospikeConfig;
+use kvbench_servers::{Deployment, Hosts, Network, RemoteServer, ServerSpec, TopologyKind};
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
@@ -81,56 +78,24 @@ pub fn start(
     rec: &mut RunRecord,
     hosts: Hosts<'_>,
 ) -> Result<Box<dyn Deployment>> {
-    let spec = server_spec(s);
-    if s.system == SystemKind::Aerospike && s.target.is_none() {
-        return Ok(Box::new(start_aerospike(s, &spec, hosts)?));
+    let Some(t) = &s.target else {
+        let spec = server_spec(s);
+        return Ok(kvbench_servers::start(kvbench_servers::Plan {
+            spec: &spec,
+            topology: s.topology,
+            nodes: s.nodes as usize,
+            replicas: s.replicas as usize,
+            hosts,
+        })?);
+    };
+    let remote = remote(t, s)?;
+    rec.config.nodes = remote.nodes().len() as u32;
+    if s.safety.flush {
+        remote
+            .flush()
+            .with_context(|| format!("--flush on {}", t.redacted()))?;
     }
-    Ok(match (&s.target, s.topology) {
-        (Some(t), _) => {
-            let remote = remote(t, s)?;
-            rec.config.nodes = remote.nodes().len() as u32;
-            if s.safety.flush {
-                remote
-                    .flush()
-                    .with_context(|| format!("--flush on {}", t.redacted()))?;
-            }
-            Box::new(remote)
-        }
-        (None, TopologyKind::Single) => {
-            Box::new(Server::start_on(&spec, &hosts.host(0)?).context("cannot start the server")?)
-        }
-        (None, TopologyKind::Cluster) => Box::new(
-            Cluster::start_on(&spec, s.nodes as usize, s.replicas as usize, hosts)
-                .context("cannot start the cluster")?,
-        ),
-        (None, TopologyKind::Pool) => Box::new(
-            Pool::start_on(&spec, s.nodes as usize, hosts).context("cannot start the pool")?,
-        ),
-        (None, TopologyKind::Twemproxy) => Box::new(
-            Proxied::start_on(&spec, s.nodes as usize, None, hosts)
-                .context("cannot start twemproxy and its servers")?,
-        ),
-        (None, TopologyKind::Sentinel) => Box::new(
-            SentinelGroup::start_on(&spec, s.nodes as usize, hosts)
-                .context("cannot start the Sentinel group")?,
-        ),
-    })
-}
-
-/// A private Aerospike node, or a mesh cluster of `--nodes`, from the
-/// user's asd (`--server-bin` or KVBENCH_AEROSPIKE_BIN).
-pub fn start_aerospike(s: &RunSettings, spec: &ServerSpec, hosts: Hosts<'_>) -> Result<Aerospike> {
-    let bin = kvbench_servers::find_binary(s.system, s.server_binary.as_deref())?;
-    let config = AerospikeConfig {
-        data_size_mb: spec.memory_limit_mb.unwrap_or(1024),
-        paper_preset: s.server_args.iter().any(|a| a == PAPER_PRESET),
-        ..AerospikeConfig::default()
-    };
-    let nodes = match s.topology {
-        TopologyKind::Cluster => s.nodes as usize,
-        _ => 1,
-    };
-    Aerospike::start_on(&bin, config, nodes, hosts).context("cannot start aerospike")
+    Ok(Box::new(remote))
 }
 
 /// How the engine connects: the target's TLS and AUTH, or plain TCP to a

@@ -34,6 +34,7 @@ mod remote;
 mod sentinel;
 mod server;
 mod spec;
+mod start;
 mod system;
 pub mod workdir;
 
@@ -53,4 +54,5 @@ pub use remote::RemoteServer;
 pub use sentinel::SentinelGroup;
 pub use server::{Server, ServerVersion};
 pub use spec::ServerSpec;
+pub use start::{start, Plan, StartError};
 pub use system::{check_eviction, check_extra_args, connection_limit};
