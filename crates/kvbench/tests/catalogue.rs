@@ -838,7 +838,7 @@ fn every_bad_input_gets_one_line_its_exit_code_and_loses_nothing() {
             .expect("mkfifo");
         assert!(made.success(), "mkfifo {name}");
     }
-    assert!(CASES.len() >= 40, "{} cases", CASES.len());
+    assert!(CASES.len() >= 89, "{} cases", CASES.len());
     let mut failures = Vec::new();
     for case in CASES {
         let out = sb

@@ -5,6 +5,7 @@
 //! hundreds of keys keep the server, not the round trips, the limit.
 
 use anyhow::{bail, Context, Result};
+use kvbench_model::SystemKind;
 use kvbench_proto::{memcache_text as mc, resp};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -25,6 +26,25 @@ pub enum Wire {
     Resp,
     /// Memcached's text protocol.
     Memcache,
+}
+
+impl Wire {
+    /// The store an implementation name (`redis`, `valkey`, `memcached`,
+    /// with or without `-lua`) runs on, and its wire; `None` for a name
+    /// that is not a store (`reference`, `spark`), never a guess.
+    pub fn store(imp: &str) -> Option<(SystemKind, Wire)> {
+        let system = match imp.trim_end_matches("-lua") {
+            "redis" => SystemKind::Redis,
+            "valkey" => SystemKind::Valkey,
+            "memcached" => SystemKind::Memcached,
+            _ => return None,
+        };
+        let wire = match system.protocol() {
+            kvbench_model::Protocol::Memcache => Wire::Memcache,
+            _ => Wire::Resp,
+        };
+        Some((system, wire))
+    }
 }
 
 /// One connection.
@@ -216,6 +236,30 @@ impl Kv {
                 return Ok(line);
             }
             self.fill()?;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_is_named_exactly_and_nothing_else_is_taken_for_memcached() {
+        assert_eq!(
+            Wire::store("redis-lua"),
+            Some((SystemKind::Redis, Wire::Resp))
+        );
+        assert_eq!(
+            Wire::store("valkey"),
+            Some((SystemKind::Valkey, Wire::Resp))
+        );
+        assert_eq!(
+            Wire::store("memcached"),
+            Some((SystemKind::Memcached, Wire::Memcache))
+        );
+        for not_a_store in ["reference", "spark", "memcache", ""] {
+            assert_eq!(Wire::store(not_a_store), None, "{not_a_store}");
         }
     }
 }

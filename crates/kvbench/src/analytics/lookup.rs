@@ -11,7 +11,6 @@ use crate::exit::{UsageError, Verdict};
 use anyhow::{bail, Context, Result};
 use kvbench_analytics::Graph;
 use kvbench_model::analytics::{AnalyticsKind, AnalyticsRecord, AnalyticsSettings, LookupResult};
-use kvbench_model::SystemKind;
 use rand_core::{RngCore, SeedableRng};
 use std::time::Instant;
 
@@ -110,11 +109,8 @@ fn percentiles(mut us: Vec<f64>) -> (f64, f64, f64) {
 }
 
 fn on_kv(imp: &str, g: &Graph, a: &LookupArgs) -> Result<LookupResult> {
-    let (system, wire) = match imp {
-        "redis" => (SystemKind::Redis, Wire::Resp),
-        "valkey" => (SystemKind::Valkey, Wire::Resp),
-        _ => (SystemKind::Memcached, Wire::Memcache),
-    };
+    let (system, wire) =
+        Wire::store(imp).ok_or_else(|| anyhow::anyhow!("--impl {imp}: not a key-value store"))?;
     let (server, version) = super::start_server(imp, system, wire, g)?;
     let measured = (|| -> Result<(f64, Vec<f64>)> {
         let mut loaders: Vec<Kv> = (0..4)

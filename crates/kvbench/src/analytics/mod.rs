@@ -297,15 +297,8 @@ fn on_kv(
     say: &dyn Fn(&str),
 ) -> Result<PagerankResult> {
     let scripts = imp.ends_with("-lua");
-    let system = match imp.trim_end_matches("-lua") {
-        "redis" => SystemKind::Redis,
-        "valkey" => SystemKind::Valkey,
-        _ => SystemKind::Memcached,
-    };
-    let wire = match system {
-        SystemKind::Memcached => kv::Wire::Memcache,
-        _ => kv::Wire::Resp,
-    };
+    let (system, wire) = kv::Wire::store(imp)
+        .ok_or_else(|| anyhow::anyhow!("--impl {imp}: not a key-value store"))?;
     // The paper's drivers: five threads for Memcached, six for Redis.
     let drivers = a
         .drivers
