@@ -350,8 +350,10 @@ struct ToolRun {
     wall_s: f64,
     user_s: f64,
     sys_s: f64,
-    /// `exit N` or `signal N`.
+    /// `exit status N`, `killed by signal N` or `wait status 0x..`.
     status: String,
+    /// The exit code, when the tool exited.
+    code: Option<i32>,
     success: bool,
     stdout: String,
     stderr: String,
@@ -416,22 +418,21 @@ fn run_tool(program: &Path, args: &[String], dir: &Path, label: &str) -> Result<
     // Already reaped: dropping `Child` neither waits nor kills.
     drop(child);
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    let (status_text, success) = if libc::WIFEXITED(status) {
+    let (status_text, code) = if libc::WIFEXITED(status) {
         let code = libc::WEXITSTATUS(status);
-        (format!("exit status {code}"), code == 0)
+        (format!("exit status {code}"), Some(code))
     } else if libc::WIFSIGNALED(status) {
-        (
-            format!("killed by signal {}", libc::WTERMSIG(status)),
-            false,
-        )
+        (format!("killed by signal {}", libc::WTERMSIG(status)), None)
     } else {
-        (format!("wait status {status:#x}"), false)
+        (format!("wait status {status:#x}"), None)
     };
+    let success = code == Some(0);
     Ok(ToolRun {
         wall_s,
         user_s: tv(usage.ru_utime),
         sys_s: tv(usage.ru_stime),
         status: status_text,
+        code,
         success,
         stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
         stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
@@ -597,7 +598,7 @@ impl Ctx<'_> {
         // CPU per operation is what this bench measures, and a window whose
         // throughput held two levels or drifted (kvbench's `unstable` marks,
         // exit 3) still measured it: the run counts, its marks printed.
-        let stability_only = (tool == "kvbench" && run.status == "exit 3")
+        let stability_only = (tool == "kvbench" && run.code == Some(3))
             .then(|| stability_marks(&run.stdout))
             .flatten();
         if let Some(marks) = &stability_only {
