@@ -354,12 +354,15 @@ struct ToolRun {
     status: String,
     /// The exit code, when the tool exited.
     code: Option<i32>,
-    success: bool,
     stdout: String,
     stderr: String,
 }
 
 impl ToolRun {
+    fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+
     fn cpu_s(&self) -> f64 {
         self.user_s + self.sys_s
     }
@@ -426,14 +429,12 @@ fn run_tool(program: &Path, args: &[String], dir: &Path, label: &str) -> Result<
     } else {
         (format!("wait status {status:#x}"), None)
     };
-    let success = code == Some(0);
     Ok(ToolRun {
         wall_s,
         user_s: tv(usage.ru_utime),
         sys_s: tv(usage.ru_stime),
         status: status_text,
         code,
-        success,
         stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
         stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
     })
@@ -606,7 +607,7 @@ impl Ctx<'_> {
                 println!("      {what}: kept (CPU per operation stands): {m}");
             }
         }
-        if !run.success && stability_only.is_none() {
+        if !run.success() && stability_only.is_none() {
             let mut why = run.last_words();
             if tool == "kvbench" {
                 if let Ok(v) = serde_json::from_str::<serde_json::Value>(&run.stdout) {
@@ -689,7 +690,7 @@ impl Ctx<'_> {
             &format!("load-{}", self.system()),
         )
         .with_context(|| format!("kvbench load ({}) could not be run", self.system()))?;
-        if !run.success {
+        if !run.success() {
             bail!(
                 "kvbench load ({}) failed ({}): {}",
                 self.system(),
@@ -735,7 +736,7 @@ impl Ctx<'_> {
             "preload-redis-benchmark",
         )
         .context("redis-benchmark preload could not be run")?;
-        if !run.success {
+        if !run.success() {
             bail!(
                 "redis-benchmark preload failed ({}): {}",
                 run.status,
@@ -1204,86 +1205,88 @@ fn run(opts: &Opts) -> Result<()> {
             let mut bares: Vec<(f64, f64, f64)> = Vec::new();
             let mut last_failure = String::new();
             for rep in 1..=opts.repeat {
-                'pair: {
-                    let other = || match system.protocol() {
-                        Protocol::Resp => ctx.redis_benchmark(case),
-                        Protocol::Memcache => ctx
-                            .memaslap(case, memaslap.as_deref().unwrap_or(Path::new("memcaslap"))),
-                        Protocol::Aerospike => unreachable!("{ONLY_TWO}"),
-                    };
-                    // Odd pairs run kvbench first, even pairs the other tool
-                    // first, so a drift of the machine or an after-effect of the
-                    // previous run on the server does not favour either side.
-                    // The bare client, when it runs, runs between the two.
-                    let bare = || -> Result<Option<Measurement>> {
-                        if !with_bare {
-                            return Ok(None);
-                        }
-                        let b = ctx.bare(case)?;
-                        print_row(case, rep, &b);
-                        Ok(Some(b))
-                    };
-                    let pair = || -> Result<(Measurement, Option<Measurement>, Measurement)> {
-                        Ok(if rep % 2 == 1 {
-                            let k = ctx.kvbench(case)?;
-                            print_row(case, rep, &k);
-                            let b = bare()?;
-                            let o = other()?;
-                            print_row(case, rep, &o);
-                            (k, b, o)
-                        } else {
-                            let o = other()?;
-                            print_row(case, rep, &o);
-                            let b = bare()?;
-                            let k = ctx.kvbench(case)?;
-                            print_row(case, rep, &k);
-                            (k, b, o)
-                        })
-                    };
-                    let mut attempt = 0;
-                    let (k, b, o) = loop {
-                        match pair() {
-                            Ok(done) => break done,
-                            Err(e) if attempt < PAIR_RETRIES => {
-                                attempt += 1;
-                                println!(
+                let other = || match system.protocol() {
+                    Protocol::Resp => ctx.redis_benchmark(case),
+                    Protocol::Memcache => {
+                        ctx.memaslap(case, memaslap.as_deref().unwrap_or(Path::new("memcaslap")))
+                    }
+                    Protocol::Aerospike => unreachable!("{ONLY_TWO}"),
+                };
+                // Odd pairs run kvbench first, even pairs the other tool
+                // first, so a drift of the machine or an after-effect of the
+                // previous run on the server does not favour either side.
+                // The bare client, when it runs, runs between the two.
+                let bare = || -> Result<Option<Measurement>> {
+                    if !with_bare {
+                        return Ok(None);
+                    }
+                    let b = ctx.bare(case)?;
+                    print_row(case, rep, &b);
+                    Ok(Some(b))
+                };
+                let pair = || -> Result<(Measurement, Option<Measurement>, Measurement)> {
+                    Ok(if rep % 2 == 1 {
+                        let k = ctx.kvbench(case)?;
+                        print_row(case, rep, &k);
+                        let b = bare()?;
+                        let o = other()?;
+                        print_row(case, rep, &o);
+                        (k, b, o)
+                    } else {
+                        let o = other()?;
+                        print_row(case, rep, &o);
+                        let b = bare()?;
+                        let k = ctx.kvbench(case)?;
+                        print_row(case, rep, &k);
+                        (k, b, o)
+                    })
+                };
+                let mut attempt = 0;
+                let done = loop {
+                    match pair() {
+                        Ok(done) => break Some(done),
+                        Err(e) if attempt < PAIR_RETRIES => {
+                            attempt += 1;
+                            println!(
                                 "  !!  case {} {system} repetition {rep}: {e:#}; running the pair again ({attempt} of {PAIR_RETRIES})",
                                 case.name
                             );
-                            }
-                            Err(e) => {
-                                println!(
+                        }
+                        Err(e) => {
+                            println!(
                                 "  !!  case {} {system} repetition {rep}: {e:#}; given up after {PAIR_RETRIES} retries",
                                 case.name
                             );
-                                last_failure = format!("{e:#}");
-                                break 'pair;
-                            }
+                            last_failure = format!("{e:#}");
+                            break None;
                         }
-                    };
-                    let r = k.cpu_per_million() / o.cpu_per_million();
-                    println!(
+                    }
+                };
+                let Some((k, b, o)) = done else {
+                    continue;
+                };
+                let r = k.cpu_per_million() / o.cpu_per_million();
+                println!(
                     "  ->  case {} {system} repetition {rep}: kvbench {:.2} / {} {:.2} CPU s per 1M ops = ratio {r:.2}",
                     case.name,
                     k.cpu_per_million(),
                     o.tool,
                     o.cpu_per_million()
                 );
-                    ratios.push(r);
-                    if let Some(b) = b {
-                        let (bc, kc, oc) = (
-                            b.cpu_per_million(),
-                            k.cpu_per_million(),
-                            o.cpu_per_million(),
-                        );
-                        println!(
+                ratios.push(r);
+                if let Some(b) = b {
+                    let (bc, kc, oc) = (
+                        b.cpu_per_million(),
+                        k.cpu_per_million(),
+                        o.cpu_per_million(),
+                    );
+                    println!(
                         "      bare client {bc:.2} CPU s per 1M ops: kvbench / bare {:.2}, bare / {} {:.2}",
                         kc / bc,
                         o.tool,
                         bc / oc
                     );
-                        bares.push((bc, kc / bc, bc / oc));
-                    }
+                    bares.push((bc, kc / bc, bc / oc));
                 }
                 let _ = io::stdout().flush();
             }

@@ -128,8 +128,8 @@ pub fn judge(s: &RunSettings, rec: &mut RunRecord) {
         rec.marks.push(format!("incomplete-load: {why}"));
     }
     if let Some(run) = &rec.run {
-        let misses: u64 = run.ops.iter().map(|o| o.misses).sum();
-        if run.completed + misses + run.errors == 0 {
+        let all_misses: u64 = run.ops.iter().map(|o| o.misses).sum();
+        if run.completed + all_misses + run.errors == 0 {
             rec.marks.push(
                 "empty: no operation was answered in the measured window, so it measured nothing \
                  (each took longer than the window, or the window was too short for any); give a \
@@ -169,7 +169,7 @@ pub fn judge(s: &RunSettings, rec: &mut RunRecord) {
                 "misses: {scan_misses} scans found no record: on Redis a scan reads YCSB's index of keys, which only a load with kvbench.redis.index=ycsb writes (the default when the loading workload scans)"
             ));
         }
-        let misses: u64 = run.ops.iter().map(|o| o.misses).sum::<u64>() - scan_misses;
+        let misses = all_misses - scan_misses;
         // Under `--max-memory` misses and evictions are what is measured.
         if misses > 0 && s.max_memory.is_none() {
             let why = if shortfall.is_some() {

@@ -73,23 +73,31 @@ struct Plan {
     expect: Expect,
     /// Servers started for it (dropped, so stopped, after it).
     guards: Vec<Box<dyn Any>>,
-    /// The test that runs it instead (see [`RUN_ELSEWHERE`]).
-    elsewhere: Option<String>,
 }
 
 fn ms(d: Duration) -> String {
     format!("{}ms", d.as_millis())
 }
 
-fn min_list(v: &str, most: u64) -> String {
+/// Each count at most `most`, repeats dropped, in their order (`1,4,8`
+/// at most 4 is `1,4`).
+fn capped(counts: impl Iterator<Item = u64>, most: u64) -> Vec<u64> {
     let mut out: Vec<u64> = Vec::new();
-    for n in v.split(',').filter_map(|n| n.trim().parse::<u64>().ok()) {
-        let n = n.min(most);
+    for n in counts.map(|n| n.min(most)) {
         if !out.contains(&n) {
             out.push(n);
         }
     }
-    out.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
+    out
+}
+
+fn min_list(v: &str, most: u64) -> String {
+    let counts = v.split(',').filter_map(|n| n.trim().parse::<u64>().ok());
+    capped(counts, most)
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn min_num(v: &str, most: f64) -> String {
@@ -97,17 +105,6 @@ fn min_num(v: &str, most: f64) -> String {
         Ok(x) if x > most => most.to_string(),
         _ => v.to_string(),
     }
-}
-
-/// The first program called `name` on PATH.
-fn on_path(name: &str) -> String {
-    std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| name.to_string())
 }
 
 /// An experiment file copied into `dir` at the same relative path, its
@@ -128,17 +125,15 @@ fn scaled_experiment(relative: &str, dir: &Path) -> String {
     }
     if let Some(t) = doc.get_mut("sweep").and_then(toml::Value::as_table_mut) {
         if let Some(clients) = t.get("clients").and_then(toml::Value::as_array) {
-            let mut cut: Vec<i64> = Vec::new();
-            for c in clients.iter().filter_map(toml::Value::as_integer) {
-                let c = c.min(CLIENTS as i64);
-                if !cut.contains(&c) {
-                    cut.push(c);
-                }
-            }
-            t.insert(
-                "clients".into(),
-                toml::Value::Array(cut.into_iter().map(toml::Value::Integer).collect()),
-            );
+            let counts = clients
+                .iter()
+                .filter_map(toml::Value::as_integer)
+                .filter_map(|c| u64::try_from(c).ok());
+            let cut = capped(counts, CLIENTS)
+                .into_iter()
+                .map(|c| toml::Value::Integer(c as i64))
+                .collect();
+            t.insert("clients".into(), toml::Value::Array(cut));
         }
     }
     let to = dir.join(relative);
@@ -148,7 +143,7 @@ fn scaled_experiment(relative: &str, dir: &Path) -> String {
 }
 
 /// A server of the URL's kind on loopback, and the URL that reaches it.
-fn local_target(url: &str, plan: &mut Plan) -> Option<String> {
+fn local_target(url: &str, plan: &mut Plan) -> String {
     let (scheme, rest) = url.split_once("://").unwrap_or(("redis", url));
     let user = rest
         .split_once('@')
@@ -158,7 +153,7 @@ fn local_target(url: &str, plan: &mut Plan) -> Option<String> {
             let server = Redis::start("port {port}");
             let url = format!("redis://127.0.0.1:{}", server.port);
             plan.guards.push(Box::new(server));
-            Some(url)
+            url
         }
         "rediss" => {
             let certs = tempfile::tempdir().expect("dir");
@@ -177,14 +172,14 @@ fn local_target(url: &str, plan: &mut Plan) -> Option<String> {
                 .extend(["--tls-ca".into(), ca.display().to_string()]);
             plan.guards.push(Box::new(server));
             plan.guards.push(Box::new(certs));
-            Some(url)
+            url
         }
         "redis-cluster" => {
             let cluster =
                 Cluster::start(&ServerSpec::new(SystemKind::Redis), 3, 0).expect("cluster");
             let url = format!("redis-cluster://{}", cluster.seeds()[0]);
             plan.guards.push(Box::new(cluster));
-            Some(url)
+            url
         }
         "redis-sentinel" => {
             let group = SentinelGroup::start_on(
@@ -200,10 +195,25 @@ fn local_target(url: &str, plan: &mut Plan) -> Option<String> {
                 .collect();
             let url = format!("redis-sentinel://{}/{}", sentinels.join(","), group.group());
             plan.guards.push(Box::new(group));
-            Some(url)
+            url
         }
         other => panic!("{other}:// targets: no local server for them here"),
     }
+}
+
+/// The test that already runs `c` (see [`RUN_ELSEWHERE`]), checked to
+/// exist.
+fn run_elsewhere(c: &DocCommand) -> Option<String> {
+    let line = c.args.join(" ");
+    let (_, file, test) = RUN_ELSEWHERE.iter().find(|(p, _, _)| line.starts_with(p))?;
+    let source = std::fs::read_to_string(root().join("crates/kvbench/tests").join(file))
+        .expect("test source");
+    assert!(
+        source.contains(&format!("fn {test}(")),
+        "{}: the test said to run it, {file}::{test}, is gone",
+        c.place
+    );
+    Some(format!("{}::{test}", file.trim_end_matches(".rs")))
 }
 
 /// `c` scaled down and aimed at loopback, in sandbox `sb`.
@@ -213,20 +223,7 @@ fn plan(c: &DocCommand, sb: &Sandbox) -> Plan {
         env: vec![("KVBENCH_PYTHON".into(), SPARK_PYTHON.into())],
         expect: Expect::Success,
         guards: Vec::new(),
-        elsewhere: None,
     };
-    let line = c.args.join(" ");
-    if let Some((_, file, test)) = RUN_ELSEWHERE.iter().find(|(p, _, _)| line.starts_with(p)) {
-        let source = std::fs::read_to_string(root().join("crates/kvbench/tests").join(file))
-            .expect("test source");
-        assert!(
-            source.contains(&format!("fn {test}(")),
-            "{}: the test said to run it, {file}::{test}, is gone",
-            c.place
-        );
-        plan.elsewhere = Some(format!("{}::{test}", file.trim_end_matches(".rs")));
-        return plan;
-    }
     let args = &c.args;
     let has = |flag: &str| args.iter().any(|a| a == flag);
     let value = |flag: &str| {
@@ -287,13 +284,18 @@ fn plan(c: &DocCommand, sb: &Sandbox) -> Plan {
                 _ => v.into(),
             }),
             "-P" => Some(root().join(v).display().to_string()),
-            "--server-bin" => Some(on_path("redis-server")),
+            "--server-bin" => Some(
+                kvbench_servers::find_binary(SystemKind::Redis, None)
+                    .expect("redis-server on PATH")
+                    .display()
+                    .to_string(),
+            ),
             "--spark-master" => Some("local[2]".into()),
             "--spark-conf" => Some(match v.split_once('=') {
                 Some((k @ "spark.driver.host", _)) => format!("{k}=127.0.0.1"),
                 _ => v.into(),
             }),
-            "--target" => local_target(v, &mut plan),
+            "--target" => Some(local_target(v, &mut plan)),
             "--password-env" => {
                 plan.env.push((v.into(), PASSWORD.into()));
                 None
@@ -511,15 +513,15 @@ fn every_documented_command_runs_scaled_down_with_the_documented_exit_code() {
     let (mut ran, mut same, mut elsewhere) = (0, 0, 0);
     let mut failed = Vec::new();
     for c in &all {
-        let sb = Sandbox::new();
-        copy_store(&seeded, &sb);
-        let _serial = crate::util::timing_sensitive();
-        let plan = plan(c, &sb);
-        if let Some(test) = &plan.elsewhere {
+        if let Some(test) = run_elsewhere(c) {
             println!("{}: kvbench {}: run by {test}", c.place, c.args.join(" "));
             elsewhere += 1;
             continue;
         }
+        let sb = Sandbox::new();
+        copy_store(&seeded, &sb);
+        let _serial = crate::util::timing_sensitive();
+        let plan = plan(c, &sb);
         // A second copy of a command (the docs repeat a few, some with
         // another window or flags in another order) runs once; a relative
         // --db names a fresh store either way.

@@ -79,29 +79,28 @@ pub fn read_file(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
     if bytes.len() as u64 > limit {
         return Err(too_big());
     }
+    drop_bom(&mut bytes);
+    Ok(bytes)
+}
+
+/// Drops a leading UTF-8 byte-order mark.
+fn drop_bom(bytes: &mut Vec<u8>) {
     if bytes.starts_with(BOM) {
         bytes.drain(..BOM.len());
     }
-    Ok(bytes)
 }
 
 /// Standard input, to `limit` bytes (one more is an error), without a
 /// leading byte-order mark; empty input is an error (nothing was piped).
 fn read_stdin(limit: u64) -> Result<Vec<u8>, String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::Builder::new()
-        .name("kvbench-stdin".into())
-        .spawn(move || {
-            let mut bytes = Vec::new();
-            let read = std::io::stdin()
-                .lock()
-                .take(limit.saturating_add(1))
-                .read_to_end(&mut bytes)
-                .map(|_| bytes);
-            let _ = tx.send(read);
-        })
-        .map_err(|e| format!("standard input: cannot start a reader: {e}"))?;
-    let mut bytes = answer(&rx, "standard input", "before it ended")?;
+    let mut bytes = on_reader_thread("standard input", "before it ended", move || {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .lock()
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map(|_| bytes)
+    })?;
     if bytes.len() as u64 > limit {
         return Err(format!(
             "standard input: over {limit} bytes, the most kvbench reads of this kind"
@@ -110,9 +109,7 @@ fn read_stdin(limit: u64) -> Result<Vec<u8>, String> {
     if bytes.is_empty() {
         return Err("standard input: empty (nothing was piped to kvbench)".into());
     }
-    if bytes.starts_with(BOM) {
-        bytes.drain(..BOM.len());
-    }
+    drop_bom(&mut bytes);
     Ok(bytes)
 }
 
@@ -142,30 +139,21 @@ pub fn read_first_line(path: &Path) -> Result<String, String> {
             kind(&t)
         ));
     }
-    let (tx, rx) = mpsc::channel();
     let owned = path.to_path_buf();
-    std::thread::Builder::new()
-        .name("kvbench-secret".into())
-        .spawn(move || {
-            // Opened here: opening a pipe waits for its writer.
-            let read = std::fs::File::open(owned).and_then(|file| {
-                let mut line = Vec::new();
-                std::io::BufReader::new(file.take(SECRET_LIMIT as u64 + 1))
-                    .read_until(b'\n', &mut line)
-                    .map(|_| line)
-            });
-            let _ = tx.send(read);
-        })
-        .map_err(|e| format!("{shown}: cannot start a reader: {e}"))?;
-    let mut line = answer(&rx, &shown, "before a line came")?;
+    // Opened on the reader's thread: opening a pipe waits for its writer.
+    let mut line = on_reader_thread(&shown, "before a line came", move || {
+        let file = std::fs::File::open(owned)?;
+        let mut line = Vec::new();
+        std::io::BufReader::new(file.take(SECRET_LIMIT as u64 + 1))
+            .read_until(b'\n', &mut line)
+            .map(|_| line)
+    })?;
     if line.len() > SECRET_LIMIT && !line.ends_with(b"\n") {
         return Err(format!(
             "{shown}: no line end in its first {SECRET_LIMIT} bytes, the most kvbench reads for a secret"
         ));
     }
-    if line.starts_with(BOM) {
-        line.drain(..BOM.len());
-    }
+    drop_bom(&mut line);
     while line.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
         line.pop();
     }
@@ -175,14 +163,22 @@ pub fn read_first_line(path: &Path) -> Result<String, String> {
     String::from_utf8(line).map_err(|_| format!("{shown}: the first line is not UTF-8 text"))
 }
 
-/// What a reader thread read from `shown`, waited for while asking every
-/// 100 ms whether the user wants to stop (then `shown: interrupted
-/// {until}`).
-fn answer<T>(
-    rx: &mpsc::Receiver<std::io::Result<T>>,
+/// What `read` reads from `shown`, run on a thread of its own and waited
+/// for while asking every 100 ms whether the user wants to stop (then
+/// `shown: interrupted {until}`): a read that blocks (a pipe nobody writes
+/// to) never keeps Ctrl-C from ending kvbench.
+fn on_reader_thread<T: Send + 'static>(
     shown: &str,
     until: &str,
+    read: impl FnOnce() -> std::io::Result<T> + Send + 'static,
 ) -> Result<T, String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("kvbench-input".into())
+        .spawn(move || {
+            let _ = tx.send(read());
+        })
+        .map_err(|e| format!("{shown}: cannot start a reader: {e}"))?;
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(read) => return read.map_err(|e| format!("{shown}: cannot read: {e}")),
