@@ -428,7 +428,9 @@ fn connections_reset_mid_run_are_reopened_or_end_it_partial() {
     let target = proxy.addr.to_string();
 
     let child = spawn(&sb, &run_args("5s", &["--target", &target]));
-    std::thread::sleep(Duration::from_millis(2500));
+    // Cut inside the window, however long the load took on a busy machine.
+    wait_for_first_read(server.addr());
+    std::thread::sleep(Duration::from_millis(1500));
     proxy.cut.store(true, Ordering::Relaxed);
     let (out, _) = finish(child, Duration::from_secs(15));
     let rec = record(&out);
@@ -460,6 +462,8 @@ fn connections_reset_mid_run_are_reopened_or_end_it_partial() {
         .sum();
     assert!(last > 100, "{last} operations in the last second");
 
+    // The first run's reads are counted already: start counting afresh.
+    ask(server.addr(), "CONFIG RESETSTAT").expect("CONFIG RESETSTAT");
     let child = spawn(
         &sb,
         &run_args(
@@ -467,7 +471,10 @@ fn connections_reset_mid_run_are_reopened_or_end_it_partial() {
             &["--target", &target, "--no-reconnect", "--allow-existing"],
         ),
     );
-    std::thread::sleep(Duration::from_millis(3000));
+    // Cut inside the window: on a busy machine 3 s after the start was
+    // once still before it, and the reset's failures were not counted.
+    wait_for_first_read(server.addr());
+    std::thread::sleep(Duration::from_millis(1000));
     proxy.cut.store(true, Ordering::Relaxed);
     let (out, _) = finish(child, Duration::from_secs(5));
     assert_eq!(
