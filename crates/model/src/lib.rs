@@ -1100,8 +1100,8 @@ pub struct Canary {
     /// The local servers' involuntary context switches per second (all
     /// threads of every node); absent for a target.
     pub server_involuntary_per_s: Option<f64>,
-    /// Median round trip of a 1-byte loopback TCP ping-pong for 100 ms
-    /// just before the cell's run phase (microseconds).
+    /// Median round trip of a 1-byte loopback TCP ping-pong (10 bursts of
+    /// 10 over 100 ms) just before the cell's run phase (microseconds).
     pub base_rtt_us: Option<f64>,
 }
 
