@@ -826,16 +826,6 @@ pub fn seed(user: Option<u64>) -> (u64, &'static str) {
     }
 }
 
-/// Memcached's memory limit for a dataset: the data, slab rounding (chunk
-/// classes grow by 1.25x, so up to a quarter is lost) and per-item overhead
-/// (about 50 bytes of header), plus the 64 MB default as headroom. Never
-/// below the default. Recorded with the run as a deviation from defaults.
-pub fn memcached_memory_mb(records: u64, value_bytes: u64, key_bytes: u64) -> u64 {
-    let per_item = (value_bytes + key_bytes + 64) as f64 * 1.3;
-    let mb = (records as f64 * per_item / (1024.0 * 1024.0)).ceil() as u64 + 64;
-    mb.max(64)
-}
-
 /// `--threads` when not given, from `bench/threads/run` (docs/performance.md,
 /// "Worker threads"): on 2 cores one thread beat two and four both in
 /// throughput and in client CPU per operation, for a server kvbench started

@@ -3,16 +3,18 @@
 //! in namespaces or on loopback), or the target it reaches, checked before
 //! anything starts and cleaned after; and how the engine connects to them.
 
-use crate::config::{memcached_memory_mb, RunSettings};
+use crate::config::RunSettings;
 use crate::exit::UsageError;
 use crate::live::Live;
 use crate::target::Target;
 use anyhow::{Context, Result};
 use kvbench_connect::Access;
 use kvbench_engine::Topology;
-use kvbench_model::{Protocol, RunRecord, SystemKind};
+use kvbench_model::{RunRecord, SystemKind};
 use kvbench_servers::aerospike::Config as AerospikeConfig;
-use kvbench_servers::{Deployment, Hosts, Network, RemoteServer, ServerSpec, TopologyKind};
+use kvbench_servers::{
+    DataSize, Deployment, Hosts, Network, RemoteServer, ServerSpec, TopologyKind,
+};
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,41 +26,30 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// What kvbench starts for `s` (a kept deployment must have been started
 /// from the same).
 pub fn server_spec(s: &RunSettings) -> ServerSpec {
-    let keys = s.spec.key_namer();
-    let memory_limit_mb = match s.system.protocol() {
-        _ if s.max_memory.is_some() => crate::max_memory::mb(s),
-        Protocol::Memcache => {
-            let value = kvbench_engine::driver::Driver::new(s.system, &s.spec, keys.clone())
-                .memcached_value_len();
-            Some(memcached_memory_mb(
-                crate::config::records_at_most(s),
-                value as u64,
-                keys.max_len() as u64,
-            ))
-        }
-        Protocol::Aerospike => Some(aerospike_data_mb(
-            crate::config::records_at_most(s),
-            s.spec.record_bytes() + keys.max_len() as u64,
-        )),
-        Protocol::Resp => None,
-    };
     ServerSpec {
         system: s.system,
         binary: s.server_binary.clone(),
-        memory_limit_mb,
+        memory_limit_mb: match s.max_memory {
+            Some(_) => crate::max_memory::mb(s),
+            None => kvbench_servers::memory_limit_mb(s.system, &data_size(s)),
+        },
         eviction: s.eviction,
         extra_args: s.server_args.clone(),
     }
 }
 
-/// Aerospike's `data-size` per node for `records` of `bytes` each: twice
-/// the raw data (the records' bins and overhead fit in it with room), at
-/// least 1 GiB (its stripes are allocated as they fill, so an idle node
-/// does not hold it); past `stop-writes-used-pct` the server refuses writes,
-/// so too small a size would fail the load, not slow it.
-pub fn aerospike_data_mb(records: u64, bytes: u64) -> u64 {
-    let raw_mb = records.saturating_mul(bytes) >> 20;
-    raw_mb.saturating_mul(2).max(1024)
+/// What `s`'s servers hold at most, for a system sized up front.
+fn data_size(s: &RunSettings) -> DataSize {
+    let keys = s.spec.key_namer();
+    let key_bytes = keys.max_len() as u64;
+    let value_bytes =
+        kvbench_engine::driver::Driver::new(s.system, &s.spec, keys).memcached_value_len() as u64;
+    DataSize {
+        records: crate::config::records_at_most(s),
+        key_bytes,
+        record_bytes: s.spec.record_bytes(),
+        value_bytes,
+    }
 }
 
 /// `--netns`: the run's private network, or `None` for loopback.

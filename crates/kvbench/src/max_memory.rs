@@ -22,10 +22,10 @@ pub fn raw_per_server(s: &RunSettings, records: u64) -> u64 {
 /// Memcached's its segmented LRU). `None` without `--max-memory`.
 pub fn eviction(s: &RunSettings) -> Option<kvbench_servers::Eviction> {
     s.max_memory?;
-    Some(s.eviction.unwrap_or(match s.system.protocol() {
-        kvbench_model::Protocol::Memcache => kvbench_servers::Eviction::Lru,
-        _ => kvbench_servers::Eviction::NoEviction,
-    }))
+    Some(
+        s.eviction
+            .unwrap_or_else(|| kvbench_servers::default_eviction(s.system)),
+    )
 }
 
 /// Why a memory-limited cell cannot measure the cache it asks for: a

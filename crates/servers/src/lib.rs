@@ -53,6 +53,8 @@ pub use proxy::Proxied;
 pub use remote::RemoteServer;
 pub use sentinel::SentinelGroup;
 pub use server::{Server, ServerVersion};
-pub use spec::ServerSpec;
+pub use spec::{DataSize, ServerSpec};
 pub use start::{start, Plan, StartError};
-pub use system::{check_eviction, check_extra_args, connection_limit};
+pub use system::{
+    check_eviction, check_extra_args, connection_limit, default_eviction, memory_limit_mb,
+};

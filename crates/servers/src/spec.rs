@@ -35,3 +35,19 @@ impl ServerSpec {
         }
     }
 }
+
+/// What a private server is to hold, for a system that must be given a
+/// memory limit up front ([`memory_limit_mb`](crate::memory_limit_mb)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataSize {
+    /// Records at most: those loaded and every insert the window may add.
+    pub records: u64,
+    /// The longest key, bytes.
+    pub key_bytes: u64,
+    /// A record's field data, bytes (what a record store keeps as bins).
+    pub record_bytes: u64,
+    /// A record as one value, bytes, as kvbench encodes it for a plain
+    /// key-value store (its fields with their names, as Memcached keeps
+    /// them).
+    pub value_bytes: u64,
+}

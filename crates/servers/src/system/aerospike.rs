@@ -49,6 +49,19 @@ const MEMORY_KEYS: [&str; 4] = [
 ];
 
 impl System for Aerospike {
+    /// The namespace's `data-size` per node: twice the raw data (the
+    /// records' bins and overhead fit in it with room), at least 1 GiB (its
+    /// stripes are allocated as they fill, so an idle node does not hold
+    /// it); past `stop-writes-used-pct` the server refuses writes, so too
+    /// small a size would fail the load, not slow it.
+    fn memory_for(&self, data: &crate::DataSize) -> Option<u64> {
+        let raw_mb = data
+            .records
+            .saturating_mul(data.record_bytes + data.key_bytes)
+            >> 20;
+        Some(raw_mb.saturating_mul(2).max(1024))
+    }
+
     fn binary(&self) -> &'static str {
         "asd"
     }

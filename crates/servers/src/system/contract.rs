@@ -103,6 +103,17 @@ pub(crate) trait System: Sync {
     fn eviction(&self, _policy: crate::Eviction) -> Option<Launch> {
         None
     }
+    /// The memory limit (MB) a private server is started with to hold
+    /// `data` when the user sets none; `None` when the server grows as it
+    /// needs (its default).
+    fn memory_for(&self, _data: &crate::DataSize) -> Option<u64> {
+        None
+    }
+    /// The policy the server evicts by at a memory limit when none is
+    /// given (its own default).
+    fn default_eviction(&self) -> crate::Eviction {
+        crate::Eviction::NoEviction
+    }
     /// Why kvbench must own this option (`None`: the caller may set it).
     fn forbidden(&self, arg: &str) -> Option<&'static str>;
     /// The option's name as kvbench records it, and any value attached to it.

@@ -18,6 +18,21 @@ pub(crate) struct Memcached;
 pub(crate) static MEMCACHED: Memcached = Memcached;
 
 impl System for Memcached {
+    /// `-m` for a data set: the data, slab rounding (chunk classes grow by
+    /// 1.25x, so up to a quarter is lost) and per-item overhead (about 50
+    /// bytes of header), plus the 64 MB default as headroom. Never below
+    /// the default. Recorded with the run as a deviation from defaults.
+    fn memory_for(&self, data: &crate::DataSize) -> Option<u64> {
+        let per_item = (data.value_bytes + data.key_bytes + 64) as f64 * 1.3;
+        let mb = (data.records as f64 * per_item / (1024.0 * 1024.0)).ceil() as u64 + 64;
+        Some(mb.max(64))
+    }
+
+    /// Its segmented LRU.
+    fn default_eviction(&self) -> crate::Eviction {
+        crate::Eviction::Lru
+    }
+
     fn liveness(&self) -> Option<super::Liveness> {
         Some(super::Liveness {
             request: b"version\r\n",

@@ -150,6 +150,18 @@ pub(crate) fn identify(system: SystemKind, at: Peer<'_>, timeout: Duration) -> R
         .ok_or_else(|| "the server did not report its pid".to_string())
 }
 
+/// The memory limit (MB) a private `system` server is started with to
+/// hold `data` when the user sets none (`None`: the server's default, no
+/// limit); see each system's `memory_for`.
+pub fn memory_limit_mb(system: SystemKind, data: &crate::DataSize) -> Option<u64> {
+    of(system).memory_for(data)
+}
+
+/// The policy a memory-limited `system` evicts by when none is given.
+pub fn default_eviction(system: SystemKind) -> crate::Eviction {
+    of(system).default_eviction()
+}
+
 /// Checks `--eviction` against the system before anything starts.
 ///
 /// # Errors
@@ -217,6 +229,43 @@ pub fn connection_limit(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_system_sizes_its_memory_for_the_data_it_will_hold() {
+        let data = |records| crate::DataSize {
+            records,
+            key_bytes: 23,
+            record_bytes: 1_000,
+            value_bytes: 1_100,
+        };
+        // Redis and Valkey grow as they need: no limit of kvbench's.
+        assert_eq!(memory_limit_mb(SystemKind::Redis, &data(1_000_000)), None);
+        assert_eq!(memory_limit_mb(SystemKind::Valkey, &data(1_000_000)), None);
+        // Memcached: (1,100 + 23 + 64) x 1.3 bytes per item, plus 64 MB;
+        // never below its default of 64.
+        assert_eq!(
+            memory_limit_mb(SystemKind::Memcached, &data(1_000_000)),
+            Some(1_472 + 64)
+        );
+        assert_eq!(memory_limit_mb(SystemKind::Memcached, &data(0)), Some(64));
+        // Aerospike: twice the raw data per node, at least 1 GiB.
+        assert_eq!(
+            memory_limit_mb(SystemKind::Aerospike, &data(100_000)),
+            Some(1024)
+        );
+        assert_eq!(
+            memory_limit_mb(SystemKind::Aerospike, &data(10_000_000)),
+            Some(2 * ((10_000_000 * 1_023) >> 20))
+        );
+        // At a limit with no policy given, each evicts as it does by default.
+        assert_eq!(
+            default_eviction(SystemKind::Memcached),
+            crate::Eviction::Lru
+        );
+        for s in [SystemKind::Redis, SystemKind::Valkey, SystemKind::Aerospike] {
+            assert_eq!(default_eviction(s), crate::Eviction::NoEviction);
+        }
+    }
 
     #[test]
     fn a_connection_limit_the_user_sets_is_the_one_that_counts() {
