@@ -95,6 +95,8 @@ pub(crate) enum Source {
 }
 
 impl Source {
+    // Once per operation: kept inline with OpStream::next_op (see there).
+    #[inline(always)]
     pub(crate) fn next_op(&mut self) -> Option<Op> {
         match self {
             Source::Load {

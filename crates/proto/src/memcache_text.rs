@@ -36,15 +36,28 @@ pub fn encode_get(buf: &mut Vec<u8>, key: &[u8]) {
     buf.extend_from_slice(CRLF);
 }
 
+/// `fill` as an `extend` of [`encode_storage_extend`]: the data's place
+/// is zeroed (safe code cannot hand out uninitialised memory), then filled.
 #[inline]
-fn encode_storage_with(
+fn filled(len: usize, fill: impl FnOnce(&mut [u8])) -> impl FnOnce(&mut Vec<u8>) {
+    move |buf| {
+        let start = buf.len();
+        buf.resize(start + len, 0);
+        fill(&mut buf[start..]);
+    }
+}
+
+/// The storage command with `extend` appending the data; whatever it
+/// appends is cut or padded with zeros to `len`, so the framing holds.
+#[inline]
+fn encode_storage_extend(
     buf: &mut Vec<u8>,
     cmd: &[u8],
     key: &[u8],
     flags: u32,
     exptime: u32,
     len: usize,
-    fill: impl FnOnce(&mut [u8]),
+    extend: impl FnOnce(&mut Vec<u8>),
 ) {
     debug_check_key(key);
     buf.reserve(cmd.len() + key.len() + len + 48);
@@ -59,9 +72,25 @@ fn encode_storage_with(
     write_dec(buf, len as u64);
     buf.extend_from_slice(CRLF);
     let start = buf.len();
+    extend(buf);
     buf.resize(start + len, 0);
-    fill(&mut buf[start..]);
     buf.extend_from_slice(CRLF);
+}
+
+/// Appends `set <key> <flags> <exptime> <len>\r\n`, lets `extend` append the
+/// `len` data bytes, then `\r\n`. Nothing is zeroed first (see
+/// [`crate::resp::write_bulk_extend`]); data longer or shorter than `len`
+/// is cut or padded with zeros, so the framing always holds.
+#[inline]
+pub fn encode_set_extend(
+    buf: &mut Vec<u8>,
+    key: &[u8],
+    flags: u32,
+    exptime: u32,
+    len: usize,
+    extend: impl FnOnce(&mut Vec<u8>),
+) {
+    encode_storage_extend(buf, b"set", key, flags, exptime, len, extend);
 }
 
 /// Appends `set <key> <flags> <exptime> <len>\r\n`, lets `fill` write exactly
@@ -78,14 +107,14 @@ pub fn encode_set_with(
     len: usize,
     fill: impl FnOnce(&mut [u8]),
 ) {
-    encode_storage_with(buf, b"set", key, flags, exptime, len, fill);
+    encode_storage_extend(buf, b"set", key, flags, exptime, len, filled(len, fill));
 }
 
 /// Appends a `set` with a ready-made value.
 #[inline]
 pub fn encode_set(buf: &mut Vec<u8>, key: &[u8], flags: u32, exptime: u32, data: &[u8]) {
-    encode_storage_with(buf, b"set", key, flags, exptime, data.len(), |d| {
-        d.copy_from_slice(data)
+    encode_storage_extend(buf, b"set", key, flags, exptime, data.len(), |b| {
+        b.extend_from_slice(data)
     });
 }
 
@@ -100,7 +129,7 @@ pub fn encode_replace_with(
     len: usize,
     fill: impl FnOnce(&mut [u8]),
 ) {
-    encode_storage_with(buf, b"replace", key, flags, exptime, len, fill);
+    encode_storage_extend(buf, b"replace", key, flags, exptime, len, filled(len, fill));
 }
 
 /// Appends `delete <key>\r\n`.

@@ -3,8 +3,8 @@
 //! parsers.
 
 use kvbench_proto::memcache_text::{
-    encode_delete, encode_get, encode_replace_with, encode_set, encode_set_with, encode_stats,
-    parse_reply, parse_stats, parse_values, McReply, McReplyKind as K,
+    encode_delete, encode_get, encode_replace_with, encode_set, encode_set_extend, encode_set_with,
+    encode_stats, parse_reply, parse_stats, parse_values, McReply, McReplyKind as K,
 };
 use kvbench_proto::DecodeError;
 
@@ -169,6 +169,20 @@ fn encoders_exact_bytes() {
         buf,
         b"set key 0 3600 6\r\nxxxxxx\r\nreplace key 4294967295 0 0\r\n\r\n"
     );
+
+    // Appended data: the same bytes as a filled set; too much is cut and
+    // too little padded, so the announced length always holds.
+    let mut filled = Vec::new();
+    encode_set_with(&mut filled, b"k", 1, 2, 3, |d| d.copy_from_slice(b"abc"));
+    buf.clear();
+    encode_set_extend(&mut buf, b"k", 1, 2, 3, |b| b.extend_from_slice(b"abc"));
+    assert_eq!(buf, filled);
+    buf.clear();
+    encode_set_extend(&mut buf, b"k", 1, 2, 3, |b| b.extend_from_slice(b"abcdef"));
+    assert_eq!(buf, filled);
+    buf.clear();
+    encode_set_extend(&mut buf, b"k", 0, 0, 2, |_| {});
+    assert_eq!(buf, b"set k 0 0 2\r\n\0\0\r\n");
 }
 
 #[test]

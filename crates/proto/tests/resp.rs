@@ -2,8 +2,8 @@
 //! pipelining, malformed input, exact encoder bytes and owned-value round trips.
 
 use kvbench_proto::resp::{
-    encode_command, parse_reply, parse_value, write_array_header, write_bulk, write_bulk_with,
-    Reply, ReplyKind as K, Value, GET_PREFIX, MAX_DEPTH, SET_PREFIX,
+    encode_command, parse_reply, parse_value, write_array_header, write_bulk, write_bulk_extend,
+    write_bulk_with, Reply, ReplyKind as K, Value, GET_PREFIX, MAX_DEPTH, SET_PREFIX,
 };
 use kvbench_proto::DecodeError;
 
@@ -303,6 +303,18 @@ fn encoders_exact_bytes() {
     buf.clear();
     write_bulk_with(&mut buf, 0, |d| assert!(d.is_empty()));
     assert_eq!(buf, b"$0\r\n\r\n");
+
+    // Appended data: exactly as announced, and the framing holds when the
+    // closure appends too much or too little.
+    buf.clear();
+    write_bulk_extend(&mut buf, 4, |b| b.extend_from_slice(b"abcd"));
+    assert_eq!(buf, b"$4\r\nabcd\r\n");
+    buf.clear();
+    write_bulk_extend(&mut buf, 4, |b| b.extend_from_slice(b"abcdef"));
+    assert_eq!(buf, b"$4\r\nabcd\r\n");
+    buf.clear();
+    write_bulk_extend(&mut buf, 4, |b| b.push(b'a'));
+    assert_eq!(buf, b"$4\r\na\0\0\0\r\n");
 }
 
 #[test]
@@ -397,4 +409,48 @@ fn value_accessors() {
     assert_eq!(Value::Bulk(b"42".to_vec()).as_i64(), Some(42));
     assert_eq!(Value::Integer(-2).as_i64(), Some(-2));
     assert_eq!(Value::Nil.as_bytes(), None);
+}
+
+/// The scalar fast path (`+`, `$` at the top) agrees with the general loop,
+/// which reads the same value nested in a one-element array: complete,
+/// truncated at every byte, or malformed.
+#[test]
+fn top_level_scalars_read_as_the_same_values_nested() {
+    let cases: &[&[u8]] = &[
+        b"+OK\r\n",
+        b"+\r\n",
+        b"$0\r\n\r\n",
+        b"$-1\r\n",
+        b"$5\r\nhello\r\n",
+        b"$5\r\nhelloXY",
+        b"$-2\r\n",
+        b"$x\r\n",
+        b"+a\rb\r\n",
+    ];
+    for case in cases {
+        for end in 0..=case.len() {
+            let bare = &case[..end];
+            let mut nested = b"*1\r\n".to_vec();
+            nested.extend_from_slice(bare);
+            let got = parse_reply(bare);
+            let want = parse_reply(&nested);
+            match (got, want) {
+                (Ok(Some(r)), Ok(Some(n))) => {
+                    assert_eq!(n.kind, K::Array, "{bare:?}");
+                    assert_eq!(n.elements, 1, "{bare:?}");
+                    assert_eq!(r.elements, 0, "{bare:?}");
+                    assert_eq!(r.payload_bytes, n.payload_bytes, "{bare:?}");
+                    assert_eq!(r.consumed + 4, n.consumed, "{bare:?}");
+                }
+                (Ok(None), Ok(None)) => {}
+                (Err(a), Err(b)) => assert_eq!(a, b, "{bare:?}"),
+                (a, b) => panic!("{bare:?}: top level {a:?}, nested {b:?}"),
+            }
+        }
+    }
+    // The kinds the nested value cannot show.
+    let kind = |b: &[u8]| parse_reply(b).unwrap().unwrap().kind;
+    assert_eq!(kind(b"+OK\r\n"), K::Status);
+    assert_eq!(kind(b"$-1\r\n"), K::Nil);
+    assert_eq!(kind(b"$1\r\nx\r\n"), K::Bulk);
 }

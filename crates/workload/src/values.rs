@@ -60,10 +60,29 @@ impl ValuePool {
     #[inline]
     pub fn fill(&self, rng: &mut impl RngCore, out: &mut [u8]) {
         for piece in out.chunks_mut(POOL_PIECE) {
-            let starts = (POOL_BYTES - piece.len() + 1) as u64;
-            let start = (rng.next_u64() % starts) as usize;
-            piece.copy_from_slice(&self.bytes[start..start + piece.len()]);
+            piece.copy_from_slice(self.window(rng, piece.len()));
         }
+    }
+
+    /// Appends `len` bytes to `out`: the bytes [`ValuePool::fill`] would
+    /// write with the same draws, without a buffer to fill first.
+    #[inline]
+    pub fn extend(&self, rng: &mut impl RngCore, out: &mut Vec<u8>, len: usize) {
+        let mut left = len;
+        while left > 0 {
+            let piece = left.min(POOL_PIECE);
+            out.extend_from_slice(self.window(rng, piece));
+            left -= piece;
+        }
+    }
+
+    /// A window of `len` (at most [`POOL_PIECE`]) bytes at an offset drawn
+    /// from `rng`.
+    #[inline]
+    fn window(&self, rng: &mut impl RngCore, len: usize) -> &[u8] {
+        let starts = (POOL_BYTES - len + 1) as u64;
+        let start = (rng.next_u64() % starts) as usize;
+        &self.bytes[start..start + len]
     }
 }
 
@@ -150,6 +169,26 @@ mod tests {
                 "symbol {} occurred {n} times",
                 *c as char
             );
+        }
+    }
+
+    #[test]
+    fn extending_appends_the_bytes_filling_writes() {
+        let pool = ValuePool::new(&mut Xoshiro256PlusPlus::seed_from_u64(1));
+        // Empty, short, one piece exactly, and longer than a piece.
+        for len in [0, 1, 100, POOL_PIECE, POOL_PIECE + 7, 3 * POOL_PIECE] {
+            let (mut a, mut b) = (
+                Xoshiro256PlusPlus::seed_from_u64(9),
+                Xoshiro256PlusPlus::seed_from_u64(9),
+            );
+            let mut filled = vec![0u8; len];
+            pool.fill(&mut a, &mut filled);
+            let mut extended = b"head".to_vec();
+            pool.extend(&mut b, &mut extended, len);
+            assert_eq!(&extended[..4], b"head");
+            assert_eq!(&extended[4..], &filled[..], "len {len}");
+            // The same draws were taken: the streams stay in step.
+            assert_eq!(a.next_u64(), b.next_u64());
         }
     }
 

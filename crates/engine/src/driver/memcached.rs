@@ -32,8 +32,8 @@ pub(super) fn encode_write(
         Layout::Plain => {
             let len = d.lengths.sample(rng);
             with_wire_key(d, key, |k| {
-                mc::encode_set_with(buf, k, 0, 0, len, |v| {
-                    d.fill(rng, key, &d.field_names[0], v)
+                mc::encode_set_extend(buf, k, 0, 0, len, |b| {
+                    d.extend_value(rng, key, &d.field_names[0], b, len)
                 })
             });
         }

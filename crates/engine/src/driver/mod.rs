@@ -665,6 +665,26 @@ impl Driver {
         }
     }
 
+    /// [`Driver::fill`]'s `len` bytes, appended to `buf`: a random value is
+    /// copied in without zeroing its place first.
+    #[inline]
+    fn extend_value(
+        &self,
+        rng: &mut impl RngCore,
+        key: &[u8],
+        field: &[u8],
+        buf: &mut Vec<u8>,
+        len: usize,
+    ) {
+        if self.data_integrity {
+            let start = buf.len();
+            buf.resize(start + len, 0);
+            fill_deterministic_value(key, field, &mut buf[start..]);
+        } else {
+            self.values.extend(rng, buf, len);
+        }
+    }
+
     /// Parses one reply to `step` of `op` from the start of `buf` and
     /// classifies it; with `dataintegrity`, a read's values (a read, or a
     /// read-modify-write's read) are checked against the values written and

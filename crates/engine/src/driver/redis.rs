@@ -72,7 +72,9 @@ pub(super) fn encode_write(
             buf.extend_from_slice(resp::SET_PREFIX);
             resp::write_bulk(buf, key);
             let len = d.lengths.sample(rng);
-            resp::write_bulk_with(buf, len, |v| d.fill(rng, key, &d.field_names[0], v));
+            resp::write_bulk_extend(buf, len, |b| {
+                d.extend_value(rng, key, &d.field_names[0], b, len)
+            });
         }
         Layout::SortedSets => {
             unreachable!("sortedsets has no updates or field writes (WorkloadSpec::validate)")
@@ -84,7 +86,7 @@ pub(super) fn encode_write(
             for name in names {
                 resp::write_bulk(buf, name);
                 let len = d.lengths.sample(rng);
-                resp::write_bulk_with(buf, len, |v| d.fill(rng, key, name, v));
+                resp::write_bulk_extend(buf, len, |b| d.extend_value(rng, key, name, b, len));
             }
         }
     }
@@ -158,7 +160,7 @@ pub(super) fn encode_template(
             }
             Arg::Data => {
                 let len = d.lengths.sample(rng);
-                resp::write_bulk_with(buf, len, |v| d.values.fill(rng, v));
+                resp::write_bulk_extend(buf, len, |b| d.values.extend(rng, b, len));
             }
             Arg::Score => {
                 let score = rng.next_u64() % SCORE_RANGE;
