@@ -991,6 +991,53 @@ fn sibling(name: &str) -> Result<PathBuf> {
         .ok_or_else(|| anyhow!("no directory for this binary; pass --kvbench"))
 }
 
+/// kvbench and the bare client, `repeat` pairs in alternating order, where
+/// no other tool can run the case: prints each pair and the median of
+/// kvbench / bare, and returns it (`None` when no pair was measured).
+fn against_bare_only(ctx: &Ctx<'_>, case: &Case, repeat: u32) -> Option<f64> {
+    let mut ratios = Vec::new();
+    for rep in 1..=repeat {
+        let run = |first_kvbench: bool| -> Result<(Measurement, Measurement)> {
+            Ok(if first_kvbench {
+                let k = ctx.kvbench(case)?;
+                print_row(case, rep, &k);
+                let b = ctx.bare(case)?;
+                print_row(case, rep, &b);
+                (k, b)
+            } else {
+                let b = ctx.bare(case)?;
+                print_row(case, rep, &b);
+                let k = ctx.kvbench(case)?;
+                print_row(case, rep, &k);
+                (k, b)
+            })
+        };
+        match run(rep % 2 == 1) {
+            Ok((k, b)) => {
+                let r = k.cpu_per_million() / b.cpu_per_million();
+                println!(
+                    "  ->  case {} repetition {rep}: kvbench {:.2} / bare {:.2} CPU s per 1M ops = {r:.2}",
+                    case.name,
+                    k.cpu_per_million(),
+                    b.cpu_per_million()
+                );
+                ratios.push(r);
+            }
+            Err(e) => println!("  !!  case {} repetition {rep}: {e:#}", case.name),
+        }
+    }
+    if ratios.is_empty() {
+        return None;
+    }
+    let m = median(&mut ratios);
+    println!(
+        "  ==  case {}: kvbench / bare median {m:.3} over {} repetitions (no other tool)",
+        case.name,
+        ratios.len()
+    );
+    Some(m)
+}
+
 fn median(xs: &mut [f64]) -> f64 {
     xs.sort_by(f64::total_cmp);
     let n = xs.len();
@@ -1189,12 +1236,20 @@ fn run(opts: &Opts) -> Result<()> {
         table_header();
         for case in &opts.cases {
             if system == SystemKind::Memcached && case.pipeline > 1 {
-                let k = ctx.kvbench(case)?;
-                print_row(case, 1, &k);
-                let why = format!(
+                let mut why = format!(
                     "memaslap cannot pipeline (each connection waits for its reply; -d only batches GETs into one multi-get), so pipeline {} has no memaslap equivalent",
                     case.pipeline
                 );
+                // No other tool, but the floor still applies: kvbench
+                // against the bare client, in alternating order.
+                if opts.bare.contains(&case.name) {
+                    if let Some(kb) = against_bare_only(&ctx, case, opts.repeat) {
+                        why.push_str(&format!("; kvbench / bare {kb:.3}"));
+                    }
+                } else {
+                    let k = ctx.kvbench(case)?;
+                    print_row(case, 1, &k);
+                }
                 println!("  ->  case {} {system}: {why}", case.name);
                 finals.push((case.name, system, Outcome::Skipped(why)));
                 continue;
