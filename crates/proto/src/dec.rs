@@ -36,6 +36,19 @@ fn write_dec_long(buf: &mut Vec<u8>, mut n: u64) {
     buf.extend_from_slice(&tmp[i..]);
 }
 
+/// `fill` (which writes a slice of exactly `len` bytes) as an `extend` of the
+/// encoders that append their data (`resp::write_bulk_extend`,
+/// `memcache_text`'s storage commands): the data's place is zeroed first,
+/// since safe code cannot hand out uninitialised memory, then filled.
+#[inline]
+pub(crate) fn filled(len: usize, fill: impl FnOnce(&mut [u8])) -> impl FnOnce(&mut Vec<u8>) {
+    move |buf| {
+        let start = buf.len();
+        buf.resize(start + len, 0);
+        fill(&mut buf[start..]);
+    }
+}
+
 /// Parses a token that must consist only of ASCII digits. Saturates instead of
 /// overflowing so callers can turn "too big" into their own bound check.
 #[inline]

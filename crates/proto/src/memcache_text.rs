@@ -8,7 +8,7 @@
 //! guarantees keys of at most 250 bytes without spaces or control characters,
 //! which debug builds assert.
 
-use crate::dec::{expect_crlf, find_line, parse_dec, write_dec};
+use crate::dec::{expect_crlf, filled, find_line, parse_dec, write_dec};
 use crate::{DecodeError, MAX_LEN};
 
 /// Longest response line accepted. Real lines are short (keys are at most 250
@@ -34,17 +34,6 @@ pub fn encode_get(buf: &mut Vec<u8>, key: &[u8]) {
     buf.extend_from_slice(b"get ");
     buf.extend_from_slice(key);
     buf.extend_from_slice(CRLF);
-}
-
-/// `fill` as an `extend` of [`encode_storage_extend`]: the data's place
-/// is zeroed (safe code cannot hand out uninitialised memory), then filled.
-#[inline]
-fn filled(len: usize, fill: impl FnOnce(&mut [u8])) -> impl FnOnce(&mut Vec<u8>) {
-    move |buf| {
-        let start = buf.len();
-        buf.resize(start + len, 0);
-        fill(&mut buf[start..]);
-    }
 }
 
 /// The storage command with `extend` appending the data; whatever it

@@ -9,7 +9,7 @@
 //! cold paths only. Streamed RESP3 aggregates (`*?`, `$?`) are not supported and
 //! are reported as [`DecodeError::Protocol`]; no mainstream server sends them.
 
-use crate::dec::{expect_crlf, find_line, write_dec};
+use crate::dec::{expect_crlf, filled, find_line, write_dec};
 use crate::{DecodeError, MAX_LEN};
 
 /// Deepest aggregate nesting accepted (an attribute map counts as a level). Real
@@ -66,11 +66,7 @@ pub fn write_bulk(buf: &mut Vec<u8>, data: &[u8]) {
 /// uninitialised memory); that memset is cheaper than a second copy.
 #[inline]
 pub fn write_bulk_with(buf: &mut Vec<u8>, len: usize, fill: impl FnOnce(&mut [u8])) {
-    write_bulk_extend(buf, len, |buf| {
-        let start = buf.len();
-        buf.resize(start + len, 0);
-        fill(&mut buf[start..]);
-    });
+    write_bulk_extend(buf, len, filled(len, fill));
 }
 
 /// Writes a bulk header for `len` bytes, lets `extend` append them to the
@@ -269,41 +265,15 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<Reply>, DecodeError> {
     // value with nothing nested: read without the nesting stack below,
     // which is zeroed on every call (about 8% of kvbench's instructions
     // per operation went to parsing replies in bench/efficiency case (c)).
-    // Same results as the general loop; the tests hold both to them.
-    match buf.first() {
-        None => return Ok(None),
-        Some(b'+') => {
-            let Some((end, next)) = find_line(buf, 1, MAX_LINE)? else {
-                return Ok(None);
-            };
-            return Ok(Some(Reply {
-                kind: K::Status,
-                elements: 0,
-                payload_bytes: end - 1,
-                consumed: next,
-            }));
-        }
-        Some(b'$') => {
-            let Some((len, next)) = read_len(buf, 1)? else {
-                return Ok(None);
-            };
-            let (kind, payload_bytes, consumed) = match len {
-                None => (K::Nil, 0, next),
-                Some(n) => {
-                    let Some(after) = expect_crlf(buf, next + n)? else {
-                        return Ok(None);
-                    };
-                    (K::Bulk, n, after)
-                }
-            };
-            return Ok(Some(Reply {
+    if let Some(&t @ (b'+' | b'$')) = buf.first() {
+        return Ok(
+            string_at(buf, 0, t)?.map(|(kind, payload_bytes, consumed)| Reply {
                 kind,
                 elements: 0,
                 payload_bytes,
                 consumed,
-            }));
-        }
-        Some(_) => {}
+            }),
+        );
     }
     // remaining[0] is a virtual root that expects exactly one value.
     let mut remaining = [0usize; MAX_DEPTH + 1];
@@ -321,19 +291,15 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<Reply>, DecodeError> {
         };
         let counts = attr_mask == 0;
         let kind = match t {
-            b'+' | b'-' => {
-                let Some((end, next)) = find_line(buf, pos + 1, MAX_LINE)? else {
+            b'+' | b'-' | b'$' | b'!' | b'=' => {
+                let Some((kind, n, next)) = string_at(buf, pos, t)? else {
                     return Ok(None);
                 };
                 if counts {
-                    payload += end - (pos + 1);
+                    payload += n;
                 }
                 pos = next;
-                if t == b'+' {
-                    K::Status
-                } else {
-                    K::Error
-                }
+                kind
             }
             b':' => {
                 let Some((_, next)) = read_int(buf, pos + 1)? else {
@@ -341,32 +307,6 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<Reply>, DecodeError> {
                 };
                 pos = next;
                 K::Integer
-            }
-            b'$' | b'!' | b'=' => {
-                let Some((len, next)) = read_len(buf, pos + 1)? else {
-                    return Ok(None);
-                };
-                match len {
-                    None if t == b'$' => {
-                        pos = next;
-                        K::Nil
-                    }
-                    None => return Err(DecodeError::Protocol),
-                    Some(n) => {
-                        let Some(after) = expect_crlf(buf, next + n)? else {
-                            return Ok(None);
-                        };
-                        if counts {
-                            payload += n;
-                        }
-                        pos = after;
-                        match t {
-                            b'$' => K::Bulk,
-                            b'!' => K::Error,
-                            _ => K::Verbatim,
-                        }
-                    }
-                }
             }
             b'_' | b'#' | b',' | b'(' => {
                 let Some((end, next)) = find_line(buf, pos + 1, MAX_LINE)? else {
@@ -450,6 +390,45 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<Reply>, DecodeError> {
             if was_attr {
                 break;
             }
+        }
+    }
+}
+
+/// The string value at `pos` whose type byte is `t` (`+`, `-`, `$`, `!` or
+/// `=`): its kind, its payload bytes and where the next value starts;
+/// `Ok(None)` while it is incomplete. Shared by [`parse_reply`]'s loop and
+/// its fast path for a top-level `+` or `$` (always inlined: called out of
+/// line it cost 28 instructions per operation in bench/efficiency case (c)).
+#[inline(always)]
+fn string_at(
+    buf: &[u8],
+    pos: usize,
+    t: u8,
+) -> Result<Option<(ReplyKind, usize, usize)>, DecodeError> {
+    use ReplyKind as K;
+    if let b'+' | b'-' = t {
+        let Some((end, next)) = find_line(buf, pos + 1, MAX_LINE)? else {
+            return Ok(None);
+        };
+        let kind = if t == b'+' { K::Status } else { K::Error };
+        return Ok(Some((kind, end - (pos + 1), next)));
+    }
+    let Some((len, next)) = read_len(buf, pos + 1)? else {
+        return Ok(None);
+    };
+    match len {
+        None if t == b'$' => Ok(Some((K::Nil, 0, next))),
+        None => Err(DecodeError::Protocol),
+        Some(n) => {
+            let Some(after) = expect_crlf(buf, next + n)? else {
+                return Ok(None);
+            };
+            let kind = match t {
+                b'$' => K::Bulk,
+                b'!' => K::Error,
+                _ => K::Verbatim,
+            };
+            Ok(Some((kind, n, after)))
         }
     }
 }
