@@ -7,9 +7,13 @@
 //! 48 in flight over their three, so each connection carries 16 on average
 //! in both: the same batching per system call, and what differs is the
 //! routing (CRC16 slot per key, a slot-table lookup, per-lane buffers).
-//! memtier_benchmark's `--cluster-mode` would be the outside reference, but
-//! no package registry reachable here has memtier, so the reference is
-//! kvbench's own single-node figure (as the issue allows).
+//! The reference is kvbench's own single-node figure: no package registry
+//! reachable here has memtier_benchmark. With one (`--memtier PATH` or
+//! `MEMTIER`), a second part runs it beside kvbench on a cluster and on one
+//! Redis the bench starts, both tools measured as in the other cases
+//! (server-counted operations, whole-process CPU), and ends with
+//! `case cluster redis memtier ratio R`, R = kvbench / memtier on the
+//! cluster, and memtier's own cluster / single-node ratio.
 //!
 //! The figure compared is kvbench's own in-window client CPU per operation
 //! (`cpu.client_us_per_op`, getrusage over the measured window): cluster
@@ -18,7 +22,9 @@
 //! of the repetitions' ratios. The last line is
 //! `case cluster redis ratio R`, R = cluster / single node.
 
+use crate::case::Tool;
 use anyhow::{anyhow, bail, Context, Result};
+use kvbench_servers::{Cluster, Server, ServerSpec, SystemKind};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -31,6 +37,7 @@ pub(crate) struct Args {
     pub kvbench: PathBuf,
     pub ops: u64,
     pub repeat: u32,
+    pub memtier: Option<PathBuf>,
 }
 
 const USAGE: &str = "\
@@ -41,13 +48,17 @@ on average) over the same on one Redis (50 connections, pipeline 16).
 Options:
   --kvbench PATH   kvbench binary (default: `kvbench` next to this binary)
   --ops N          measured operations per run (default 2000000)
-  --repeat N       repetitions, alternating which topology runs first (default 5)";
+  --repeat N       repetitions, alternating which topology runs first (default 5)
+  --memtier PATH   then run memtier_benchmark --cluster-mode beside kvbench on a
+                   cluster and a single Redis the bench starts (default: $MEMTIER
+                   when set); adds `case cluster redis memtier ratio R`";
 
 pub(crate) fn parse(args: &[String]) -> Result<Option<Args>> {
     let mut a = Args {
         kvbench: crate::sibling("kvbench")?,
         ops: 2_000_000,
         repeat: 5,
+        memtier: None,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -69,9 +80,11 @@ pub(crate) fn parse(args: &[String]) -> Result<Option<Args>> {
                     .parse()
                     .context("--repeat must be a whole number")?
             }
+            "--memtier" => a.memtier = Some(PathBuf::from(value("--memtier")?)),
             other => bail!("unknown argument `{other}`"),
         }
     }
+    a.memtier = crate::memtier::locate(a.memtier.take());
     if a.ops < 1000 || a.repeat == 0 {
         bail!("--ops must be at least 1000 and --repeat at least 1");
     }
@@ -160,5 +173,93 @@ pub(crate) fn run(a: &Args) -> Result<f64> {
         "== cluster / single-node client CPU per op: median {m:.3} (min {lo:.3}, max {hi:.3})"
     );
     println!("case cluster redis ratio {m:.2}");
+    if let Some(memtier) = &a.memtier {
+        beside_memtier(a, memtier)?;
+    }
     Ok(m)
+}
+
+/// kvbench and memtier_benchmark on a 3-master cluster, then on one Redis,
+/// measured as the main cases are (see the module's doc).
+fn beside_memtier(a: &Args, memtier: &Path) -> Result<()> {
+    if !memtier.is_file() {
+        bail!(
+            "memtier_benchmark {} not found (--memtier or MEMTIER)",
+            memtier.display()
+        );
+    }
+    let dir = tempfile::tempdir().context("temporary directory")?;
+    let spec = ServerSpec {
+        system: SystemKind::Redis,
+        binary: None,
+        memory_limit_mb: None,
+        eviction: None,
+        extra_args: Vec::new(),
+    };
+    let cluster = Cluster::start(&spec, MASTERS as usize, 0).context("start a Redis Cluster")?;
+    let single = Server::start(&spec).context("start one Redis")?;
+    let opts = crate::Opts {
+        kvbench: a.kvbench.clone(),
+        redis_benchmark: PathBuf::from("redis-benchmark"),
+        memaslap: None,
+        systems: vec![SystemKind::Redis],
+        cases: Vec::new(),
+        workload: crate::KVBENCH_WORKLOAD.to_string(),
+        repeat: a.repeat,
+        bare: Vec::new(),
+        memtier: Some(memtier.to_path_buf()),
+    };
+    let case = crate::Case {
+        name: 'c',
+        conns: CONNS,
+        pipeline: PER_CONN,
+        default_ops: a.ops,
+    };
+    println!();
+    println!(
+        "memtier_benchmark beside kvbench: {} ({}); {CONNS} clients, {PER_CONN} in flight per connection; operations counted by the servers, whole-process CPU",
+        memtier.display(),
+        crate::tool_version(memtier, "--version")
+    );
+    let mut cpu = Vec::new();
+    for (name, servers, clustered) in [
+        (
+            "cluster",
+            cluster.masters().iter().collect::<Vec<_>>(),
+            true,
+        ),
+        ("single", vec![&single], false),
+    ] {
+        let ctx = crate::Ctx {
+            opts: &opts,
+            servers,
+            cluster: clustered,
+            dir: dir.path(),
+            memaslap: None,
+        };
+        ctx.load()?;
+        ctx.fill_memtier()?;
+        println!("== {name}: kvbench and memtier_benchmark, alternating ==");
+        crate::table_header();
+        let f = crate::case::run(&ctx, &case, &[Tool::Kvbench, Tool::Memtier], a.repeat);
+        match (f.memtier, f.memtier_cpu) {
+            (Some(r), Some(m)) => {
+                println!("case {name} redis memtier ratio {r:.2}");
+                cpu.push(m);
+            }
+            _ => bail!(
+                "{name}: no repetition measured: {}",
+                f.failure.unwrap_or_default()
+            ),
+        }
+    }
+    if let [clustered, one] = cpu[..] {
+        println!(
+            "memtier_benchmark's own cluster / single-node CPU per operation: {:.3}",
+            clustered / one
+        );
+    }
+    single.stop().context("stop the single Redis")?;
+    cluster.stop().context("stop the cluster")?;
+    Ok(())
 }

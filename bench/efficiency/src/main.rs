@@ -25,9 +25,12 @@
 //! where R = kvbench's client CPU per operation / the other tool's.
 
 mod bare;
+mod case;
 mod cluster;
+mod memtier;
 
 use anyhow::{anyhow, bail, Context, Result};
+use case::Tool;
 use kvbench_servers::{Protocol, Server, ServerSpec, SystemKind};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -124,14 +127,19 @@ Options:
                           client (kvbench's I/O without kvbench: the floor
                           under any client's CPU per operation), between the
                           two tools: a,b,c or none (default b,c)
+  --memtier PATH          also run memtier_benchmark in every case, after the
+                          other tool (default: $MEMTIER when set; none is
+                          installed here, docs/performance.md says how to
+                          build one); adds `case X SYSTEM memtier ratio R`,
+                          R = kvbench / memtier_benchmark
   -h, --help              this text
 
 The bare client alone (what each pair of cases b and c runs as `bare`):
   kvbench-efficiency bare --proto redis|memcached --target HOST:PORT --ops N
     --conns C --pipeline P --records R --value-bytes B
 
-A pair that fails (a tool or the server) runs again, at most twice; a case
-whose every pair failed prints `ratio -` with the reason. kvbench's exit 3
+A repetition that fails (a tool or the server) runs again, at most twice; a
+case whose every repetition failed prints `ratio -` with the reason. kvbench's exit 3
 is kept when its only marks say the window was unstable (CPU per operation
 stands; the marks are printed).
 
@@ -149,6 +157,8 @@ struct Opts {
     repeat: u32,
     /// Cases whose repetitions also run the bare client.
     bare: Vec<char>,
+    /// memtier_benchmark, when the user has one.
+    memtier: Option<PathBuf>,
 }
 
 fn main() {
@@ -223,6 +233,7 @@ fn parse_args(args: Vec<String>) -> Result<Option<Opts>> {
     let mut workload = KVBENCH_WORKLOAD.to_string();
     let mut repeat = DEFAULT_REPEAT;
     let mut bare_cases = vec!['b', 'c'];
+    let mut memtier = None;
     let mut it = args.into_iter();
     while let Some(arg) = it.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -242,6 +253,7 @@ fn parse_args(args: Vec<String>) -> Result<Option<Opts>> {
             "--kvbench" => kvbench = Some(PathBuf::from(value()?)),
             "--redis-benchmark" => redis_benchmark = PathBuf::from(value()?),
             "--memaslap" => memaslap = Some(PathBuf::from(value()?)),
+            "--memtier" => memtier = Some(PathBuf::from(value()?)),
             "--workload" => workload = value()?,
             "--repeat" => {
                 let v = value()?;
@@ -321,6 +333,7 @@ fn parse_args(args: Vec<String>) -> Result<Option<Opts>> {
         workload,
         repeat,
         bare: bare_cases,
+        memtier: memtier::locate(memtier),
     }))
 }
 
@@ -470,6 +483,20 @@ const REDIS_NON_DATA: &[&str] = &[
     "lastsave", "save", "bgsave", "module", "acl", "cluster", "role", "monitor", "readonly",
 ];
 
+impl ServerCount {
+    /// Adds another server's count (a cluster's masters).
+    fn add(&mut self, o: ServerCount) {
+        self.ops += o.ops;
+        for (k, v) in o.by_cmd {
+            *self.by_cmd.entry(k).or_default() += v;
+        }
+        self.other += o.other;
+        self.misses += o.misses;
+        self.errors += o.errors;
+        self.evictions += o.evictions;
+    }
+}
+
 fn num(map: &BTreeMap<String, String>, key: &str) -> u64 {
     map.get(key)
         .and_then(|v| v.trim().parse().ok())
@@ -560,13 +587,52 @@ impl Measurement {
 
 struct Ctx<'a> {
     opts: &'a Opts,
-    server: &'a Server,
+    /// Where the operations are counted: one server, or every master of a
+    /// cluster (`cluster`), whose counts are summed.
+    servers: Vec<&'a Server>,
+    cluster: bool,
     dir: &'a Path,
+    memaslap: Option<&'a Path>,
 }
 
 impl Ctx<'_> {
     fn system(&self) -> SystemKind {
-        self.server.system()
+        self.server().system()
+    }
+
+    /// The server, or a cluster's first master (its seed).
+    fn server(&self) -> &Server {
+        self.servers[0]
+    }
+
+    /// kvbench's `--target`.
+    fn target(&self) -> String {
+        if self.cluster {
+            let seeds: Vec<String> = self.servers.iter().map(|s| s.addr().to_string()).collect();
+            format!("redis-cluster://{}", seeds.join(","))
+        } else {
+            self.server().addr().to_string()
+        }
+    }
+
+    fn snapshot(&self) -> Result<Vec<BTreeMap<String, String>>> {
+        self.servers
+            .iter()
+            .map(|s| s.info().map_err(anyhow::Error::from))
+            .collect()
+    }
+
+    fn measure_tool(&self, tool: Tool, case: &Case) -> Result<Measurement> {
+        match tool {
+            Tool::Kvbench => self.kvbench(case),
+            Tool::Bare => self.bare(case),
+            Tool::Other => match self.system().protocol() {
+                Protocol::Resp => self.redis_benchmark(case),
+                Protocol::Memcache => self.memaslap(case),
+                Protocol::Aerospike => unreachable!("{ONLY_TWO}"),
+            },
+            Tool::Memtier => self.memtier(case),
+        }
     }
 
     /// Runs one tool between two server snapshots. Fails, naming the tool
@@ -582,8 +648,7 @@ impl Ctx<'_> {
         let sys = self.system();
         let what = format!("{tool} (case {} {sys})", case.name);
         let before = self
-            .server
-            .info()
+            .snapshot()
             .with_context(|| format!("{what}: {sys} INFO/stats before the run"))?;
         let run = run_tool(
             program,
@@ -593,8 +658,7 @@ impl Ctx<'_> {
         )
         .with_context(|| format!("{what} could not be run"))?;
         let after = self
-            .server
-            .info()
+            .snapshot()
             .with_context(|| format!("{what}: {sys} INFO/stats after the run"))?;
         // CPU per operation is what this bench measures, and a window whose
         // throughput held two levels or drifted (kvbench's `unstable` marks,
@@ -623,7 +687,11 @@ impl Ctx<'_> {
             }
             bail!("{what} failed ({}): {why}", run.status);
         }
-        let count = count(sys, &before, &after);
+        let mut total = ServerCount::default();
+        for (b, a) in before.iter().zip(&after) {
+            total.add(count(sys, b, a));
+        }
+        let count = total;
         if count.ops == 0 {
             bail!(
                 "{what}: the server counted no operations (tool said: {})",
@@ -647,7 +715,7 @@ impl Ctx<'_> {
             "--system".into(),
             self.system().to_string(),
             "--target".into(),
-            self.server.addr().to_string(),
+            self.target(),
             "--workload".into(),
             self.opts.workload.clone(),
             "--records".into(),
@@ -661,6 +729,9 @@ impl Ctx<'_> {
             None => a.extend(["--operations", "1", "--clients", "1"].map(String::from)),
             Some(c) => {
                 let threads = THREADS.min(c.conns);
+                // A cluster client's pipeline spans its connection to every
+                // master: this many in flight per connection, as memtier's.
+                let masters = u32::try_from(self.servers.len()).unwrap_or(1);
                 a.extend([
                     "--no-load".to_string(),
                     "--operations".into(),
@@ -668,7 +739,7 @@ impl Ctx<'_> {
                     "--clients".into(),
                     c.conns.to_string(),
                     "--pipeline".into(),
-                    c.pipeline.to_string(),
+                    (c.pipeline * masters).to_string(),
                     "--threads".into(),
                     threads.to_string(),
                     "--json".into(),
@@ -706,7 +777,7 @@ impl Ctx<'_> {
     /// (not measured): 1,000,000 random SETs leave about 0.005% of the
     /// 100,000 keys unset. Returns the keys in db0 afterwards.
     fn preload_redis_benchmark(&self) -> Result<u64> {
-        let addr = self.server.addr();
+        let addr = self.server().addr();
         let args: Vec<String> = [
             "-h",
             &addr.ip().to_string(),
@@ -744,7 +815,7 @@ impl Ctx<'_> {
             );
         }
         let info = self
-            .server
+            .server()
             .info()
             .context("redis INFO after the redis-benchmark preload")?;
         Ok(info
@@ -813,7 +884,7 @@ impl Ctx<'_> {
             "--proto",
             proto,
             "--target",
-            &self.server.addr().to_string(),
+            &self.server().addr().to_string(),
             "--ops",
             &case.default_ops.to_string(),
             "--conns",
@@ -832,7 +903,7 @@ impl Ctx<'_> {
     }
 
     fn redis_benchmark(&self, case: &Case) -> Result<Measurement> {
-        let addr = self.server.addr();
+        let addr = self.server().addr();
         let args: Vec<String> = vec![
             "-h".into(),
             addr.ip().to_string(),
@@ -881,7 +952,8 @@ impl Ctx<'_> {
         Ok(m)
     }
 
-    fn memaslap(&self, case: &Case, program: &Path) -> Result<Measurement> {
+    fn memaslap(&self, case: &Case) -> Result<Measurement> {
+        let program = self.memaslap.unwrap_or(Path::new("memcaslap"));
         let cfg = self.dir.join("memaslap.cfg");
         // Key and value sizes fixed, set:get 50:50 (cmd type 0 = set, 1 = get).
         let text = format!(
@@ -896,7 +968,7 @@ impl Ctx<'_> {
         let window_k = (RECORDS / 1000).div_ceil(u64::from(case.conns));
         let args: Vec<String> = vec![
             "-s".into(),
-            self.server.addr().to_string(),
+            self.server().addr().to_string(),
             "-F".into(),
             cfg.display().to_string(),
             "-T".into(),
@@ -914,6 +986,66 @@ impl Ctx<'_> {
                 .push(format!("memaslap's own report: {}", line.trim()));
         }
         Ok(m)
+    }
+
+    fn memtier_program(&self) -> Result<&Path> {
+        self.opts
+            .memtier
+            .as_deref()
+            .ok_or_else(|| anyhow!("no memtier_benchmark: pass --memtier PATH or set MEMTIER"))
+    }
+
+    fn memtier_shape(&self, conns: u32, pipeline: u32) -> memtier::Shape<'static> {
+        let addr = self.server().addr();
+        memtier::Shape {
+            protocol: match self.system().protocol() {
+                Protocol::Memcache => "memcache_text",
+                _ => "redis",
+            },
+            host: addr.ip().to_string(),
+            port: addr.port(),
+            cluster: self.cluster,
+            conns,
+            pipeline,
+            records: RECORDS,
+            value_bytes: VALUE_BYTES,
+        }
+    }
+
+    fn memtier(&self, case: &Case) -> Result<Measurement> {
+        let args = self
+            .memtier_shape(case.conns, case.pipeline)
+            .run_args(case.default_ops);
+        let mut m = self.measure(case, "memtier", self.memtier_program()?, &args, 1)?;
+        m.asked = case.default_ops / u64::from(case.conns) * u64::from(case.conns);
+        if let Some(line) = m.run.stdout.lines().find(|l| l.starts_with("Totals")) {
+            let own: Vec<&str> = line.split_whitespace().take(2).collect();
+            m.notes.push(format!(
+                "memtier_benchmark's own report: {} ops/s",
+                own.get(1).unwrap_or(&"?")
+            ));
+        }
+        Ok(m)
+    }
+
+    /// Fills memtier's key space (not measured), as redis-benchmark's is.
+    fn fill_memtier(&self) -> Result<()> {
+        let program = self.memtier_program()?;
+        let run = run_tool(
+            program,
+            &self.memtier_shape(1, 64).fill_args(),
+            self.dir,
+            &format!("fill-memtier-{}", self.system()),
+        )
+        .context("memtier_benchmark fill could not be run")?;
+        if !run.success() {
+            bail!(
+                "memtier_benchmark fill failed ({}): {}",
+                run.status,
+                run.last_words()
+            );
+        }
+        Ok(())
     }
 }
 
@@ -981,7 +1113,6 @@ fn print_row(case: &Case, rep: u32, m: &Measurement) {
     let _ = io::stdout().flush();
 }
 
-/// The median of `xs` (the mean of the middle two for an even count).
 /// `name` in this binary's directory (where cargo puts kvbench beside it).
 fn sibling(name: &str) -> Result<PathBuf> {
     std::env::current_exe()
@@ -991,53 +1122,7 @@ fn sibling(name: &str) -> Result<PathBuf> {
         .ok_or_else(|| anyhow!("no directory for this binary; pass --kvbench"))
 }
 
-/// kvbench and the bare client, `repeat` pairs in alternating order, where
-/// no other tool can run the case: prints each pair and the median of
-/// kvbench / bare, and returns it (`None` when no pair was measured).
-fn against_bare_only(ctx: &Ctx<'_>, case: &Case, repeat: u32) -> Option<f64> {
-    let mut ratios = Vec::new();
-    for rep in 1..=repeat {
-        let run = |first_kvbench: bool| -> Result<(Measurement, Measurement)> {
-            Ok(if first_kvbench {
-                let k = ctx.kvbench(case)?;
-                print_row(case, rep, &k);
-                let b = ctx.bare(case)?;
-                print_row(case, rep, &b);
-                (k, b)
-            } else {
-                let b = ctx.bare(case)?;
-                print_row(case, rep, &b);
-                let k = ctx.kvbench(case)?;
-                print_row(case, rep, &k);
-                (k, b)
-            })
-        };
-        match run(rep % 2 == 1) {
-            Ok((k, b)) => {
-                let r = k.cpu_per_million() / b.cpu_per_million();
-                println!(
-                    "  ->  case {} repetition {rep}: kvbench {:.2} / bare {:.2} CPU s per 1M ops = {r:.2}",
-                    case.name,
-                    k.cpu_per_million(),
-                    b.cpu_per_million()
-                );
-                ratios.push(r);
-            }
-            Err(e) => println!("  !!  case {} repetition {rep}: {e:#}", case.name),
-        }
-    }
-    if ratios.is_empty() {
-        return None;
-    }
-    let m = median(&mut ratios);
-    println!(
-        "  ==  case {}: kvbench / bare median {m:.3} over {} repetitions (no other tool)",
-        case.name,
-        ratios.len()
-    );
-    Some(m)
-}
-
+/// The median of `xs` (the mean of the middle two for an even count).
 fn median(xs: &mut [f64]) -> f64 {
     xs.sort_by(f64::total_cmp);
     let n = xs.len();
@@ -1046,6 +1131,16 @@ fn median(xs: &mut [f64]) -> f64 {
         _ if n % 2 == 1 => xs[n / 2],
         _ => (xs[n / 2 - 1] + xs[n / 2]) / 2.0,
     }
+}
+
+/// A case's last lines.
+struct Final {
+    case: char,
+    system: SystemKind,
+    outcome: Outcome,
+    kvbench_bare: Option<f64>,
+    /// kvbench / memtier_benchmark.
+    memtier: Option<f64>,
 }
 
 enum Outcome {
@@ -1071,10 +1166,6 @@ fn stability_marks(stdout: &str) -> Option<Vec<String>> {
         .collect::<Option<_>>()?;
     (!marks.is_empty() && marks.iter().all(|m| m.starts_with("unstable:"))).then_some(marks)
 }
-
-/// How many times a failed pair of a case is run again before it is given
-/// up (the case's ratio then rests on the pairs that did run).
-const PAIR_RETRIES: u32 = 2;
 
 fn tool_version(program: &Path, arg: &str) -> String {
     Command::new(program)
@@ -1149,6 +1240,20 @@ fn run(opts: &Opts) -> Result<()> {
             None => bail!("memaslap not found (memcaslap or memaslap on PATH; apt-get install libmemcached-tools) or pass --memaslap PATH"),
         }
     }
+    let memtier_on = opts.memtier.is_some();
+    if let Some(p) = &opts.memtier {
+        if !p.is_file() {
+            bail!(
+                "memtier_benchmark {} not found (--memtier or MEMTIER)",
+                p.display()
+            );
+        }
+        println!(
+            "memtier:         {} ({})",
+            p.display(),
+            tool_version(p, "--version")
+        );
+    }
     println!(
         "workload: 50/50 GET/SET, {VALUE_BYTES}-byte values, {RECORDS} keys; kvbench --workload {} --field-count 1 --field-length {VALUE_BYTES}",
         opts.workload
@@ -1182,7 +1287,7 @@ fn run(opts: &Opts) -> Result<()> {
         .prefix("kvbench-efficiency-")
         .tempdir()
         .context("create a temporary directory")?;
-    let mut finals: Vec<(char, SystemKind, Outcome)> = Vec::new();
+    let mut finals: Vec<Final> = Vec::new();
     for &system in &opts.systems {
         let spec = ServerSpec {
             system,
@@ -1222,8 +1327,10 @@ fn run(opts: &Opts) -> Result<()> {
         }
         let ctx = Ctx {
             opts,
-            server: &server,
+            servers: vec![&server],
+            cluster: false,
             dir: dir.path(),
+            memaslap: memaslap.as_deref(),
         };
         let load_s = ctx.load()?;
         println!("loaded {RECORDS} records with kvbench in {load_s:.2} s (not measured)");
@@ -1233,167 +1340,85 @@ fn run(opts: &Opts) -> Result<()> {
                 "filled redis-benchmark's key space with 1,000,000 random SETs (not measured): db0 now holds {keys} keys"
             );
         }
+        if memtier_on {
+            ctx.fill_memtier()?;
+            println!(
+                "filled memtier_benchmark's key space (memtier-1 .. memtier-{RECORDS}) once (not measured)"
+            );
+        }
         table_header();
         for case in &opts.cases {
-            if system == SystemKind::Memcached && case.pipeline > 1 {
-                let mut why = format!(
+            // memaslap cannot pipeline: the case runs without it, and its
+            // line says so.
+            let no_other = (system == SystemKind::Memcached && case.pipeline > 1).then(|| {
+                format!(
                     "memaslap cannot pipeline (each connection waits for its reply; -d only batches GETs into one multi-get), so pipeline {} has no memaslap equivalent",
                     case.pipeline
-                );
-                // No other tool, but the floor still applies: kvbench
-                // against the bare client, in alternating order.
-                if opts.bare.contains(&case.name) {
-                    if let Some(kb) = against_bare_only(&ctx, case, opts.repeat) {
-                        why.push_str(&format!("; kvbench / bare {kb:.3}"));
-                    }
-                } else {
-                    let k = ctx.kvbench(case)?;
-                    print_row(case, 1, &k);
+                )
+            });
+            let mut tools = vec![Tool::Kvbench];
+            if opts.bare.contains(&case.name) {
+                tools.push(Tool::Bare);
+            }
+            if no_other.is_none() {
+                tools.push(Tool::Other);
+            }
+            if memtier_on {
+                tools.push(Tool::Memtier);
+            }
+            let f = case::run(&ctx, case, &tools, opts.repeat);
+            let outcome = match (&f.other, &no_other) {
+                _ if f.measured == 0 && tools.len() > 1 => Outcome::Failed(
+                    f.failure
+                        .clone()
+                        .unwrap_or_else(|| "no repetition measured".into()),
+                ),
+                (Some((m, _, _)), _) => Outcome::Ratio(*m),
+                (None, Some(why)) => {
+                    println!("  ->  case {} {system}: {why}", case.name);
+                    Outcome::Skipped(why.clone())
                 }
-                println!("  ->  case {} {system}: {why}", case.name);
-                finals.push((case.name, system, Outcome::Skipped(why)));
-                continue;
-            }
-            let mut ratios = Vec::new();
-            let with_bare = opts.bare.contains(&case.name);
-            // Per repetition: bare's CPU per 1M ops, kvbench / bare, bare / other.
-            let mut bares: Vec<(f64, f64, f64)> = Vec::new();
-            let mut last_failure = String::new();
-            for rep in 1..=opts.repeat {
-                let other = || match system.protocol() {
-                    Protocol::Resp => ctx.redis_benchmark(case),
-                    Protocol::Memcache => {
-                        ctx.memaslap(case, memaslap.as_deref().unwrap_or(Path::new("memcaslap")))
-                    }
-                    Protocol::Aerospike => unreachable!("{ONLY_TWO}"),
-                };
-                // Odd pairs run kvbench first, even pairs the other tool
-                // first, so a drift of the machine or an after-effect of the
-                // previous run on the server does not favour either side.
-                // The bare client, when it runs, runs between the two.
-                let bare = || -> Result<Option<Measurement>> {
-                    if !with_bare {
-                        return Ok(None);
-                    }
-                    let b = ctx.bare(case)?;
-                    print_row(case, rep, &b);
-                    Ok(Some(b))
-                };
-                let pair = || -> Result<(Measurement, Option<Measurement>, Measurement)> {
-                    Ok(if rep % 2 == 1 {
-                        let k = ctx.kvbench(case)?;
-                        print_row(case, rep, &k);
-                        let b = bare()?;
-                        let o = other()?;
-                        print_row(case, rep, &o);
-                        (k, b, o)
-                    } else {
-                        let o = other()?;
-                        print_row(case, rep, &o);
-                        let b = bare()?;
-                        let k = ctx.kvbench(case)?;
-                        print_row(case, rep, &k);
-                        (k, b, o)
-                    })
-                };
-                let mut attempt = 0;
-                let done = loop {
-                    match pair() {
-                        Ok(done) => break Some(done),
-                        Err(e) if attempt < PAIR_RETRIES => {
-                            attempt += 1;
-                            println!(
-                                "  !!  case {} {system} repetition {rep}: {e:#}; running the pair again ({attempt} of {PAIR_RETRIES})",
-                                case.name
-                            );
-                        }
-                        Err(e) => {
-                            println!(
-                                "  !!  case {} {system} repetition {rep}: {e:#}; given up after {PAIR_RETRIES} retries",
-                                case.name
-                            );
-                            last_failure = format!("{e:#}");
-                            break None;
-                        }
-                    }
-                };
-                let Some((k, b, o)) = done else {
-                    continue;
-                };
-                let r = k.cpu_per_million() / o.cpu_per_million();
-                println!(
-                    "  ->  case {} {system} repetition {rep}: kvbench {:.2} / {} {:.2} CPU s per 1M ops = ratio {r:.2}",
-                    case.name,
-                    k.cpu_per_million(),
-                    o.tool,
-                    o.cpu_per_million()
-                );
-                ratios.push(r);
-                if let Some(b) = b {
-                    let (bc, kc, oc) = (
-                        b.cpu_per_million(),
-                        k.cpu_per_million(),
-                        o.cpu_per_million(),
-                    );
-                    println!(
-                        "      bare client {bc:.2} CPU s per 1M ops: kvbench / bare {:.2}, bare / {} {:.2}",
-                        kc / bc,
-                        o.tool,
-                        bc / oc
-                    );
-                    bares.push((bc, kc / bc, bc / oc));
-                }
-                let _ = io::stdout().flush();
-            }
-            if ratios.is_empty() {
-                println!(
-                    "  ==  case {} {system}: no pair measured: {last_failure}",
-                    case.name
-                );
-                finals.push((case.name, system, Outcome::Failed(last_failure)));
-                continue;
-            }
-            let m = median(&mut ratios);
-            let (lo, hi) = ratios
-                .iter()
-                .fold((f64::MAX, f64::MIN), |(l, h), &r| (l.min(r), h.max(r)));
-            println!(
-                "  ==  case {} {system}: median ratio {m:.3} over {} repetitions (range {lo:.2}-{hi:.2})",
-                case.name,
-                ratios.len()
-            );
-            if !bares.is_empty() {
-                let col = |f: fn(&(f64, f64, f64)) -> f64| {
-                    median(&mut bares.iter().map(f).collect::<Vec<_>>())
-                };
-                let (bc, kb, bo) = (col(|t| t.0), col(|t| t.1), col(|t| t.2));
-                println!(
-                    "  ==  case {} {system}: bare client median {bc:.2} CPU s per 1M ops; kvbench / bare median {kb:.3}; bare / other tool median {bo:.3} (the lowest ratio a client doing this I/O could show)",
-                    case.name
-                );
-            }
-            finals.push((case.name, system, Outcome::Ratio(m)));
+                (None, None) => Outcome::Failed(
+                    f.failure
+                        .clone()
+                        .unwrap_or_else(|| "no repetition measured".into()),
+                ),
+            };
+            finals.push(Final {
+                case: case.name,
+                system,
+                outcome,
+                kvbench_bare: f.kvbench_bare,
+                memtier: f.memtier,
+            });
         }
         server.stop().with_context(|| format!("stop {system}"))?;
     }
     println!();
     println!("load average at end: {}", loadavg());
     println!("ratio = kvbench client CPU per operation / the other tool's, median over the repetitions (goals: (b) <= 0.5, (c) <= 0.7)");
-    for (case, system, outcome) in &finals {
-        match outcome {
+    for f in &finals {
+        let (case, system) = (f.case, f.system);
+        match &f.outcome {
             Outcome::Ratio(r) => println!("case {case} {system} ratio {r:.2}"),
             Outcome::Skipped(why) => println!("case {case} {system} skipped: {why}"),
             Outcome::Failed(why) => {
-                println!("case {case} {system} ratio - (every pair failed: {why})")
+                println!("case {case} {system} ratio - (every repetition failed: {why})")
             }
+        }
+        if let Some(kb) = f.kvbench_bare {
+            println!("case {case} {system} kvbench/bare {kb:.3}");
+        }
+        if let Some(km) = f.memtier {
+            println!("case {case} {system} memtier ratio {km:.2}");
         }
     }
     let failed = finals
         .iter()
-        .filter(|(_, _, o)| matches!(o, Outcome::Failed(_)))
+        .filter(|f| matches!(f.outcome, Outcome::Failed(_)))
         .count();
     if failed > 0 {
-        bail!("{failed} case(s) had no pair measured (their lines above say why)");
+        bail!("{failed} case(s) had no repetition measured (their lines above say why)");
     }
     Ok(())
 }

@@ -549,7 +549,12 @@ pub fn settings(
             )),
         ),
         Some(t) => (t, None),
-        None => match default_threads(cores, target.as_ref(), client_cpus.as_ref()) {
+        None => match default_threads(
+            cores,
+            target.as_ref(),
+            client_cpus.as_ref(),
+            server_cpus.as_ref(),
+        ) {
             (t, why) if t > clients => (
                 clients,
                 Some(format!("{why}; capped at the {clients} clients")),
@@ -833,16 +838,28 @@ pub fn seed(user: Option<u64>) -> (u64, &'static str) {
 /// takes a core from the server. So: one per core kvbench may use when the
 /// server is elsewhere, half of them when it shares this machine's cores
 /// (a server kvbench starts, or a target on loopback), and never more than
-/// the CPUs of `--client-cpus`.
+/// the CPUs of `--client-cpus`. Servers placed with `--server-cpus` on CPUs
+/// none of `--client-cpus` names share no core with the workers: one per
+/// client CPU then, as for a server on another host (the many-core model,
+/// docs/performance.md "Many cores").
 pub fn default_threads(
     cores: u32,
     target: Option<&Target>,
     client_cpus: Option<&CpuList>,
+    server_cpus: Option<&CpuList>,
 ) -> (u32, String) {
     let (usable, on) = match client_cpus {
         Some(list) => (list.0.len().max(1) as u32, "the CPUs of --client-cpus"),
         None => (cores.max(1), "the cores kvbench may use"),
     };
+    if let (Some(c), Some(s)) = (client_cpus, server_cpus) {
+        if c.0.is_disjoint(&s.0) {
+            return (
+                usable,
+                format!("default: --server-cpus and --client-cpus share no CPU, so one per CPU of --client-cpus ({usable})"),
+            );
+        }
+    }
     if shares_machine(target) {
         let t = (usable / 2).max(1);
         (
@@ -874,15 +891,32 @@ mod thread_tests {
     #[test]
     fn a_server_on_this_machine_gets_half_the_cores_and_at_least_one() {
         for (cores, want) in [(1, 1), (2, 1), (3, 1), (8, 4)] {
-            let (t, why) = default_threads(cores, None, None);
+            let (t, why) = default_threads(cores, None, None, None);
             assert_eq!(t, want, "{cores} cores");
             assert!(why.contains("shares this machine"), "{why}");
         }
         let one = CpuList(BTreeSet::from([1]));
-        assert_eq!(default_threads(8, None, Some(&one)).0, 1);
+        assert_eq!(default_threads(8, None, Some(&one), None).0, 1);
         let four = CpuList(BTreeSet::from([0, 1, 2, 3]));
-        let (t, why) = default_threads(8, None, Some(&four));
+        let (t, why) = default_threads(8, None, Some(&four), None);
         assert_eq!(t, 2);
         assert!(why.contains("--client-cpus"), "{why}");
+    }
+
+    #[test]
+    fn a_server_placed_apart_from_the_workers_leaves_them_every_client_cpu() {
+        let client = CpuList(BTreeSet::from([4, 5, 6, 7]));
+        let apart = CpuList(BTreeSet::from([0, 1, 2, 3]));
+        let (t, why) = default_threads(8, None, Some(&client), Some(&apart));
+        assert_eq!(t, 4);
+        assert!(why.contains("share no CPU"), "{why}");
+        // One CPU in common: the server still competes for a worker's core.
+        let overlapping = CpuList(BTreeSet::from([3, 4]));
+        assert_eq!(
+            default_threads(8, None, Some(&client), Some(&overlapping)).0,
+            2
+        );
+        // --server-cpus alone says nothing of where the workers run.
+        assert_eq!(default_threads(8, None, None, Some(&apart)).0, 4);
     }
 }
