@@ -126,23 +126,12 @@ fn topology(system: SystemKind, b: &BenchArgs) -> Result<(TopologyKind, u32, u32
         .topology
         .parse()
         .map_err(|e| UsageError(format!("--topology: {e}")))?;
+    kvbench_servers::check_topology(system, kind).map_err(UsageError)?;
     let refuse = |why: String| Err(UsageError(why));
     match kind {
-        TopologyKind::Cluster if system.protocol() == Protocol::Memcache => refuse(format!(
-            "--topology cluster: {system} has no server-side cluster (Redis, Valkey and Aerospike do)"
-        )),
-        TopologyKind::Twemproxy if system.protocol() == Protocol::Aerospike => refuse(format!(
-            "--topology twemproxy: twemproxy speaks RESP and memcache, not {system}'s protocol"
-        )),
-        TopologyKind::Pool if system.protocol() != Protocol::Memcache => refuse(format!(
-            "--topology pool: a client-hashed pool is for memcached; {system} runs as --topology cluster"
-        )),
         TopologyKind::Cluster if b.replicas > 8 => {
             refuse(format!("--replicas must be at most 8, got {}", b.replicas))
         }
-        TopologyKind::Sentinel if system.protocol() != Protocol::Resp => refuse(format!(
-            "--topology sentinel: {system} has no Sentinel (Redis and Valkey do)"
-        )),
         TopologyKind::Sentinel if b.target.is_none() && !(2..=9).contains(&b.nodes) => {
             refuse(format!(
                 "--topology sentinel: --nodes counts the master and its replicas, 2 to 9 (a failover needs a replica), got {}",

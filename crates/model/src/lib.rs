@@ -1006,6 +1006,17 @@ impl TopologyKind {
         }
     }
 
+    /// What the topology is, in words, for a refusal ("has no ...").
+    pub fn described(self) -> &'static str {
+        match self {
+            TopologyKind::Single => "single server",
+            TopologyKind::Cluster => "server-side cluster",
+            TopologyKind::Pool => "client-hashed pool",
+            TopologyKind::Twemproxy => "twemproxy front end",
+            TopologyKind::Sentinel => "Sentinel group",
+        }
+    }
+
     /// How many servers of `nodes` the data set is split over: each holds
     /// one share (a Sentinel group's replicas hold it all again).
     pub fn shards(self, nodes: u32) -> u32 {

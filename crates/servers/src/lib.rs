@@ -56,5 +56,6 @@ pub use server::{Server, ServerVersion};
 pub use spec::{DataSize, ServerSpec};
 pub use start::{start, Plan, StartError};
 pub use system::{
-    check_eviction, check_extra_args, connection_limit, default_eviction, memory_limit_mb,
+    check_eviction, check_extra_args, check_topology, connection_limit, default_eviction,
+    memory_limit_mb,
 };

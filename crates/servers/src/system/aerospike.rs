@@ -8,6 +8,7 @@
 
 use super::{exchange, parse_u64, Counts, Launch, Peer, Snapshot, System};
 use crate::ServerError;
+use kvbench_model::TopologyKind;
 use kvbench_proto::aerospike_info;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -165,6 +166,12 @@ impl System for Aerospike {
              namespace, or --allow-existing"
                 .into(),
         )
+    }
+
+    /// Its nodes form their own cluster; twemproxy does not speak its
+    /// protocol.
+    fn topologies(&self) -> &'static [TopologyKind] {
+        &[TopologyKind::Single, TopologyKind::Cluster]
     }
 
     /// `proto-fd-max`, as kvbench's configuration sets it (the server's

@@ -140,6 +140,9 @@ pub(crate) trait System: Sync {
     /// once (named as [`System::split_option`] records it), its default, and
     /// how many of them the server keeps for itself.
     fn connection_limit(&self) -> ConnectionLimit;
+    /// The deployments kvbench can start for this system (`single` first):
+    /// what `--topology` accepts for it, and what a refusal names.
+    fn topologies(&self) -> &'static [kvbench_model::TopologyKind];
     /// The cheapest request a connection can send to learn that the server
     /// serves it, and how its refusal reads (Redis's `max number of clients
     /// reached` comes as the reply); `None` for a system whose client

@@ -5,7 +5,7 @@
 
 use super::{cpu_sum, exchange, lookup, parse_u64, Counts, Launch, Peer, Snapshot, System};
 use crate::ServerError;
-use kvbench_model::Setting;
+use kvbench_model::{Setting, TopologyKind};
 use kvbench_proto::memcache_text;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -103,6 +103,16 @@ impl System for Memcached {
             default: 1_024,
             reserved: 32,
         }
+    }
+
+    /// No server-side cluster: servers are pooled by the client's hash or
+    /// by twemproxy's.
+    fn topologies(&self) -> &'static [TopologyKind] {
+        &[
+            TopologyKind::Single,
+            TopologyKind::Pool,
+            TopologyKind::Twemproxy,
+        ]
     }
 
     /// The short flag where one exists, and a value attached to it

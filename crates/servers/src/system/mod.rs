@@ -17,7 +17,7 @@ pub(crate) use contract::{
     bind_reason, cpu_sum, exchange, lookup, parse_u64, ConnectionLimit, Counts, Launch, Liveness,
     Peer, Role, Snapshot, System,
 };
-use kvbench_model::{Setting, SystemKind};
+use kvbench_model::{Setting, SystemKind, TopologyKind};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
@@ -157,6 +157,31 @@ pub fn memory_limit_mb(system: SystemKind, data: &crate::DataSize) -> Option<u64
     of(system).memory_for(data)
 }
 
+/// Checks `--topology` against what `system` can be deployed as.
+///
+/// # Errors
+/// One line naming the topology, the system, and the systems that have it.
+pub fn check_topology(system: SystemKind, kind: TopologyKind) -> Result<(), String> {
+    if of(system).topologies().contains(&kind) {
+        return Ok(());
+    }
+    let have: Vec<String> = SystemKind::ALL
+        .into_iter()
+        .filter(|s| of(*s).topologies().contains(&kind))
+        .map(|s| s.to_string())
+        .collect();
+    let have = match have.split_last() {
+        None => "none has one".to_string(),
+        Some((one, [])) => format!("{one} has one"),
+        Some((last, rest)) => format!("{} and {last} have one", rest.join(", ")),
+    };
+    Err(format!(
+        "--topology {}: {system} has no {} ({have})",
+        kind.as_str(),
+        kind.described()
+    ))
+}
+
 /// The policy a memory-limited `system` evicts by when none is given.
 pub fn default_eviction(system: SystemKind) -> crate::Eviction {
     of(system).default_eviction()
@@ -229,6 +254,38 @@ pub fn connection_limit(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_system_accepts_its_topologies_and_a_refusal_names_who_has_one() {
+        use SystemKind::*;
+        use TopologyKind::*;
+        for (system, has) in [
+            (Redis, vec![Single, Cluster, Twemproxy, Sentinel]),
+            (Valkey, vec![Single, Cluster, Twemproxy, Sentinel]),
+            (Memcached, vec![Single, Pool, Twemproxy]),
+            (Aerospike, vec![Single, Cluster]),
+        ] {
+            for kind in [Single, Cluster, Pool, Twemproxy, Sentinel] {
+                assert_eq!(
+                    check_topology(system, kind).is_ok(),
+                    has.contains(&kind),
+                    "{system} {kind:?}"
+                );
+            }
+        }
+        assert_eq!(
+            check_topology(Memcached, Cluster).unwrap_err(),
+            "--topology cluster: memcached has no server-side cluster (redis, valkey and aerospike have one)"
+        );
+        assert_eq!(
+            check_topology(Redis, Pool).unwrap_err(),
+            "--topology pool: redis has no client-hashed pool (memcached has one)"
+        );
+        assert_eq!(
+            check_topology(Aerospike, Sentinel).unwrap_err(),
+            "--topology sentinel: aerospike has no Sentinel group (redis and valkey have one)"
+        );
+    }
 
     #[test]
     fn each_system_sizes_its_memory_for_the_data_it_will_hold() {

@@ -7,7 +7,7 @@
 
 use super::{cpu_sum, exchange, lookup, parse_u64, Counts, Launch, Peer, Snapshot, System};
 use crate::ServerError;
-use kvbench_model::Setting;
+use kvbench_model::{Setting, TopologyKind};
 use kvbench_proto::resp::{self, Value};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -116,6 +116,17 @@ impl System for Resp {
 
     fn split_option(&self, arg: &str) -> (String, Option<String>) {
         (option_name(arg), None)
+    }
+
+    /// Redis and Valkey alike: a server-side cluster, a Sentinel group, or
+    /// servers behind twemproxy (which speaks RESP).
+    fn topologies(&self) -> &'static [TopologyKind] {
+        &[
+            TopologyKind::Single,
+            TopologyKind::Cluster,
+            TopologyKind::Twemproxy,
+            TopologyKind::Sentinel,
+        ]
     }
 
     fn identify(&self, at: Peer<'_>, timeout: Duration) -> Result<Option<u32>, String> {
