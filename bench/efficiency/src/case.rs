@@ -61,6 +61,11 @@ impl Rep {
     fn get(&self, t: Tool) -> Option<f64> {
         self.cpu.iter().find(|(x, _)| *x == t).map(|(_, c)| *c)
     }
+
+    /// `a`'s CPU per operation over `b`'s, when both ran.
+    fn ratio(&self, a: Tool, b: Tool) -> Option<f64> {
+        Some(self.get(a)? / self.get(b)?)
+    }
 }
 
 pub(crate) fn run(ctx: &Ctx<'_>, case: &Case, tools: &[Tool], repeat: u32) -> Figures {
@@ -110,7 +115,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, case: &Case, tools: &[Tool], repeat: u32) -> Fi
     }
     let col = |f: &dyn Fn(&Rep) -> Option<f64>| -> Vec<f64> { reps.iter().filter_map(f).collect() };
     let med = |mut v: Vec<f64>| (!v.is_empty()).then(|| median(&mut v));
-    let ko = col(&|r| Some(r.get(Tool::Kvbench)? / r.get(Tool::Other)?));
+    let ko = col(&|r| r.ratio(Tool::Kvbench, Tool::Other));
     let other = med(ko.clone()).map(|m| {
         let (lo, hi) = ko
             .iter()
@@ -119,10 +124,8 @@ pub(crate) fn run(ctx: &Ctx<'_>, case: &Case, tools: &[Tool], repeat: u32) -> Fi
     });
     let figures = Figures {
         other,
-        kvbench_bare: med(col(&|r| Some(r.get(Tool::Kvbench)? / r.get(Tool::Bare)?))),
-        memtier: med(col(&|r| {
-            Some(r.get(Tool::Kvbench)? / r.get(Tool::Memtier)?)
-        })),
+        kvbench_bare: med(col(&|r| r.ratio(Tool::Kvbench, Tool::Bare))),
+        memtier: med(col(&|r| r.ratio(Tool::Kvbench, Tool::Memtier))),
         memtier_cpu: med(col(&|r| r.get(Tool::Memtier))),
         measured: reps.len(),
         failure,
@@ -143,7 +146,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, case: &Case, tools: &[Tool], repeat: u32) -> Fi
         let mut line = format!(
             "  ==  case {c} {sys}: bare client median {bc:.2} CPU s per 1M ops; kvbench / bare median {kb:.3}"
         );
-        if let Some(bo) = med(col(&|r| Some(r.get(Tool::Bare)? / r.get(Tool::Other)?))) {
+        if let Some(bo) = med(col(&|r| r.ratio(Tool::Bare, Tool::Other))) {
             line.push_str(&format!(
                 "; bare / other tool median {bo:.3} (the lowest ratio a client doing this I/O could show)"
             ));

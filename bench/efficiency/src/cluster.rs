@@ -182,12 +182,7 @@ pub(crate) fn run(a: &Args) -> Result<f64> {
 /// kvbench and memtier_benchmark on a 3-master cluster, then on one Redis,
 /// measured as the main cases are (see the module's doc).
 fn beside_memtier(a: &Args, memtier: &Path) -> Result<()> {
-    if !memtier.is_file() {
-        bail!(
-            "memtier_benchmark {} not found (--memtier or MEMTIER)",
-            memtier.display()
-        );
-    }
+    let described = crate::memtier::describe(memtier)?;
     let dir = tempfile::tempdir().context("temporary directory")?;
     let spec = ServerSpec {
         system: SystemKind::Redis,
@@ -217,9 +212,7 @@ fn beside_memtier(a: &Args, memtier: &Path) -> Result<()> {
     };
     println!();
     println!(
-        "memtier_benchmark beside kvbench: {} ({}); {CONNS} clients, {PER_CONN} in flight per connection; operations counted by the servers, whole-process CPU",
-        memtier.display(),
-        crate::tool_version(memtier, "--version")
+        "memtier_benchmark beside kvbench: {described}; {CONNS} clients, {PER_CONN} in flight per connection; operations counted by the servers, whole-process CPU"
     );
     let mut cpu = Vec::new();
     for (name, servers, clustered) in [

@@ -1013,11 +1013,10 @@ impl Ctx<'_> {
     }
 
     fn memtier(&self, case: &Case) -> Result<Measurement> {
-        let args = self
-            .memtier_shape(case.conns, case.pipeline)
-            .run_args(case.default_ops);
+        let shape = self.memtier_shape(case.conns, case.pipeline);
+        let args = shape.run_args(case.default_ops);
         let mut m = self.measure(case, "memtier", self.memtier_program()?, &args, 1)?;
-        m.asked = case.default_ops / u64::from(case.conns) * u64::from(case.conns);
+        m.asked = shape.asked(case.default_ops);
         if let Some(line) = m.run.stdout.lines().find(|l| l.starts_with("Totals")) {
             let own: Vec<&str> = line.split_whitespace().take(2).collect();
             m.notes.push(format!(
@@ -1242,17 +1241,7 @@ fn run(opts: &Opts) -> Result<()> {
     }
     let memtier_on = opts.memtier.is_some();
     if let Some(p) = &opts.memtier {
-        if !p.is_file() {
-            bail!(
-                "memtier_benchmark {} not found (--memtier or MEMTIER)",
-                p.display()
-            );
-        }
-        println!(
-            "memtier:         {} ({})",
-            p.display(),
-            tool_version(p, "--version")
-        );
+        println!("memtier:         {}", memtier::describe(p)?);
     }
     println!(
         "workload: 50/50 GET/SET, {VALUE_BYTES}-byte values, {RECORDS} keys; kvbench --workload {} --field-count 1 --field-length {VALUE_BYTES}",
@@ -1367,22 +1356,15 @@ fn run(opts: &Opts) -> Result<()> {
                 tools.push(Tool::Memtier);
             }
             let f = case::run(&ctx, case, &tools, opts.repeat);
-            let outcome = match (&f.other, &no_other) {
-                _ if f.measured == 0 && tools.len() > 1 => Outcome::Failed(
-                    f.failure
-                        .clone()
-                        .unwrap_or_else(|| "no repetition measured".into()),
-                ),
-                (Some((m, _, _)), _) => Outcome::Ratio(*m),
-                (None, Some(why)) => {
+            // With the other tool in every measured repetition, no ratio
+            // means no repetition was measured.
+            let outcome = match (f.other, no_other) {
+                (Some((m, _, _)), _) => Outcome::Ratio(m),
+                (None, Some(why)) if f.measured > 0 || tools.len() == 1 => {
                     println!("  ->  case {} {system}: {why}", case.name);
-                    Outcome::Skipped(why.clone())
+                    Outcome::Skipped(why)
                 }
-                (None, None) => Outcome::Failed(
-                    f.failure
-                        .clone()
-                        .unwrap_or_else(|| "no repetition measured".into()),
-                ),
+                _ => Outcome::Failed(f.failure.unwrap_or_else(|| "no repetition measured".into())),
             };
             finals.push(Final {
                 case: case.name,

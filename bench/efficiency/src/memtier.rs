@@ -12,7 +12,7 @@
 //! key space is filled before any measured run so its GETs find values as
 //! kvbench's do.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// memtier's key range: `memtier-1` .. `memtier-100000`.
 const KEY_MIN: u64 = 1;
@@ -24,6 +24,24 @@ pub(crate) fn locate(flag: Option<PathBuf>) -> Option<PathBuf> {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     })
+}
+
+/// `PATH (version)` for the run's header.
+///
+/// # Errors
+/// When `p` is not a file.
+pub(crate) fn describe(p: &Path) -> anyhow::Result<String> {
+    if !p.is_file() {
+        anyhow::bail!(
+            "memtier_benchmark {} not found (--memtier or MEMTIER)",
+            p.display()
+        );
+    }
+    Ok(format!(
+        "{} ({})",
+        p.display(),
+        crate::tool_version(p, "--version")
+    ))
 }
 
 /// What one memtier run is asked for.
@@ -60,15 +78,25 @@ impl Shape<'_> {
         a
     }
 
-    /// A measured run of `ops` operations in all: 1:1 SET:GET on random
-    /// keys. memtier counts requests per connection, so `ops` is split
-    /// evenly (the remainder dropped; the server's count is what is used).
+    /// Requests per connection for `ops` operations in all: memtier counts
+    /// them per connection, so `ops` is split evenly (the remainder
+    /// dropped; the server's count is what is used).
+    fn requests(&self, ops: u64) -> u64 {
+        (ops / u64::from(self.conns.max(1))).max(1)
+    }
+
+    /// The operations a run of `ops` really asks for.
+    pub(crate) fn asked(&self, ops: u64) -> u64 {
+        self.requests(ops) * u64::from(self.conns.max(1))
+    }
+
+    /// A measured run of `ops` operations in all: 1:1 SET:GET on random keys.
     pub(crate) fn run_args(&self, ops: u64) -> Vec<String> {
         let mut a = self.common();
         a.extend([
             format!("--clients={}", self.conns),
             format!("--pipeline={}", self.pipeline),
-            format!("--requests={}", (ops / u64::from(self.conns.max(1))).max(1)),
+            format!("--requests={}", self.requests(ops)),
             "--ratio=1:1".into(),
             "--key-pattern=R:R".into(),
             "--distinct-client-seed".into(),
@@ -128,6 +156,7 @@ mod tests {
             assert!(has(&a, want), "{want} missing from {a:?}");
         }
         assert!(!has(&a, "--cluster-mode"));
+        assert_eq!(shape(false).asked(2_000_010), 2_000_000);
         assert!(has(&shape(true).run_args(2_000_000), "--cluster-mode"));
     }
 
