@@ -864,7 +864,7 @@ impl Ctx<'_> {
             .into_iter()
             .flatten()
         {
-            if let Some(w) = w.as_str() {
+            if let Some(w) = w["text"].as_str() {
                 m.notes.push(format!("kvbench warning: {w}"));
             }
         }
@@ -1157,13 +1157,13 @@ fn stability_marks(stdout: &str) -> Option<Vec<String>> {
     if v.get("failure").is_some_and(|f| !f.is_null()) {
         return None;
     }
-    let marks: Vec<String> = v
-        .get("marks")?
-        .as_array()?
+    let marks = v.get("marks")?.as_array()?;
+    let unstable = marks.iter().all(|m| m["kind"] == "unstable");
+    let texts: Vec<String> = marks
         .iter()
-        .map(|m| m.as_str().map(String::from))
+        .map(|m| m["text"].as_str().map(String::from))
         .collect::<Option<_>>()?;
-    (!marks.is_empty() && marks.iter().all(|m| m.starts_with("unstable:"))).then_some(marks)
+    (!marks.is_empty() && unstable).then_some(texts)
 }
 
 fn tool_version(program: &Path, arg: &str) -> String {

@@ -25,7 +25,8 @@ use crate::share::Share;
 use crate::uring;
 use crate::EngineError;
 use kvbench_connect::{Access, AsyncStream};
-use kvbench_model::{PhaseResult, Protocol, SystemKind};
+use kvbench_model::mark::Overload;
+use kvbench_model::{Finding, PhaseResult, Protocol, SystemKind};
 use kvbench_workload::keys::KeyNamer;
 use kvbench_workload::{client_rngs, purpose_seed, InsertSpace, Workload, WorkloadSpec};
 use std::cell::RefCell;
@@ -178,7 +179,7 @@ pub struct PhaseOutput {
     /// Each worker thread's CPU time over the window, as a share of the window (0..1).
     pub worker_busy: Vec<f64>,
     /// Open loop: why the schedule was not kept, when it was not.
-    pub overloaded: Option<String>,
+    pub overloaded: Option<Finding>,
     /// Why the window ended before its end, when it did: what was measured
     /// until then is here, over the time the window really lasted.
     pub cut_short: Option<CutShort>,
@@ -646,21 +647,20 @@ pub fn run_share(
 /// Open loop: the schedule was not kept if fewer than 97% of the offered
 /// operations completed per second of the window, or if the lag at the end
 /// of the window is far above the lag at its start (it kept growing).
-fn overload(offered: f64, result: &PhaseResult, rec: &Recorder) -> Option<String> {
+fn overload(offered: f64, result: &PhaseResult, rec: &Recorder) -> Option<Finding> {
     let achieved = result.throughput + result.errors as f64 / result.duration_s.max(1e-9);
     if achieved < MIN_ACHIEVED_SHARE * offered {
-        return Some(format!(
-            "overloaded: achieved {:.0} ops/s of the {:.0} offered ({:.1}%); latencies include queueing behind the schedule",
-            achieved,
-            offered,
-            100.0 * achieved / offered
-        ));
+        return Some(Finding::Overloaded {
+            cause: Overload::Rate { achieved, offered },
+            worker: None,
+        });
     }
-    if let Some((first, last)) = rec.lag_trend.means_us() {
-        if last > 1000.0 && last > 10.0 * first.max(1.0) {
-            return Some(format!(
-                "overloaded: schedule lag grew from {first:.0} us in the window's first tenth to {last:.0} us in its last; the client or server cannot keep this rate"
-            ));
+    if let Some((first_us, last_us)) = rec.lag_trend.means_us() {
+        if last_us > 1000.0 && last_us > 10.0 * first_us.max(1.0) {
+            return Some(Finding::Overloaded {
+                cause: Overload::Lag { first_us, last_us },
+                worker: None,
+            });
         }
     }
     None

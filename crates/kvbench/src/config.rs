@@ -10,7 +10,7 @@ use crate::target::{Safety, Target};
 use kvbench_engine::driver::Driver;
 use kvbench_engine::route::ketama::Variant;
 use kvbench_engine::{Arrival, Io, Rate, Window};
-use kvbench_model::{OpKind, Protocol, SystemKind, TopologyKind};
+use kvbench_model::{Finding, Mark, OpKind, Protocol, SystemKind, TopologyKind};
 use kvbench_servers::Link;
 use kvbench_store::Labels;
 use kvbench_workload::{presets, Origin, Properties, WorkloadSpec};
@@ -27,7 +27,7 @@ pub struct RunSettings {
     /// The workload's effective properties, recorded with the run.
     pub properties: Vec<(String, String)>,
     /// Warnings about the workload's properties, recorded with the run.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Mark>,
     /// Notes about YCSB client settings a file may well carry (`db`,
     /// `exporter`), which kvbench sets aside: said once, not recorded as
     /// warnings (they say nothing about the run).
@@ -302,7 +302,7 @@ pub struct Resolved {
     /// The effective properties, recorded with the run.
     pub properties: Vec<(String, String)>,
     /// Warnings about properties kvbench does not use.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Mark>,
     /// YCSB client settings it sets aside (see [`RunSettings::notes`]).
     pub notes: Vec<String>,
 }
@@ -381,14 +381,29 @@ pub fn workload(w: &WorkloadArgs<'_>, b: &BenchArgs) -> Result<Resolved, UsageEr
     }
     let effective = effective(&props);
     let (notes, warnings): (Vec<_>, Vec<_>) = warnings.iter().partition(|w| w.is_note());
-    let text =
-        |ws: Vec<&kvbench_workload::ycsb::Warning>| ws.iter().map(|w| w.to_string()).collect();
     Ok(Resolved {
         spec,
         properties: effective,
-        warnings: text(warnings),
-        notes: text(notes),
+        warnings: warnings.into_iter().map(property_warning).collect(),
+        notes: notes.iter().map(|w| w.to_string()).collect(),
     })
+}
+
+/// A workload warning as the run records it.
+fn property_warning(w: &kvbench_workload::ycsb::Warning) -> Mark {
+    use kvbench_model::mark::PropertyIssue;
+    use kvbench_workload::ycsb::WarningKind;
+    Finding::Property {
+        origin: w.origin.to_string(),
+        property: w.property.clone(),
+        issue: match w.kind {
+            WarningKind::Unknown => PropertyIssue::Unknown,
+            // Ignored ones are notes, set apart above.
+            WarningKind::Unsupported | WarningKind::Ignored => PropertyIssue::Unsupported,
+        },
+        message: w.message.clone(),
+    }
+    .into()
 }
 
 /// The last value of every property, in first-set order: enough to repeat

@@ -223,9 +223,12 @@ pub fn cleanup(
                 ));
             }
         }
-        Err(e) => rec.warnings.push(format!(
-            "cleanup failed: {e}; some keys kvbench wrote may remain on {}",
-            t.redacted()
-        )),
+        Err(e) => rec.warnings.push(
+            kvbench_model::Finding::Cleanup {
+                target: t.redacted().to_string(),
+                error: e.to_string(),
+            }
+            .into(),
+        ),
     }
 }

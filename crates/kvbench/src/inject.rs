@@ -97,28 +97,6 @@ fn cause_when_due(
     }
 }
 
-/// The mark a run with faults gets: its window is not a steady state.
-pub fn mark(faults: &[InjectedFault]) -> Option<String> {
-    if faults.is_empty() {
-        return None;
-    }
-    let each: Vec<String> = faults
-        .iter()
-        .map(|f| match (&f.error, f.lasted_s) {
-            (Some(e), _) => format!("{} failed: {e}", f.spec),
-            (None, Some(l)) => format!(
-                "{} hit {} at {:.2} s, over after {:.2} s",
-                f.spec, f.target, f.at_s, l
-            ),
-            (None, None) => format!("{} hit {} at {:.2} s", f.spec, f.target, f.at_s),
-        })
-        .collect();
-    Some(format!(
-        "fault: {} (the window includes it: not a steady state)",
-        each.join("; ")
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,8 @@
 
 use crate::config::RunSettings;
 use kvbench_engine::CutShort;
-use kvbench_model::{OpKind, PhaseResult, RunRecord, RunStatus};
+use kvbench_model::mark::{self, Instability, LoadShortfall, Measure, MissCause, ServerSaid};
+use kvbench_model::{Finding, Mark, OpKind, PhaseResult, RunRecord, RunStatus};
 use kvbench_stats::Stability;
 
 /// Scale-out: workers whose starts (or clocks) differ by more than this
@@ -17,28 +18,29 @@ const START_BOUND_MS: f64 = 5.0;
 /// instants spread, or their clocks known too loosely to tell.
 pub fn scale_out_marks(so: &kvbench_model::ScaleOutResult, window_s: f64, rec: &mut RunRecord) {
     if so.clock_uncertainty_ms > START_BOUND_MS {
-        rec.marks.push(format!(
-            "clock: a worker's clock is known to within {:.1} ms only (half its best round trip to the driver), above the {START_BOUND_MS} ms bound; its start and seconds may be misaligned",
-            so.clock_uncertainty_ms
-        ));
+        rec.marks.push(
+            Finding::Clock {
+                uncertainty_ms: so.clock_uncertainty_ms,
+                bound_ms: START_BOUND_MS,
+            }
+            .into(),
+        );
     }
     // Spread is measured, never hidden: above the bound it is a warning;
     // above a hundredth of the window the workers' windows differ enough to
     // change the throughput, and the run is marked.
     let window_ms = window_s * 1000.0;
-    let text = format!(
-        "the workers started {:.1} ms apart (bound {START_BOUND_MS} ms)",
-        so.start_spread_ms
-    );
+    let spread = |window_ms| {
+        Mark::from(Finding::StartSpread {
+            spread_ms: so.start_spread_ms,
+            bound_ms: START_BOUND_MS,
+            window_ms,
+        })
+    };
     if so.start_spread_ms > START_BOUND_MS.max(window_ms / 100.0) {
-        rec.marks.push(format!(
-            "start-spread: {text}, over 1% of the {:.0} ms window, so their windows cover different stretches of time",
-            window_ms
-        ));
+        rec.marks.push(spread(Some(window_ms)));
     } else if so.start_spread_ms > START_BOUND_MS {
-        rec.warnings.push(format!(
-            "start-spread: {text}; a busy client machine wakes them late (docs/scale-out.md)"
-        ));
+        rec.warnings.push(spread(None));
     }
 }
 
@@ -48,7 +50,7 @@ pub fn cut_short(
     run: &kvbench_engine::PhaseOutput,
     s: &RunSettings,
     lost: &[String],
-) -> (String, String) {
+) -> (String, Mark) {
     let result = &run.result;
     let planned = match s.window {
         kvbench_engine::Window::Duration(d) => format!("{} s window", d.as_secs_f64()),
@@ -64,60 +66,53 @@ pub fn cut_short(
         }
         CutShort::ConnectionsLost => format!("{} failed", connections_failed(&run.recorder)),
     };
+    let said = server_said(result)
+        .map(|s| s.to_string())
+        .unwrap_or_default();
     let text = format!(
-        "{cause} {:.2} s into the {planned}{}",
-        result.duration_s,
-        server_said(result)
+        "{cause} {:.2} s into the {planned}{said}",
+        result.duration_s
     );
-    let mark = format!(
-        "partial: {text}; the {} operations measured until then are kept, not a result",
-        result.completed
-    );
-    (text, mark)
+    let mark = Finding::Partial {
+        why: text.clone(),
+        completed: result.completed,
+    };
+    (text, mark.into())
 }
 
 /// How many connections failed, of how many: "every connection" only when
 /// every one did.
 pub fn connections_failed(r: &kvbench_engine::recorder::Recorder) -> String {
-    match (r.failed_connections, r.connections) {
-        (f, all) if f > 0 && f < all => format!("{f} of {all} connections"),
-        (_, all) if all > 1 => format!("all {all} connections"),
-        _ => "every connection".to_string(),
-    }
+    mark::connections_failed(r.failed_connections, r.connections)
 }
 
 /// What the server answered when it refused, as it said it: the most
 /// frequent error reply's text and count.
-pub fn server_said(result: &PhaseResult) -> String {
+pub fn server_said(result: &PhaseResult) -> Option<ServerSaid> {
     result
         .error_replies
         .iter()
         .max_by_key(|e| e.count)
-        .map(|e| match e.count {
-            0 => format!(" (the server said \"{}\" before the window)", e.first),
-            n => format!(" (the server said \"{}\" {n} times)", e.first),
+        .map(|e| ServerSaid {
+            reply: e.first.clone(),
+            count: e.count,
         })
-        .unwrap_or_default()
 }
 
-/// What a load left undone, in one line that matches its counts (`None`
-/// for a complete load): records inserted of those planned, inserts that
-/// failed, and what the server said.
-pub fn load_shortfall(s: &RunSettings, load: &PhaseResult) -> Option<String> {
+/// What a load left undone (`None` for a complete load): records inserted
+/// of those planned, inserts that failed, and what the server said.
+pub fn load_shortfall(s: &RunSettings, load: &PhaseResult) -> Option<LoadShortfall> {
     let range = s.spec.load_range();
     let expected = range.end - range.start;
     if load.errors == 0 && load.completed == expected {
         return None;
     }
-    let failed = match load.errors {
-        0 => String::new(),
-        n => format!(", {n} inserts failed"),
-    };
-    Some(format!(
-        "{} of {expected} records inserted{failed}{}",
-        load.completed,
-        server_said(load)
-    ))
+    Some(LoadShortfall {
+        inserted: load.completed,
+        planned: expected,
+        failed: load.errors,
+        server_said: server_said(load),
+    })
 }
 
 /// Marks and status from what was measured: a run is valid only if nothing
@@ -125,38 +120,27 @@ pub fn load_shortfall(s: &RunSettings, load: &PhaseResult) -> Option<String> {
 pub fn judge(s: &RunSettings, rec: &mut RunRecord) {
     let shortfall = rec.load.as_ref().and_then(|l| load_shortfall(s, l));
     if let Some(why) = &shortfall {
-        rec.marks.push(format!("incomplete-load: {why}"));
+        rec.marks.push(Finding::IncompleteLoad(why.clone()).into());
     }
     if let Some(run) = &rec.run {
         let all_misses: u64 = run.ops.iter().map(|o| o.misses).sum();
         if run.completed + all_misses + run.errors == 0 {
-            rec.marks.push(
-                "empty: no operation was answered in the measured window, so it measured nothing \
-                 (each took longer than the window, or the window was too short for any); give a \
-                 longer --duration"
-                    .into(),
-            );
+            rec.marks.push(Finding::Empty.into());
         }
         if run.errors > 0 {
-            let kinds: Vec<String> = run
-                .errors_by_kind
-                .iter()
-                .map(|(k, n)| format!("{n} {k}"))
-                .collect();
-            let text = format!(
-                "errors: {} operations failed ({})",
-                run.errors,
-                kinds.join(", ")
-            );
+            let errors = Finding::Errors {
+                failed: run.errors,
+                by_kind: run.errors_by_kind.clone(),
+                allowed: s.allow_errors,
+            };
             if s.allow_errors {
-                rec.warnings
-                    .push(format!("{text}; kept valid by --allow-errors"));
+                rec.warnings.push(errors.into());
             } else {
-                rec.marks.push(text);
+                rec.marks.push(errors.into());
             }
         }
         if let Some(mark) = instability(run) {
-            rec.marks.push(mark);
+            rec.marks.push(mark.into());
         }
         let scan_misses: u64 = run
             .ops
@@ -165,29 +149,30 @@ pub fn judge(s: &RunSettings, rec: &mut RunRecord) {
             .map(|o| o.misses)
             .sum();
         if scan_misses > 0 {
-            rec.marks.push(format!(
-                "misses: {scan_misses} scans found no record: on Redis a scan reads YCSB's index of keys, which only a load with kvbench.redis.index=ycsb writes (the default when the loading workload scans)"
-            ));
+            rec.marks.push(
+                Finding::Misses {
+                    misses: scan_misses,
+                    cause: MissCause::ScanIndex,
+                }
+                .into(),
+            );
         }
         let misses = all_misses - scan_misses;
         // Under `--max-memory` misses and evictions are what is measured.
         if misses > 0 && s.max_memory.is_none() {
-            let why = if shortfall.is_some() {
-                "of the records the load did not insert"
+            let cause = if shortfall.is_some() {
+                MissCause::NotLoaded
             } else if s.no_load || rec.environment.reused_server.is_some() {
-                "although the records were said to be there"
+                MissCause::SaidThere
             } else {
-                "although every record was loaded"
+                MissCause::Loaded
             };
-            rec.marks
-                .push(format!("misses: {misses} reads found no record {why}"));
+            rec.marks.push(Finding::Misses { misses, cause }.into());
         }
     }
     if let Some(ev) = rec.probes.iter().filter_map(|p| p.evictions).max() {
         if ev > 0 && s.max_memory.is_none() {
-            rec.marks.push(format!(
-                "evictions: the server evicted {ev} items, so some reads could not hit"
-            ));
+            rec.marks.push(Finding::Evictions { evicted: ev }.into());
         }
     }
     rec.status = if rec.marks.is_empty() {
@@ -201,7 +186,7 @@ pub fn judge(s: &RunSettings, rec: &mut RunRecord) {
 /// of its commonest operation, held two levels or drifted: its totals then
 /// describe no state the system was really in (kvbench_stats::stability).
 /// Only whole seconds count (an operation-bounded window ends inside one).
-fn instability(run: &PhaseResult) -> Option<String> {
+fn instability(run: &PhaseResult) -> Option<Finding> {
     let whole = (run.duration_s + 1e-6).floor() as usize;
     let mut tput = vec![0.0; whole];
     for p in &run.series {
@@ -209,23 +194,25 @@ fn instability(run: &PhaseResult) -> Option<String> {
             *t += p.completed as f64;
         }
     }
-    let describe = |what: &str, unit: &str, st: Stability| {
-        match st {
-        Stability::TwoLevels {
-            low,
-            high,
-            low_seconds,
-            high_seconds,
-        } => Some(format!(
-            "unstable: per-second {what} held two levels, {low:.0} {unit} for {low_seconds} s and {high:.0} {unit} for {high_seconds} s; the totals describe neither (see docs/metrics.md, \"Stability\")"
-        )),
-        Stability::Drifting { from, to } => Some(format!(
-            "unstable: per-second {what} drifted from {from:.0} to {to:.0} {unit} over the window; the totals describe neither end (see docs/metrics.md, \"Stability\")"
-        )),
-        Stability::TooShort | Stability::Stable => None,
-    }
+    let describe = |measure: Measure, st: Stability| {
+        let shape = match st {
+            Stability::TwoLevels {
+                low,
+                high,
+                low_seconds,
+                high_seconds,
+            } => Instability::TwoLevels {
+                low,
+                high,
+                low_seconds: low_seconds as u64,
+                high_seconds: high_seconds as u64,
+            },
+            Stability::Drifting { from, to } => Instability::Drifting { from, to },
+            Stability::TooShort | Stability::Stable => return None,
+        };
+        Some(Finding::Unstable { measure, shape })
     };
-    if let Some(m) = describe("throughput", "ops/s", kvbench_stats::assess(&tput)) {
+    if let Some(m) = describe(Measure::Throughput, kvbench_stats::assess(&tput)) {
         return Some(m);
     }
     let main = run.ops.iter().max_by_key(|o| o.completed)?.op;
@@ -235,21 +222,5 @@ fn instability(run: &PhaseResult) -> Option<String> {
         .filter(|p| p.op == main && (p.second as usize) < whole && p.completed > 0)
         .map(|p| p.p50_us)
         .collect();
-    describe("median latency", "us", kvbench_stats::assess(&p50))
-}
-
-#[cfg(test)]
-mod tests {
-    use kvbench_engine::recorder::Recorder;
-
-    #[test]
-    fn a_failure_says_how_many_connections_failed() {
-        let mut r = Recorder::default();
-        (r.failed_connections, r.connections) = (15, 20);
-        assert_eq!(super::connections_failed(&r), "15 of 20 connections");
-        (r.failed_connections, r.connections) = (20, 20);
-        assert_eq!(super::connections_failed(&r), "all 20 connections");
-        (r.failed_connections, r.connections) = (1, 0);
-        assert_eq!(super::connections_failed(&r), "every connection");
-    }
+    describe(Measure::MedianLatency, kvbench_stats::assess(&p50))
 }

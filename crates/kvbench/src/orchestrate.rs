@@ -6,9 +6,7 @@ use crate::config::RunSettings;
 use crate::cpus::CpuList;
 use crate::deploy::{access, cleanup, new_network, start, CONNECT_TIMEOUT};
 use crate::live::{Live, PhaseView};
-use crate::marks::{
-    connections_failed, cut_short, judge, load_shortfall, scale_out_marks, server_said,
-};
+use crate::marks::{cut_short, judge, load_shortfall, scale_out_marks, server_said};
 use crate::reuse::{self, Kept, Reload, Sharing};
 use crate::target::Target;
 use anyhow::{Context, Result};
@@ -17,8 +15,8 @@ use kvbench_engine::{
     StartAt, Topology,
 };
 use kvbench_model::{
-    CommandTimes, Companion, CpuCost, Environment, NetnsConfig, OpKind, OpResult, PhaseResult,
-    ReusedServer, RunConfig, RunRecord, RunStatus, SystemKind,
+    CommandTimes, Companion, CpuCost, Environment, Finding, NetnsConfig, OpKind, OpResult,
+    PhaseResult, ReusedServer, RunConfig, RunRecord, RunStatus, SystemKind,
 };
 use kvbench_servers::canary::Snapshot;
 use kvbench_servers::{Deployment, Hosts, Network, TopologyKind};
@@ -417,8 +415,13 @@ fn execute(
     });
     view.finish();
     let mut run: PhaseOutput = run?;
-    if let Some(mark) = crate::inject::mark(&faults) {
-        rec.marks.push(mark);
+    if !faults.is_empty() {
+        rec.marks.push(
+            Finding::Fault {
+                faults: faults.clone(),
+            }
+            .into(),
+        );
     }
     run.result.faults = faults;
     if let (Some(before), Some(after)) = &*edges.times.borrow() {
@@ -454,10 +457,12 @@ fn execute(
     let completed = run.result.completed;
     let lost = server.lost_nodes();
     if !lost.is_empty() {
-        rec.marks.push(format!(
-            "node-down: {} exited during the run; its requests failed from then on",
-            lost.join(", ")
-        ));
+        rec.marks.push(
+            Finding::NodeDown {
+                nodes: lost.clone(),
+            }
+            .into(),
+        );
     }
     if let Some(why) = run.cut_short {
         let (text, mark) = cut_short(why, &run, s, &lost);
@@ -465,22 +470,26 @@ fn execute(
         rec.marks.push(mark);
     }
     if run.recorder.stalls > 0 {
-        rec.marks.push(format!(
-            "stall: {} times a connection with requests outstanding went more than {} without a reply (longest {:.2} s), so the window does not describe a steady state",
-            run.recorder.stalls,
-            humantime::format_duration(s.stall),
-            run.recorder.longest_stall_ns as f64 / 1e9
-        ));
+        rec.marks.push(
+            Finding::Stall {
+                stalls: run.recorder.stalls,
+                bound_s: s.stall.as_secs_f64(),
+                longest_s: run.recorder.longest_stall_ns as f64 / 1e9,
+            }
+            .into(),
+        );
     }
     match server.probe("after_run") {
         Ok(p) => rec.probes.push(p),
         // The server is gone, or cannot be reached as the run's
         // connections could not: the run keeps what it measured (marked
         // above) without a probe after it.
-        Err(e) if !lost.is_empty() || run.cut_short.is_some() => rec.warnings.push(format!(
-            "no probe after the run: {}",
-            e.to_string().lines().next().unwrap_or_default()
-        )),
+        Err(e) if !lost.is_empty() || run.cut_short.is_some() => rec.warnings.push(
+            Finding::NoProbe {
+                error: e.to_string().lines().next().unwrap_or_default().into(),
+            }
+            .into(),
+        ),
         Err(e) => return Err(e).context("probe after run"),
     }
     let server_seconds = match (edges.start.get(), edges.end.get()) {
@@ -509,33 +518,44 @@ fn execute(
         .max_by(|a, b| a.1.total_cmp(b.1))
     {
         if *busy >= CLIENT_BOUND_SHARE {
-            rec.warnings.push(format!(
-                "client-bound: kvbench worker thread {worker} was {:.0}% busy in the window, so throughput may be limited by the client, not the server; use fewer clients per thread, more --threads on a bigger machine, or run kvbench on another host",
-                busy * 100.0
-            ));
+            rec.warnings.push(
+                Finding::ClientBound {
+                    worker,
+                    busy: *busy,
+                }
+                .into(),
+            );
         }
     }
     if let Some(why) = &run.overloaded {
-        rec.marks.push(why.clone());
+        rec.marks.push(why.clone().into());
     }
     if run.recorder.clamped > 0 {
-        rec.warnings.push(format!(
-            "{} latencies were above 60 s and were clamped to 60 s in the histograms",
-            run.recorder.clamped
-        ));
+        rec.warnings.push(
+            Finding::Clamped {
+                latencies: run.recorder.clamped,
+                limit_s: kvbench_engine::recorder::MAX_LATENCY_NS as f64 / 1e9,
+            }
+            .into(),
+        );
     }
     if run.result.reconnects > 0 {
-        rec.marks.push(format!(
-            "reconnects: {} lost connections were opened again; while they were down the load was lighter than asked (see the outage)",
-            run.result.reconnects
-        ));
+        rec.marks.push(
+            Finding::Reconnects {
+                reconnects: run.result.reconnects,
+            }
+            .into(),
+        );
     }
     if run.recorder.failed_connections > 0 {
-        rec.marks.push(format!(
-            "connection-failures: {} ended on an error{}",
-            connections_failed(&run.recorder),
-            server_said(&run.result)
-        ));
+        rec.marks.push(
+            Finding::ConnectionFailures {
+                failed: run.recorder.failed_connections,
+                of: run.recorder.connections,
+                server_said: server_said(&run.result),
+            }
+            .into(),
+        );
     }
     let unions = run
         .result
@@ -622,8 +642,7 @@ fn check_unions(
     let done = kvbench_engine::union_check::check_unions(&job)
         .map_err(|e| anyhow::anyhow!("a ZUNIONSTORE result is wrong: {e}"))?;
     if done.checked == 0 {
-        rec.warnings
-            .push("no ZUNIONSTORE destination could be read back to check its scores".into());
+        rec.warnings.push(Finding::UnionsUnchecked.into());
     } else if !live.quiet() {
         live.println(&format!(
             "unions: {} destinations read back, each the expected union (members and summed scores)",
@@ -701,10 +720,13 @@ fn write_failed_keys(
                 path.display()
             );
         }
-        Err(e) => rec.warnings.push(format!(
-            "--failed-keys {}: not written: {e:#}",
-            path.display()
-        )),
+        Err(e) => rec.warnings.push(
+            Finding::FailedKeys {
+                path: path.display().to_string(),
+                error: format!("{e:#}"),
+            }
+            .into(),
+        ),
     }
 }
 

@@ -23,7 +23,7 @@ fn marks(rec: &serde_json::Value) -> Vec<String> {
         .as_array()
         .map(|m| {
             m.iter()
-                .filter_map(|x| x.as_str())
+                .filter_map(|x| x["text"].as_str())
                 .map(String::from)
                 .collect()
         })

@@ -96,7 +96,8 @@ fn a_server_paused_in_stretches_marks_the_run_unstable_with_both_levels() {
         .as_array()
         .and_then(|a| {
             a.iter()
-                .find_map(|m| m.as_str().filter(|s| s.starts_with("unstable")))
+                .filter(|m| m["kind"] == "unstable")
+                .find_map(|m| m["text"].as_str())
         })
         .expect("the mark");
     let levels: Vec<f64> = m

@@ -9,9 +9,13 @@
 
 pub mod analytics;
 mod cache;
+mod fault;
+pub mod mark;
 pub mod server_time;
 
 pub use cache::{CacheFigures, CacheSecond, ServerSecond};
+pub use fault::InjectedFault;
+pub use mark::{Finding, Mark, MarkKind};
 pub use server_time::{CommandTimes, ServerTime};
 
 use serde::{Deserialize, Serialize};
@@ -779,24 +783,6 @@ pub struct Outage {
     pub steps: Vec<[u64; 3]>,
 }
 
-/// A fault kvbench caused during a window (`--fault`), as it happened.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InjectedFault {
-    /// What was asked, as `KIND[:NODE][:SPAN]@AT`.
-    pub spec: String,
-    /// What it hit: a node's address, or the group that failed over.
-    pub target: String,
-    /// Seconds from the window's start to when it was caused.
-    pub at_s: f64,
-    /// Seconds until it was over: a pause's end, a restarted server
-    /// answering again, a failover's new master named; `None` for a kill
-    /// (the node stays down) or a fault that could not be caused.
-    pub lasted_s: Option<f64>,
-    /// Why it could not be caused, or did not finish (the run goes on).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
 /// Where a scaled-out run phase ran (`--workers`, `--spark-master`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScaleOutConfig {
@@ -1130,9 +1116,9 @@ pub struct RunRecord {
     /// Why the run failed, when it did.
     pub failure: Option<String>,
     /// Reasons the run is marked (e.g. `evictions`, `errors`); empty when clean.
-    pub marks: Vec<String>,
+    pub marks: Vec<Mark>,
     /// Warnings for the reader, each saying what to do about it.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Mark>,
     /// What was asked.
     pub config: RunConfig,
     /// Where it ran.

@@ -4,7 +4,7 @@
 //! standard deviation, Student's-t interval) and latency percentiles taken
 //! from their histograms added together, never from averaged percentiles.
 
-use kvbench_model::{LatencySummary, OpKind, RunConfig, RunRecord, RunStatus};
+use kvbench_model::{LatencySummary, MarkKind, OpKind, RunConfig, RunRecord, RunStatus};
 use kvbench_stats::hist::{merge_encoded, summarize};
 use kvbench_stats::Summary;
 use kvbench_workload::properties::{Origin, Properties};
@@ -105,9 +105,9 @@ pub struct Cell {
     pub samples: Vec<Sample>,
     /// Per operation kind.
     pub ops: Vec<CellOp>,
-    /// Marks and warnings of its runs, by their first word, and `noisy`
+    /// The kinds of its runs' marks and warnings, `redirects`, and `noisy`
     /// when iterations spread more than 5%: shown beside its numbers.
-    pub flags: Vec<String>,
+    pub flags: Vec<Flag>,
     /// Server memory at each probe stage, mean over the runs (bytes).
     pub memory: Memory,
     /// The raw dataset: records x fields x field length, or the sorted
@@ -119,6 +119,52 @@ pub struct Cell {
     pub client_cpu_us: Option<Summary>,
     /// Order of first appearance (the experiment's plan when there is one).
     pub order: (u32, usize),
+}
+
+/// Why a cell's numbers deserve a second look, shown beside them; read by
+/// kind, never from a sentence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flag {
+    /// One of its runs has a mark or warning of this kind.
+    Mark(MarkKind),
+    /// Cluster redirects (MOVED or ASK) were followed in one of its runs.
+    Redirects,
+    /// Its iterations' throughput spread more than 5%.
+    Noisy,
+}
+
+impl Flag {
+    /// The flag's name, as the report shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Flag::Mark(kind) => kind.name(),
+            Flag::Redirects => "redirects",
+            Flag::Noisy => "noisy",
+        }
+    }
+
+    /// A flag that puts a comparison's verdict in doubt: the client was the
+    /// limit, the iterations or the seconds varied, operations failed, or
+    /// the schedule was not kept.
+    pub fn doubts_a_verdict(self) -> bool {
+        matches!(
+            self,
+            Flag::Noisy
+                | Flag::Mark(
+                    MarkKind::ClientBound
+                        | MarkKind::Unstable
+                        | MarkKind::Errors
+                        | MarkKind::Overloaded
+                )
+        )
+    }
+}
+
+impl Cell {
+    /// Its flags' names, for a figure's points and the tables.
+    pub fn flag_names(&self) -> Vec<String> {
+        self.flags.iter().map(|f| f.name().to_string()).collect()
+    }
 }
 
 /// What a combined run's workload name adds to its main workload's.
@@ -275,27 +321,25 @@ fn cell(
             spectrum: kvbench_stats::hist::spectrum(&merged, SPECTRUM_PER_NINE),
         });
     }
-    let mut flags: Vec<String> = Vec::new();
+    let mut flags: Vec<Flag> = Vec::new();
     for r in &recs {
-        for m in r.marks.iter().chain(&r.warnings) {
-            let word = m.split(':').next().unwrap_or("").trim();
-            let f = if !word.is_empty() && !word.contains(' ') {
-                word.to_string()
-            } else {
-                "note".to_string()
-            };
+        let redirected = r
+            .run
+            .as_ref()
+            .is_some_and(|p| p.redirects_moved + p.redirects_ask > 0);
+        let kinds = r
+            .marks
+            .iter()
+            .chain(&r.warnings)
+            .map(|m| Flag::Mark(m.kind()));
+        for f in kinds.chain(redirected.then_some(Flag::Redirects)) {
             if !flags.contains(&f) {
                 flags.push(f);
             }
         }
-        if let Some(p) = &r.run {
-            if p.redirects_moved + p.redirects_ask > 0 && !flags.iter().any(|f| f == "redirects") {
-                flags.push("redirects".into());
-            }
-        }
     }
     if throughput.n > 1 && throughput.noisy() {
-        flags.push("noisy".into());
+        flags.push(Flag::Noisy);
     }
     let mut label = crate::format::server_label(c.system, &r0.environment);
     if !c.server_args.is_empty() {

@@ -139,7 +139,7 @@ pub fn diff(a: &Side<'_>, b: &Side<'_>) -> Diff {
             RunStatus::Invalid => notes.push(format!(
                 "{name} (run {}) is invalid: {}",
                 id(r),
-                r.marks.join("; ")
+                crate::text::joined(&r.marks)
             )),
             RunStatus::Failed => notes.push(format!(
                 "{name} (run {}) failed ({}): its numbers are not results and are left out",

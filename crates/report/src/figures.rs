@@ -3,9 +3,10 @@
 //! against clients need closed-loop cells, latency against throughput needs
 //! open-loop ones, memory needs probes, and so on.
 
-use crate::cells::{main_op, op_kinds, Cell, Source};
+use crate::cells::{main_op, op_kinds, Cell, Flag, Source};
 use crate::figure::{Axis, Figure, FigureKind, Panel, Point, Series, Ticks};
 use crate::format::{capital, slug};
+use kvbench_model::MarkKind;
 use std::collections::BTreeMap;
 
 /// Time series drawn at most, so a report over hundreds of runs stays
@@ -202,7 +203,7 @@ fn throughput(k: &GroupKey, name: &str, cells: &[&Cell]) -> Figure {
                             x: at(&counts, c.clients),
                             y,
                             interval,
-                            flags: c.flags.clone(),
+                            flags: c.flag_names(),
                         }
                     })
                     .collect(),
@@ -263,7 +264,7 @@ fn latency(k: &GroupKey, name: &str, cells: &[&Cell]) -> Vec<Figure> {
                             x: at(&counts, c.clients),
                             y,
                             interval: s.interval(),
-                            flags: c.flags.clone(),
+                            flags: c.flag_names(),
                         })
                     })
                     .collect();
@@ -379,7 +380,7 @@ fn latency_throughput(k: &GroupKey, name: &str, cells: &[&Cell]) -> Vec<Figure> 
                                 o.merged.p50_us
                             },
                             interval: None,
-                            flags: c.flags.clone(),
+                            flags: c.flag_names(),
                         })
                     })
                     .collect(),
@@ -428,8 +429,8 @@ fn cpu(k: &GroupKey, name: &str, cells: &[&Cell]) -> Vec<Figure> {
                     flags: c
                         .flags
                         .iter()
-                        .filter(|f| *f == "client-bound")
-                        .cloned()
+                        .filter(|f| **f == Flag::Mark(MarkKind::ClientBound))
+                        .map(|f| f.name().to_string())
                         .collect(),
                 })
             })
@@ -504,7 +505,7 @@ fn topologies(naming: &Naming, cells: &[Cell]) -> Vec<Figure> {
                         x: at(&counts, c.clients),
                         y: c.throughput.mean,
                         interval: c.throughput.interval(),
-                        flags: c.flags.clone(),
+                        flags: c.flag_names(),
                     })
                     .collect();
                 if !points.is_empty() {
@@ -659,7 +660,11 @@ fn time_series(
             out.push(outage_figure(id, s, o));
             continue;
         }
-        let unstable = s.record.marks.iter().any(|m| m.starts_with("unstable"));
+        let unstable = s
+            .record
+            .marks
+            .iter()
+            .any(|m| m.kind() == MarkKind::Unstable);
         if !unstable || !long_enough(s) {
             continue;
         }

@@ -514,7 +514,7 @@ fn table_row(c: &Cell, op: Option<kvbench_model::OpKind>, palette: &Palette) -> 
         clients: c.clients,
         rate: c.rate.map(format::rate).unwrap_or_default(),
         throughput,
-        flags: c.flags.clone(),
+        flags: c.flag_names(),
         op: main.map(|o| o.op.as_str().to_string()).unwrap_or_default(),
         p50: main
             .map(|o| format::micros(o.merged.p50_us))
@@ -569,7 +569,12 @@ fn run_rows(sources: &[Source]) -> Vec<RunRow> {
         .iter()
         .map(|s| {
             let r = &s.record;
-            let mut notes: Vec<String> = r.marks.iter().chain(&r.warnings).cloned().collect();
+            let mut notes: Vec<String> = r
+                .marks
+                .iter()
+                .chain(&r.warnings)
+                .map(|m| m.to_string())
+                .collect();
             if let Some(f) = &r.failure {
                 notes.insert(0, format!("failed: {f}"));
             }

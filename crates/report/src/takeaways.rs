@@ -275,13 +275,8 @@ fn verdict(
         .flags
         .iter()
         .chain(&b.flags)
-        .map(String::as_str)
-        .filter(|f| {
-            matches!(
-                *f,
-                "client-bound" | "noisy" | "unstable" | "errors" | "overloaded"
-            )
-        })
+        .filter(|f| f.doubts_a_verdict())
+        .map(|f| f.name())
         .collect();
     let mut note = match (throughput.decision.call, &throughput.interval) {
         (Call::Ahead, _) => String::new(),

@@ -267,7 +267,11 @@ fn iterations_are_summarised_and_percentiles_come_from_every_request() {
         .expect("the cell");
     assert_eq!(c.throughput.n, 3);
     assert!((c.throughput.mean - 100_000.0).abs() < 1e-6);
-    assert!(c.flags.contains(&"noisy".to_string()), "{:?}", c.flags);
+    assert!(
+        c.flags.contains(&crate::cells::Flag::Noisy),
+        "{:?}",
+        c.flags
+    );
     let read = &c.ops[0];
     assert_eq!(read.op, OpKind::Read);
     assert_eq!(read.merged.count, 15_000);
@@ -455,8 +459,16 @@ fn clusters_and_rate_sweeps_get_their_own_figures() {
         let mut r = run(id, "redis", "w", 8, achieved, 50 + achieved as u64 / 100);
         r.config.rate = Some(rate);
         if rate > 30_000.0 {
-            r.marks
-                .push("overloaded: achieved 29000 ops/s of the 40000 offered".into());
+            r.marks.push(
+                kvbench_model::Finding::Overloaded {
+                    cause: kvbench_model::mark::Overload::Rate {
+                        achieved: 29_000.0,
+                        offered: 40_000.0,
+                    },
+                    worker: None,
+                }
+                .into(),
+            );
         }
         sources.push(Source {
             record: r,
@@ -1019,12 +1031,7 @@ fn a_run_with_an_outage_gets_a_figure_of_its_steps() {
         fault("restart:0:1s@1s", None),
         fault("pause:1:1s@1s", Some("there are 1 data nodes".into())),
     ];
-    let sources = vec![Source {
-        record: r,
-        cell_key: None,
-        cell_index: None,
-        block: None,
-    }];
+    let sources = alone(r);
     let cells = crate::cells::group(&sources).expect("cells");
     let figures = crate::figures::build(&cells, &sources);
     let f = figures
@@ -1088,4 +1095,44 @@ fn faults_are_listed_and_an_outage_of_none_is_said() {
         "",
         "no fault, no outage: nothing"
     );
+}
+
+#[test]
+fn flags_are_the_kinds_of_marks_and_warnings_not_their_first_words() {
+    use crate::cells::Flag;
+    use kvbench_model::{Finding, MarkKind};
+    let mut r = run(1, "redis", "w", 8, 100_000.0, 50);
+    // The sentence begins with another kind's name: the kind decides.
+    r.warnings.push(
+        Finding::NoProbe {
+            error: "client-bound: a server's own words".into(),
+        }
+        .into(),
+    );
+    // A sentence without a kind word before its colon still has a kind.
+    r.warnings.push(
+        Finding::Clamped {
+            latencies: 3,
+            limit_s: 60.0,
+        }
+        .into(),
+    );
+    let sources = alone(r);
+    let cells = crate::cells::group(&sources).expect("cells");
+    assert_eq!(
+        cells[0].flags,
+        vec![Flag::Mark(MarkKind::NoProbe), Flag::Mark(MarkKind::Clamped)]
+    );
+    assert!(!cells[0].flags.iter().any(|f| f.doubts_a_verdict()));
+    assert_eq!(cells[0].flag_names(), vec!["no-probe", "clamped"]);
+}
+
+/// One run as the only source, outside any experiment.
+fn alone(record: RunRecord) -> Vec<Source> {
+    vec![Source {
+        record,
+        cell_key: None,
+        cell_index: None,
+        block: None,
+    }]
 }

@@ -552,9 +552,15 @@ pub fn comparison(records: &[RunRecord]) -> String {
     s
 }
 
+/// Marks or warnings as one line, their sentences joined by `; `.
+pub fn joined(marks: &[kvbench_model::Mark]) -> String {
+    let texts: Vec<&str> = marks.iter().map(|m| m.text()).collect();
+    texts.join("; ")
+}
+
 /// Why a run is not `ok`, in one line: `run 7 (redis balanced x8): invalid: errors: ...`.
 pub fn problem(r: &RunRecord) -> String {
-    let why = r.failure.clone().unwrap_or_else(|| r.marks.join("; "));
+    let why = r.failure.clone().unwrap_or_else(|| joined(&r.marks));
     format!(
         "run {} ({} {} x{}): {}: {why}",
         r.id.unwrap_or_default(),

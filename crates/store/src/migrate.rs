@@ -8,10 +8,13 @@
 //! and gets each file through [`to_postgres`], a mechanical translation of
 //! the few SQLite-only spellings the files use.
 //!
-//! It only creates and alters tables; it never reads or writes runs.
+//! It only creates and alters tables, with one exception: version 9 turns
+//! each run's stored marks and warnings from sentences into typed marks
+//! ([`typed_marks`]), which SQL alone cannot write for both backends.
 
-use crate::db::{Backend, Db, TxKind};
+use crate::db::{args, Backend, Db, TxKind};
 use crate::{BackendError, StoreError};
+use kvbench_model::Mark;
 
 /// Migration `i` takes a database from version `i` to `i + 1`. Entries are
 /// only ever appended: a released migration is never edited, because
@@ -25,7 +28,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("migrate_6.sql"),
     include_str!("migrate_7.sql"),
     include_str!("migrate_8.sql"),
+    include_str!("migrate_9.sql"),
 ];
+
+/// The version from which marks and warnings are stored typed.
+const TYPED_MARKS: usize = 9;
 
 /// The schema version this build writes and the newest it can read.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -269,13 +276,16 @@ pub(crate) fn migrate(db: &Db, database: &str) -> Result<(), StoreError> {
         tx.batch(POSTGRES_PRELUDE).map_err(open_err)?;
     }
     // `found` is in 0..=SCHEMA_VERSION here, so the slice is in bounds.
-    for migration in &MIGRATIONS[found as usize..] {
+    for (i, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let sql = if postgres {
             to_postgres(migration)
         } else {
             migration.to_string()
         };
         tx.batch(&sql).map_err(open_err)?;
+        if i + 1 == TYPED_MARKS {
+            typed_marks(&tx).map_err(open_err)?;
+        }
     }
     let mark = if postgres {
         format!(
@@ -286,6 +296,40 @@ pub(crate) fn migrate(db: &Db, database: &str) -> Result<(), StoreError> {
     };
     tx.batch(&mark).map_err(open_err)?;
     tx.commit().map_err(open_err)
+}
+
+/// Version 9: every run's marks and warnings, stored as sentences until
+/// now, become [`Mark::recorded`]: the same sentence, with the kind its
+/// first word named (how the report read them before). An entry already
+/// typed is kept; a list that is not JSON is left as it was (reading that
+/// run fails as it did before, and the others open).
+fn typed_marks(db: &Db) -> Result<(), BackendError> {
+    let rows = db.query("SELECT id, marks_json, warnings_json FROM runs", &[])?;
+    for mut row in rows {
+        let id: i64 = row.take(0)?;
+        let marks: String = row.take(1)?;
+        let warnings: String = row.take(2)?;
+        if let (Some(marks), Some(warnings)) = (typed(&marks), typed(&warnings)) {
+            db.execute(
+                "UPDATE runs SET marks_json = ?1, warnings_json = ?2 WHERE id = ?3",
+                &args![marks, warnings, id],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// One stored list of sentences as typed marks, in JSON.
+fn typed(json: &str) -> Option<String> {
+    let entries: Vec<serde_json::Value> = serde_json::from_str(json).ok()?;
+    let marks = entries
+        .into_iter()
+        .map(|e| match e {
+            serde_json::Value::String(text) => Some(Mark::recorded(&text)),
+            typed => serde_json::from_value(typed).ok(),
+        })
+        .collect::<Option<Vec<Mark>>>()?;
+    serde_json::to_string(&marks).ok()
 }
 
 #[cfg(test)]

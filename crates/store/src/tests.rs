@@ -8,9 +8,10 @@
 
 use super::*;
 use crate::db::{Backend, Db, TxKind};
+use kvbench_model::mark::{Instability, Measure};
 use kvbench_model::{
-    CpuCost, Environment, LatencySummary, NodeProbe, OpKind, OpResult, PhaseResult, Probe,
-    RunConfig, RunStatus, SeriesPoint, Setting, SystemKind, TopologyKind,
+    CpuCost, Environment, Finding, LatencySummary, Mark, MarkKind, NodeProbe, OpKind, OpResult,
+    PhaseResult, Probe, RunConfig, RunStatus, SeriesPoint, Setting, SystemKind, TopologyKind,
 };
 use std::time::Duration;
 
@@ -79,10 +80,33 @@ fn full_record() -> RunRecord {
         finished_at: "2024-05-01T10:07:31.654321Z".into(),
         status: RunStatus::Invalid,
         failure: None,
-        marks: vec!["errors".into(), "evictions".into()],
+        marks: vec![
+            Finding::Errors {
+                failed: 7,
+                by_kind: vec![("timeout".into(), 7)],
+                allowed: false,
+            }
+            .into(),
+            Finding::Unstable {
+                measure: Measure::Throughput,
+                shape: Instability::TwoLevels {
+                    low: 1000.5,
+                    high: 2000.25,
+                    low_seconds: 3,
+                    high_seconds: 4,
+                },
+            }
+            .into(),
+            Finding::Evictions { evicted: 3 }.into(),
+        ],
         warnings: vec![
-            "server swapped: \"free -m\" shows 12 MiB free; add memory".into(),
-            "clock ran backwards — ignore the first 2 s".into(),
+            Mark::recorded("server swapped: \"free -m\" shows 12 MiB free; add memory"),
+            Finding::StartSpread {
+                spread_ms: 6.25,
+                bound_ms: 5.0,
+                window_ms: None,
+            }
+            .into(),
         ],
         config: RunConfig {
             system: SystemKind::Memcached,
@@ -1075,16 +1099,18 @@ fn version_1_database_is_migrated_and_its_runs_still_read(fx: &Fixture) {
         };
         db.batch(mark).unwrap();
         db.batch(
-            "INSERT INTO runs (id, started_at, finished_at, status, failure, marks_json, warnings_json,
+            r#"INSERT INTO runs (id, started_at, finished_at, status, failure, marks_json, warnings_json,
                                system, workload, records, operations, clients, pipeline, seed,
                                config_json, environment_json, cpu_json, load_json, run_json, throughput)
-             SELECT 1, '2026-01-01T00:00:00Z', '2026-01-01T00:01:00Z', 'ok', NULL, '[]', '[]',
+             SELECT 1, '2026-01-01T00:00:00Z', '2026-01-01T00:01:00Z', 'ok', NULL,
+                    '["evictions: the server evicted 3 items, so some reads could not hit"]',
+                    '["42 latencies were above 60 s and were clamped to 60 s in the histograms"]',
                     'redis', 'w', 1, 1, 1, 1, '1', '{}', '{}', NULL, NULL, NULL, NULL;
              INSERT INTO op_results (run_id, phase, op, completed, misses, errors, throughput,
                                      p50_us, p95_us, p99_us, p999_us, max_us, mean_us)
              VALUES (1, 'run', 'read', 1, 0, 0, 1.0, 1, 1, 1, 1, 1, 1);
              INSERT INTO histograms (run_id, phase, op, encoding, data)
-             VALUES (1, 'run', 'read', 'hdr-v2-base64', 'OLD');",
+             VALUES (1, 'run', 'read', 'hdr-v2-base64', 'OLD');"#,
         )
         .unwrap();
     }
@@ -1096,6 +1122,27 @@ fn version_1_database_is_migrated_and_its_runs_still_read(fx: &Fixture) {
         .unwrap();
     let (measure, data): (String, String) = (row.take(0).unwrap(), row.take(1).unwrap());
     assert_eq!((measure.as_str(), data.as_str()), ("latency", "OLD"));
+    // Its sentences became typed marks (version 9): the same words, the
+    // kind their first word named, and `note` where it named none.
+    let mut row = store
+        .db
+        .query_row(
+            "SELECT marks_json, warnings_json FROM runs WHERE id = 1",
+            &[],
+        )
+        .unwrap();
+    let (marks, warnings): (String, String) = (row.take(0).unwrap(), row.take(1).unwrap());
+    let marks: Vec<Mark> = serde_json::from_str(&marks).unwrap();
+    let warnings: Vec<Mark> = serde_json::from_str(&warnings).unwrap();
+    assert_eq!(marks.len(), 1);
+    assert_eq!(marks[0].kind(), MarkKind::Evictions);
+    assert_eq!(
+        marks[0].text(),
+        "evictions: the server evicted 3 items, so some reads could not hit"
+    );
+    assert_eq!(warnings.len(), 1);
+    assert_eq!(warnings[0].kind(), MarkKind::Note);
+    assert!(warnings[0].text().starts_with("42 latencies"));
     // The migrated tables take new runs (after the hand-written id 1).
     if fx.backend() == Backend::Sqlite {
         let mut store = store;

@@ -19,7 +19,7 @@ use crate::output::print;
 use crate::reuse::{self, Reload, Sharing};
 use anyhow::Result;
 use kvbench_engine::recorder::{merge_encoded, summarize};
-use kvbench_model::{RunRecord, RunStatus};
+use kvbench_model::{MarkKind, RunRecord, RunStatus};
 use kvbench_store::CellTag;
 use search::{Bounds, Stop};
 use serde::Serialize;
@@ -286,8 +286,8 @@ fn judge(rec: &RunRecord, rate: Option<f64>, slo: Slo, stop: &AtomicBool) -> Res
     let slo_us = all.value_at_quantile(slo.percentile / 100.0) as f64 / 1e3;
     let mut notes = Vec::new();
     for m in &rec.marks {
-        if m.starts_with("overloaded") || m.starts_with("errors") {
-            notes.push(m.clone());
+        if matches!(m.kind(), MarkKind::Overloaded | MarkKind::Errors) {
+            notes.push(m.to_string());
         }
     }
     if slo_us > slo.limit_us {
@@ -297,10 +297,12 @@ fn judge(rec: &RunRecord, rate: Option<f64>, slo: Slo, stop: &AtomicBool) -> Res
         ));
     }
     let passed = rate.is_none() || notes.is_empty();
-    for w in &rec.warnings {
-        if w.starts_with("client-bound") {
-            notes.push("client-bound: kvbench's own thread was the limit at this rate".to_string());
-        }
+    if rec
+        .warnings
+        .iter()
+        .any(|w| w.kind() == MarkKind::ClientBound)
+    {
+        notes.push("client-bound: kvbench's own thread was the limit at this rate".to_string());
     }
     Ok(Step {
         rate,

@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 use kvbench_engine::recorder::Recorder;
 use kvbench_engine::series::SeriesRecorder;
 use kvbench_engine::{CutShort, PhaseOutput};
-use kvbench_model::{NodeCount, ScaleOutResult, WorkerPart};
+use kvbench_model::{Finding, NodeCount, ScaleOutResult, WorkerPart};
 use std::time::{Duration, UNIX_EPOCH};
 
 /// One worker as its Spark task returned it.
@@ -104,10 +104,13 @@ pub fn merge(asked: Asked, job: &Job, mut delivered: Vec<Delivered>) -> Result<P
         cpu += p.client_cpu_seconds;
         busy.extend(&p.worker_busy);
         if overloaded.is_none() {
-            overloaded = p
-                .overloaded
-                .as_ref()
-                .map(|why| format!("worker {}: {why}", p.worker));
+            overloaded = p.overloaded.clone().map(|why| match why {
+                Finding::Overloaded { cause, .. } => Finding::Overloaded {
+                    cause,
+                    worker: Some(p.worker),
+                },
+                other => other,
+            });
         }
         match p.cut_short.as_deref().and_then(cut_short) {
             Some(CutShort::Interrupted) => cut = Some(CutShort::Interrupted),

@@ -31,7 +31,7 @@ pub struct WorkerPartResult {
     /// Each of its threads' busy share of the window.
     pub worker_busy: Vec<f64>,
     /// Open loop: why its share of the schedule was not kept.
-    pub overloaded: Option<String>,
+    pub overloaded: Option<kvbench_model::Finding>,
     /// `interrupted` or `connections_lost` when its window ended early.
     pub cut_short: Option<String>,
     /// Waits above the stall threshold, and the longest.

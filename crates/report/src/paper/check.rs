@@ -12,7 +12,8 @@ use super::rules::{self, Answer, Estimate, Judgement, Range, SweepPoint};
 use super::{
     not_measured, outcome, ratio_range, Clients, Finding, Kind, Outcome, Paper, Reasons, Verdict,
 };
-use crate::cells::{Cell, Sample};
+use crate::cells::{Cell, Flag, Sample};
+use kvbench_model::MarkKind;
 use kvbench_stats::paired;
 
 /// A figure of one run.
@@ -712,9 +713,9 @@ fn peak(f: &Finding, here: &[&Cell], why: &Reasons) -> Outcome {
 /// paper's file says differs between its machines and this one for that
 /// kind of finding.
 fn reason(paper: &Reasons, f: &Finding, cells: &[&Cell]) -> String {
-    let flagged = |flag: &str| cells.iter().any(|c| c.flags.iter().any(|x| x == flag));
+    let flagged = |flag: Flag| cells.iter().any(|c| c.flags.contains(&flag));
     let mut why = Vec::new();
-    if flagged("client-bound") {
+    if flagged(Flag::Mark(MarkKind::ClientBound)) {
         why.push("kvbench was the limit (client-bound) on this machine".to_string());
     }
     // Noisy iterations are not a reason here: a finding differs only when
