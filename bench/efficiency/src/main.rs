@@ -1411,13 +1411,20 @@ mod tests {
 
     #[test]
     fn only_a_run_marked_unstable_and_nothing_else_is_kept() {
-        let unstable = r#"{"failure":null,"marks":["unstable: per-second throughput drifted from 90000 to 70000 ops/s"]}"#;
-        assert_eq!(stability_marks(unstable).map(|m| m.len()), Some(1));
+        let unstable = r#"{"failure":null,"marks":[{"kind":"unstable","text":"unstable: per-second throughput drifted from 90000 to 70000 ops/s"}]}"#;
+        assert_eq!(
+            stability_marks(unstable),
+            Some(vec![
+                "unstable: per-second throughput drifted from 90000 to 70000 ops/s".to_string()
+            ])
+        );
         for not_kept in [
-            r#"{"failure":null,"marks":["unstable: x","errors: 3 operations failed (3 io)"]}"#,
-            r#"{"failure":"every connection failed","marks":["unstable: x"]}"#,
+            r#"{"failure":null,"marks":[{"kind":"unstable","text":"unstable: x"},{"kind":"errors","text":"errors: 3 operations failed (3 io)"}]}"#,
+            r#"{"failure":"every connection failed","marks":[{"kind":"unstable","text":"unstable: x"}]}"#,
             r#"{"failure":null,"marks":[]}"#,
             r#"{"marks":"unstable: x"}"#,
+            // A sentence that begins like the kind is not the kind.
+            r#"{"failure":null,"marks":[{"kind":"stall","text":"unstable: x"}]}"#,
             "not JSON",
         ] {
             assert_eq!(stability_marks(not_kept), None, "{not_kept}");
