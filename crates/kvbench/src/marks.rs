@@ -16,7 +16,7 @@ const START_BOUND_MS: f64 = 5.0;
 
 /// Marks a scaled-out run whose workers were not in step: their start
 /// instants spread, or their clocks known too loosely to tell.
-pub fn scale_out_marks(so: &kvbench_model::ScaleOutResult, window_s: f64, rec: &mut RunRecord) {
+fn scale_out_marks(so: &kvbench_model::ScaleOutResult, window_s: f64, rec: &mut RunRecord) {
     if so.clock_uncertainty_ms > START_BOUND_MS {
         rec.marks.push(
             Finding::Clock {
@@ -44,8 +44,91 @@ pub fn scale_out_marks(so: &kvbench_model::ScaleOutResult, window_s: f64, rec: &
     }
 }
 
+/// A worker thread busy this share of the window means kvbench itself may
+/// have limited throughput.
+const CLIENT_BOUND_SHARE: f64 = 0.9;
+
+/// The marks and warnings of what happened in the window, and the failure
+/// of one cut short: faults caused, nodes lost, a window cut short, stalls,
+/// a busy client, an overloaded schedule, clamped latencies, reconnects,
+/// failed connections, scaled-out workers out of step. What the numbers
+/// themselves show (errors, misses, instability) is [`judge`]'s.
+pub fn window(
+    s: &RunSettings,
+    run: &kvbench_engine::PhaseOutput,
+    lost: &[String],
+    rec: &mut RunRecord,
+) {
+    let result = &run.result;
+    if !result.faults.is_empty() {
+        let faults = result.faults.clone();
+        rec.marks.push(Finding::Fault { faults }.into());
+    }
+    if !lost.is_empty() {
+        let nodes = lost.to_vec();
+        rec.marks.push(Finding::NodeDown { nodes }.into());
+    }
+    if let Some(why) = run.cut_short {
+        let (text, mark) = cut_short(why, run, s, lost);
+        rec.failure = Some(text);
+        rec.marks.push(mark);
+    }
+    let r = &run.recorder;
+    if r.stalls > 0 {
+        rec.marks.push(
+            Finding::Stall {
+                stalls: r.stalls,
+                bound_s: s.stall.as_secs_f64(),
+                longest_s: r.longest_stall_ns as f64 / 1e9,
+            }
+            .into(),
+        );
+    }
+    // A worker thread that was busy nearly all the window may have been the
+    // bottleneck; the numbers are still what was measured, so this is a
+    // warning in the record, not a reason to call the run invalid.
+    let busiest = run
+        .worker_busy
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1));
+    if let Some((worker, &busy)) = busiest.filter(|(_, b)| **b >= CLIENT_BOUND_SHARE) {
+        rec.warnings
+            .push(Finding::ClientBound { worker, busy }.into());
+    }
+    if let Some(why) = &run.overloaded {
+        rec.marks.push(why.clone().into());
+    }
+    if r.clamped > 0 {
+        rec.warnings.push(
+            Finding::Clamped {
+                latencies: r.clamped,
+                limit_s: kvbench_engine::recorder::MAX_LATENCY_NS as f64 / 1e9,
+            }
+            .into(),
+        );
+    }
+    if result.reconnects > 0 {
+        let reconnects = result.reconnects;
+        rec.marks.push(Finding::Reconnects { reconnects }.into());
+    }
+    if r.failed_connections > 0 {
+        rec.marks.push(
+            Finding::ConnectionFailures {
+                failed: r.failed_connections,
+                of: r.connections,
+                server_said: server_said(result),
+            }
+            .into(),
+        );
+    }
+    if let Some(so) = &result.scale_out {
+        scale_out_marks(so, result.duration_s, rec);
+    }
+}
+
 /// The failure text and the `partial` mark of a window that ended early.
-pub fn cut_short(
+fn cut_short(
     why: CutShort,
     run: &kvbench_engine::PhaseOutput,
     s: &RunSettings,
@@ -82,13 +165,13 @@ pub fn cut_short(
 
 /// How many connections failed, of how many: "every connection" only when
 /// every one did.
-pub fn connections_failed(r: &kvbench_engine::recorder::Recorder) -> String {
+fn connections_failed(r: &kvbench_engine::recorder::Recorder) -> String {
     mark::connections_failed(r.failed_connections, r.connections)
 }
 
 /// What the server answered when it refused, as it said it: the most
 /// frequent error reply's text and count.
-pub fn server_said(result: &PhaseResult) -> Option<ServerSaid> {
+fn server_said(result: &PhaseResult) -> Option<ServerSaid> {
     result
         .error_replies
         .iter()

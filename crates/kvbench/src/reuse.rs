@@ -102,7 +102,7 @@ pub fn key(s: &RunSettings, policy: Reload) -> Option<String> {
     {
         return None;
     }
-    let mut config = serde_json::to_value(crate::orchestrate::planned_config(s)).ok()?;
+    let mut config = serde_json::to_value(crate::record::planned_config(s)).ok()?;
     let map = config.as_object_mut()?;
     for field in CLIENT_ONLY {
         map.remove(*field);

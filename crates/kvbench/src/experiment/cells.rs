@@ -541,7 +541,7 @@ pub(super) fn run_settings(args: Vec<String>) -> Result<RunSettings, UsageError>
 pub(crate) fn key(s: &RunSettings, reload: Reload) -> String {
     let mut doc = serde_json::json!({
         "kvbench": env!("CARGO_PKG_VERSION"),
-        "config": crate::orchestrate::planned_config(s),
+        "config": crate::record::planned_config(s),
         "server_binary": s.server_binary,
         "server_version": server_version(s),
     });
