@@ -11,7 +11,7 @@ use kvbench_engine::driver::Driver;
 use kvbench_engine::route::ketama::Variant;
 use kvbench_engine::{Arrival, Io, Rate, Window};
 use kvbench_model::{Finding, Mark, OpKind, Protocol, SystemKind, TopologyKind};
-use kvbench_servers::Link;
+use kvbench_servers::{Link, Shape};
 use kvbench_store::Labels;
 use kvbench_workload::{presets, Origin, Properties, WorkloadSpec};
 use std::path::PathBuf;
@@ -94,6 +94,17 @@ pub struct RunSettings {
     pub verdict: Option<kvbench_model::VerdictRule>,
 }
 
+impl RunSettings {
+    /// The topology with its counts.
+    pub fn shape(&self) -> Shape {
+        Shape {
+            kind: self.topology,
+            nodes: self.nodes,
+            replicas: self.replicas,
+        }
+    }
+}
+
 /// Checks `--max-memory` and `--eviction` against the system.
 fn memory_limit(system: SystemKind, b: &BenchArgs) -> Result<(), UsageError> {
     if b.max_memory.is_none() {
@@ -104,21 +115,14 @@ fn memory_limit(system: SystemKind, b: &BenchArgs) -> Result<(), UsageError> {
             "--max-memory: kvbench sets no option on a --target it did not start (set its limit there, and kvbench reads it)".into(),
         ));
     }
-    if system.protocol() == Protocol::Aerospike {
-        return Err(UsageError(format!(
-            "--max-memory: {system} evicts only records with a TTL and kvbench writes none; its namespace is sized from the data set"
-        )));
-    }
+    kvbench_servers::check_max_memory(system)
+        .map_err(|why| UsageError(format!("--max-memory: {why}")))?;
     if let Some(p) = b.eviction {
         kvbench_servers::check_eviction(system, p)
             .map_err(|e| UsageError(format!("--eviction: {e}")))?;
     }
     Ok(())
 }
-
-/// The largest cluster kvbench starts on one machine: every client opens a
-/// connection to every master.
-const MAX_NODES: u32 = 64;
 
 /// Checks `--topology`, `--nodes` and `--replicas` against the system.
 fn topology(system: SystemKind, b: &BenchArgs) -> Result<(TopologyKind, u32, u32), UsageError> {
@@ -127,32 +131,8 @@ fn topology(system: SystemKind, b: &BenchArgs) -> Result<(TopologyKind, u32, u32
         .parse()
         .map_err(|e| UsageError(format!("--topology: {e}")))?;
     kvbench_servers::check_topology(system, kind).map_err(UsageError)?;
-    let refuse = |why: String| Err(UsageError(why));
-    match kind {
-        TopologyKind::Cluster if b.replicas > 8 => {
-            refuse(format!("--replicas must be at most 8, got {}", b.replicas))
-        }
-        TopologyKind::Sentinel if b.target.is_none() && !(2..=9).contains(&b.nodes) => {
-            refuse(format!(
-                "--topology sentinel: --nodes counts the master and its replicas, 2 to 9 (a failover needs a replica), got {}",
-                b.nodes
-            ))
-        }
-        TopologyKind::Single
-        | TopologyKind::Pool
-        | TopologyKind::Twemproxy
-        | TopologyKind::Sentinel
-            if b.replicas > 0 =>
-        {
-            refuse("--replicas needs --topology cluster (a Sentinel group's --nodes counts its replicas)".to_string())
-        }
-        TopologyKind::Single => Ok((kind, 1, 0)),
-        _ if b.nodes == 0 || b.nodes > MAX_NODES => refuse(format!(
-            "--nodes must be between 1 and {MAX_NODES}, got {}",
-            b.nodes
-        )),
-        _ => Ok((kind, b.nodes, b.replicas)),
-    }
+    let shape = Shape::check(kind, b.nodes, b.replicas).map_err(UsageError)?;
+    Ok((shape.kind, shape.nodes, shape.replicas))
 }
 
 /// `--fault`: only on servers kvbench starts, on a node that exists, a
@@ -176,31 +156,23 @@ fn faults(
             "faults are caused only on servers kvbench starts, never on a --target".into(),
         );
     }
-    if system.protocol() == Protocol::Aerospike {
-        return refuse(format!(
-            "{system}'s nodes are not restarted or paused by kvbench"
-        ));
-    }
-    let data_nodes = match topology {
-        TopologyKind::Single => 1,
-        TopologyKind::Cluster => nodes * (1 + replicas),
-        _ => nodes,
+    kvbench_servers::check_faults(system)
+        .map_err(|why| UsageError(format!("--fault {first}: {why}")))?;
+    let shape = Shape {
+        kind: topology,
+        nodes,
+        replicas,
     };
+    let data_nodes = shape.data_nodes();
     for f in &faults {
         let bad = |why: String| Err(UsageError(format!("--fault {f}: {why}")));
         if f.kind == FaultKind::Failover {
-            let masters = if topology == TopologyKind::Cluster {
-                nodes
-            } else {
-                1
-            };
-            match topology {
-                TopologyKind::Sentinel => {}
-                TopologyKind::Cluster if replicas > 0 => {}
-                _ => return bad(
+            let masters = shape.masters();
+            if !shape.can_fail_over() {
+                return bad(
                     "a failover needs --topology sentinel, or --topology cluster with --replicas"
                         .into(),
-                ),
+                );
             }
             if f.node as u32 >= masters {
                 return bad(format!(
@@ -664,26 +636,21 @@ fn connections(
     topology: TopologyKind,
     nodes: u32,
 ) -> Result<(), UsageError> {
-    let mut per_client = connections_per_client(topology, nodes);
+    let shape = Shape {
+        kind: topology,
+        nodes,
+        replicas: 0,
+    };
+    let mut per_client = shape.connections_per_client();
     if system.protocol() == Protocol::Aerospike {
         // The library's pool holds a connection per operation in flight.
         per_client *= u64::from(b.pipeline.max(b.load_pipeline).max(1));
     }
     let most = u64::from(clients.max(b.load_clients));
-    if !remote && topology != TopologyKind::Twemproxy {
+    if !remote && shape.clients_reach_servers() {
         server_accepts(system, clients, b.load_clients, server_args)?;
     }
     kvbench_engine::limits::check_open_files(most * per_client).map_err(UsageError)
-}
-
-/// Connections one client opens: one to every node, except through the one
-/// proxy in front of them (twemproxy).
-pub fn connections_per_client(topology: TopologyKind, nodes: u32) -> u64 {
-    match topology {
-        // A Sentinel group's clients write to its master only.
-        TopologyKind::Twemproxy | TopologyKind::Sentinel => 1,
-        _ => u64::from(nodes.max(1)),
-    }
 }
 
 /// Records the servers may hold when the run ends: those loaded plus those

@@ -12,9 +12,7 @@ use kvbench_connect::Access;
 use kvbench_engine::Topology;
 use kvbench_model::{RunRecord, SystemKind};
 use kvbench_servers::aerospike::Config as AerospikeConfig;
-use kvbench_servers::{
-    DataSize, Deployment, Hosts, Network, RemoteServer, ServerSpec, TopologyKind,
-};
+use kvbench_servers::{Deployment, Hosts, Network, RemoteServer, ServerSpec, TopologyKind};
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,24 +29,10 @@ pub fn server_spec(s: &RunSettings) -> ServerSpec {
         binary: s.server_binary.clone(),
         memory_limit_mb: match s.max_memory {
             Some(_) => crate::max_memory::mb(s),
-            None => kvbench_servers::memory_limit_mb(s.system, &data_size(s)),
+            None => kvbench_servers::memory_limit_mb(s.system, &crate::dataset::data_size(s)),
         },
         eviction: s.eviction,
         extra_args: s.server_args.clone(),
-    }
-}
-
-/// What `s`'s servers hold at most, for a system sized up front.
-fn data_size(s: &RunSettings) -> DataSize {
-    let keys = s.spec.key_namer();
-    let key_bytes = keys.max_len() as u64;
-    let value_bytes =
-        kvbench_engine::driver::Driver::new(s.system, &s.spec, keys).memcached_value_len() as u64;
-    DataSize {
-        records: crate::config::records_at_most(s),
-        key_bytes,
-        record_bytes: s.spec.record_bytes(),
-        value_bytes,
     }
 }
 

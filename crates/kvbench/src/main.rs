@@ -15,6 +15,7 @@ mod commands;
 mod companion;
 mod config;
 mod cpus;
+mod dataset;
 mod db;
 mod deploy;
 mod diff;

@@ -13,8 +13,11 @@ pub fn mb(s: &RunSettings) -> Option<u64> {
 /// The raw bytes (keys and values) `records` records put on each server
 /// that holds a share of the data set.
 pub fn raw_per_server(s: &RunSettings, records: u64) -> u64 {
-    records.saturating_mul(s.spec.record_bytes() + s.spec.key_namer().max_len() as u64)
-        / u64::from(s.topology.shards(s.nodes))
+    let data = kvbench_servers::DataSize {
+        records,
+        ..crate::dataset::data_size(s)
+    };
+    data.raw_bytes() / u64::from(s.topology.shards(s.nodes))
 }
 
 /// The policy a memory-limited run's servers evict by: `--eviction`, else

@@ -7,22 +7,8 @@
 
 use crate::config::RunSettings;
 use crate::exit::UsageError;
-use kvbench_model::Protocol;
-use kvbench_workload::Layout;
 use std::sync::OnceLock;
 
-/// Redis and Valkey hold a hash record in about 1.2x (8 KB records, paper
-/// A) to 1.5x (4 KB of 255-byte fields, paper B) its raw bytes; 1.6 covers
-/// both with room for the allocator's rounding.
-const RESP_FACTOR: f64 = 1.6;
-/// A sorted-set member is 16 raw bytes (name and score) but costs a
-/// skiplist node, a dict entry and its string: about 100 bytes.
-const ZSET_FACTOR: f64 = 8.0;
-/// An empty server process (binary, allocator arenas, buffers).
-const SERVER_BASE: u64 = 16 << 20;
-/// An idle asd: 263 MiB resident on 8.1 (its index and thread stacks are
-/// allocated at start), measured by `crates/servers/tests/aerospike.rs`.
-const AEROSPIKE_BASE: u64 = 280 << 20;
 /// kvbench itself before any connection: runtime, histograms, store.
 const CLIENT_BASE: u64 = 64 << 20;
 /// Per connection before its pipeline: a read buffer, a write buffer and
@@ -62,39 +48,19 @@ pub fn estimate(s: &RunSettings) -> Estimate {
     let (server, server_why) = if s.target.is_some() {
         (0, "none on this machine (--target)".to_string())
     } else {
-        let bytes = match s.system.protocol() {
-            // kvbench gives memcached a memory limit sized for the data
-            // (`-m`), and it allocates up to that.
-            // kvbench gives Aerospike's namespace a data size from the
-            // data set; it fills as records arrive, so count the raw data
-            // twice (as the size does), not the whole size.
-            Protocol::Memcache => crate::deploy::server_spec(s)
-                .memory_limit_mb
-                .unwrap_or(64)
-                .saturating_mul(1 << 20),
-            Protocol::Aerospike => (items * (record + key))
-                .saturating_mul(2)
-                .saturating_add((AEROSPIKE_BASE - SERVER_BASE) * nodes),
-            Protocol::Resp => {
-                let factor = match spec.data_model.layout {
-                    Layout::SortedSets => ZSET_FACTOR,
-                    _ => RESP_FACTOR,
-                };
-                let names = u64::from(spec.field_count) * (spec.field_name_prefix.len() as u64 + 4);
-                let raw = items as f64 * (record + key + names) as f64;
-                (raw * factor) as u64
-            }
-        };
+        let limit = crate::deploy::server_spec(s).memory_limit_mb;
+        let bytes = kvbench_servers::data_bytes(s.system, &crate::dataset::data_size(s), limit);
+        let idle = kvbench_servers::idle_bytes(s.system);
         let mut total = bytes
             .saturating_mul(copies)
-            .saturating_add(SERVER_BASE * nodes * copies);
+            .saturating_add(idle * nodes * copies);
         // `--max-memory`: no server holds more than its limit (Memcached's
         // `-m` above is that limit already).
         let limited = crate::max_memory::mb(s);
         if let Some(mb) = limited {
             total = total.min(
                 (mb << 20)
-                    .saturating_add(SERVER_BASE)
+                    .saturating_add(idle)
                     .saturating_mul(nodes * copies),
             );
         }
@@ -113,7 +79,7 @@ pub fn estimate(s: &RunSettings) -> Estimate {
             ),
         )
     };
-    let per_client = crate::config::connections_per_client(s.topology, s.nodes);
+    let per_client = s.shape().connections_per_client();
     let phase = |clients: u64, pipeline: u64| {
         let conns = clients.saturating_mul(per_client);
         let per_conn = PER_CONNECTION
@@ -188,13 +154,8 @@ fn room(s: &RunSettings) -> Result<(), UsageError> {
     ) else {
         return Ok(());
     };
-    // memcached refuses a limit below twice its largest item (`-I`, 1 MB
-    // by default) and exits at start.
-    if s.system.protocol() == Protocol::Memcache && mb < 2 {
-        return Err(UsageError(format!(
-            "--max-memory {given} is {mb} MB per server; memcached needs at least 2 MB (twice its largest item, 1 MB)"
-        )));
-    }
+    kvbench_servers::check_limit(s.system, mb)
+        .map_err(|why| UsageError(format!("--max-memory {given} is {mb} MB per server; {why}")))?;
     let raw = crate::max_memory::raw_per_server(s, s.spec.record_count);
     if policy.makes_room() || raw <= mb << 20 || s.allow_incomplete_load || s.no_load {
         return Ok(());

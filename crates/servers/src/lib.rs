@@ -33,6 +33,7 @@ mod proxy;
 mod remote;
 mod sentinel;
 mod server;
+mod shape;
 mod spec;
 mod start;
 mod system;
@@ -53,9 +54,10 @@ pub use proxy::Proxied;
 pub use remote::RemoteServer;
 pub use sentinel::SentinelGroup;
 pub use server::{Server, ServerVersion};
+pub use shape::{Shape, MAX_NODES};
 pub use spec::{DataSize, ServerSpec};
 pub use start::{start, Plan, StartError};
 pub use system::{
-    check_eviction, check_extra_args, check_topology, connection_limit, default_eviction,
-    memory_limit_mb,
+    check_eviction, check_extra_args, check_faults, check_limit, check_max_memory, check_topology,
+    connection_limit, data_bytes, default_eviction, idle_bytes, memory_limit_mb,
 };

@@ -36,8 +36,9 @@ impl ServerSpec {
     }
 }
 
-/// What a private server is to hold, for a system that must be given a
-/// memory limit up front ([`memory_limit_mb`](crate::memory_limit_mb)).
+/// What the servers are to hold: the figures a system sizes its memory
+/// limit from ([`memory_limit_mb`](crate::memory_limit_mb)) and estimates
+/// its resident memory from ([`data_bytes`](crate::data_bytes)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DataSize {
     /// Records at most: those loaded and every insert the window may add.
@@ -50,4 +51,19 @@ pub struct DataSize {
     /// key-value store (its fields with their names, as Memcached keeps
     /// them).
     pub value_bytes: u64,
+    /// A record's field names, bytes, as a hash keeps them beside the
+    /// values.
+    pub names_bytes: u64,
+    /// The records are sorted sets' members (16 raw bytes each, a
+    /// skiplist node and a dict entry apiece on the server).
+    pub sorted_sets: bool,
+}
+
+impl DataSize {
+    /// Keys and field data: what the records are worth before any server
+    /// stores them.
+    pub fn raw_bytes(&self) -> u64 {
+        self.records
+            .saturating_mul(self.record_bytes.saturating_add(self.key_bytes))
+    }
 }

@@ -109,6 +109,30 @@ pub(crate) trait System: Sync {
     fn memory_for(&self, _data: &crate::DataSize) -> Option<u64> {
         None
     }
+    /// What one copy of `data` is expected to keep resident over the
+    /// servers that share it, erring high, given the limit (MB) each server
+    /// was started with; without the servers' idle processes
+    /// ([`System::idle_bytes`]).
+    fn data_bytes(&self, data: &crate::DataSize, limit_mb: Option<u64>) -> u64;
+    /// An idle server process: binary, allocator arenas, buffers.
+    fn idle_bytes(&self) -> u64 {
+        16 << 20
+    }
+    /// Why kvbench gives the server no memory limit of the user's
+    /// (`--max-memory`), when it gives none (`None`: it does).
+    fn no_memory_limit(&self) -> Option<&'static str> {
+        None
+    }
+    /// Why kvbench does not restart, pause or fail over the server's nodes
+    /// (`--fault`), when it does not (`None`: it does).
+    fn no_faults(&self) -> Option<&'static str> {
+        None
+    }
+    /// The smallest memory limit (MB) the server starts with, and why
+    /// (`None`: any).
+    fn min_limit_mb(&self) -> Option<(u64, &'static str)> {
+        None
+    }
     /// The policy the server evicts by at a memory limit when none is
     /// given (its own default).
     fn default_eviction(&self) -> crate::Eviction {

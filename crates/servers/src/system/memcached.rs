@@ -28,6 +28,21 @@ impl System for Memcached {
         Some(mb.max(64))
     }
 
+    /// It allocates up to its limit (`-m`, sized for the data when the
+    /// user sets none).
+    fn data_bytes(&self, data: &crate::DataSize, limit_mb: Option<u64>) -> u64 {
+        limit_mb
+            .or_else(|| self.memory_for(data))
+            .unwrap_or(64)
+            .saturating_mul(1 << 20)
+    }
+
+    /// It refuses a limit below twice its largest item (`-I`, 1 MB by
+    /// default) and exits at start.
+    fn min_limit_mb(&self) -> Option<(u64, &'static str)> {
+        Some((2, "twice its largest item, 1 MB"))
+    }
+
     /// Its segmented LRU.
     fn default_eviction(&self) -> crate::Eviction {
         crate::Eviction::Lru

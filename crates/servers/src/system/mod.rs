@@ -157,6 +157,51 @@ pub fn memory_limit_mb(system: SystemKind, data: &crate::DataSize) -> Option<u64
     of(system).memory_for(data)
 }
 
+/// What `system`'s servers are expected to keep resident for one copy of
+/// `data` (see each system's `data_bytes`), each started with `limit_mb`.
+pub fn data_bytes(system: SystemKind, data: &crate::DataSize, limit_mb: Option<u64>) -> u64 {
+    of(system).data_bytes(data, limit_mb)
+}
+
+/// One idle `system` server process, bytes.
+pub fn idle_bytes(system: SystemKind) -> u64 {
+    of(system).idle_bytes()
+}
+
+/// Checks that kvbench can give `system` a memory limit (`--max-memory`).
+///
+/// # Errors
+/// Why it cannot, naming the system.
+pub fn check_max_memory(system: SystemKind) -> Result<(), String> {
+    match of(system).no_memory_limit() {
+        Some(why) => Err(format!("{system} {why}")),
+        None => Ok(()),
+    }
+}
+
+/// Checks that kvbench can cause faults on `system`'s nodes (`--fault`).
+///
+/// # Errors
+/// Why it cannot, naming the system.
+pub fn check_faults(system: SystemKind) -> Result<(), String> {
+    match of(system).no_faults() {
+        Some(why) => Err(format!("{system}'s {why}")),
+        None => Ok(()),
+    }
+}
+
+/// Checks a memory limit (MB per server) against the smallest `system`
+/// starts with.
+///
+/// # Errors
+/// What it needs, and why.
+pub fn check_limit(system: SystemKind, mb: u64) -> Result<(), String> {
+    match of(system).min_limit_mb() {
+        Some((min, why)) if mb < min => Err(format!("{system} needs at least {min} MB ({why})")),
+        _ => Ok(()),
+    }
+}
+
 /// Checks `--topology` against what `system` can be deployed as.
 ///
 /// # Errors
@@ -294,6 +339,8 @@ mod tests {
             key_bytes: 23,
             record_bytes: 1_000,
             value_bytes: 1_100,
+            names_bytes: 60,
+            sorted_sets: false,
         };
         // Redis and Valkey grow as they need: no limit of kvbench's.
         assert_eq!(memory_limit_mb(SystemKind::Redis, &data(1_000_000)), None);
@@ -322,6 +369,52 @@ mod tests {
         for s in [SystemKind::Redis, SystemKind::Valkey, SystemKind::Aerospike] {
             assert_eq!(default_eviction(s), crate::Eviction::NoEviction);
         }
+    }
+
+    #[test]
+    fn each_system_estimates_what_it_will_hold_resident() {
+        use SystemKind::*;
+        let data = crate::DataSize {
+            records: 1_000_000,
+            key_bytes: 23,
+            record_bytes: 1_000,
+            value_bytes: 1_100,
+            names_bytes: 60,
+            sorted_sets: false,
+        };
+        // Redis and Valkey: (1,000 + 23 + 60) x 1.6 per record, as hashes;
+        // sorted sets' members cost 8x their raw bytes.
+        assert_eq!(data_bytes(Redis, &data, None), 1_732_800_000);
+        assert_eq!(data_bytes(Valkey, &data, None), 1_732_800_000);
+        let zsets = crate::DataSize {
+            sorted_sets: true,
+            ..data
+        };
+        assert_eq!(data_bytes(Redis, &zsets, None), 8_664_000_000);
+        // Memcached: up to its limit, the one given or the one it is sized with.
+        assert_eq!(data_bytes(Memcached, &data, Some(100)), 100 << 20);
+        assert_eq!(data_bytes(Memcached, &data, None), (1_472 + 64) << 20);
+        // Aerospike: the raw data twice, and a large idle process.
+        assert_eq!(data_bytes(Aerospike, &data, None), 2 * 1_023_000_000);
+        assert_eq!(idle_bytes(Aerospike), 280 << 20);
+        assert_eq!(idle_bytes(Redis), 16 << 20);
+        // Only memcached refuses a small limit, and says why.
+        assert_eq!(
+            check_limit(Memcached, 1).unwrap_err(),
+            "memcached needs at least 2 MB (twice its largest item, 1 MB)"
+        );
+        assert!(check_limit(Memcached, 2).is_ok());
+        assert!(check_limit(Redis, 1).is_ok());
+        // Aerospike is given neither a limit nor faults, and says why.
+        assert_eq!(
+            check_max_memory(Aerospike).unwrap_err(),
+            "aerospike evicts only records with a TTL and kvbench writes none; its namespace is sized from the data set"
+        );
+        assert_eq!(
+            check_faults(Aerospike).unwrap_err(),
+            "aerospike's nodes are not restarted or paused by kvbench"
+        );
+        assert!(check_max_memory(Memcached).is_ok() && check_faults(Redis).is_ok());
     }
 
     #[test]
