@@ -36,6 +36,7 @@ pub mod uring;
 
 pub use error::EngineError;
 pub use events::{Observer, OpSecond, Progress, SecondStats, Silent};
+pub use library::connections_per_node;
 pub use phase::{
     replay, run_phase, run_share, CutShort, Io, PhaseConfig, PhaseKind, PhaseOutput, Rate, Replay,
     Window,

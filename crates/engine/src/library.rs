@@ -197,6 +197,16 @@ fn record(rec: &mut crate::recorder::Recorder, f: &Finished, scheduled: bool) ->
     outcome == Outcome::Ok
 }
 
+/// Connections one client opens to each node of `system`: one for a wire
+/// client (its requests pipelined on it); for a client library, one per
+/// operation in flight (`pipeline`), as [`connect`] sizes its pool.
+pub fn connections_per_node(system: kvbench_model::SystemKind, pipeline: u32) -> u64 {
+    match system.protocol() {
+        kvbench_model::Protocol::Aerospike => u64::from(pipeline.max(1)),
+        kvbench_model::Protocol::Resp | kvbench_model::Protocol::Memcache => 1,
+    }
+}
+
 /// The client library's connection to the target, sized so that no
 /// operation ever waits for a connection: the crate's pool does not queue
 /// (a command finding every connection busy sleeps and retries), so each
@@ -231,4 +241,18 @@ pub(crate) async fn connect(
     aerospike::Client::new(&policy, &hosts)
         .await
         .map_err(|e| e.to_string().lines().next().unwrap_or_default().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use kvbench_model::SystemKind;
+
+    #[test]
+    fn a_library_client_opens_a_connection_per_operation_in_flight() {
+        assert_eq!(super::connections_per_node(SystemKind::Aerospike, 8), 8);
+        assert_eq!(super::connections_per_node(SystemKind::Aerospike, 0), 1);
+        for wire in [SystemKind::Redis, SystemKind::Valkey, SystemKind::Memcached] {
+            assert_eq!(super::connections_per_node(wire, 8), 1);
+        }
+    }
 }

@@ -10,7 +10,7 @@ use crate::target::{Safety, Target};
 use kvbench_engine::driver::Driver;
 use kvbench_engine::route::ketama::Variant;
 use kvbench_engine::{Arrival, Io, Rate, Window};
-use kvbench_model::{Finding, Mark, OpKind, Protocol, SystemKind, TopologyKind};
+use kvbench_model::{Finding, Mark, OpKind, SystemKind, TopologyKind};
 use kvbench_servers::{Link, Shape};
 use kvbench_store::Labels;
 use kvbench_workload::{presets, Origin, Properties, WorkloadSpec};
@@ -641,11 +641,8 @@ fn connections(
         nodes,
         replicas: 0,
     };
-    let mut per_client = shape.connections_per_client();
-    if system.protocol() == Protocol::Aerospike {
-        // The library's pool holds a connection per operation in flight.
-        per_client *= u64::from(b.pipeline.max(b.load_pipeline).max(1));
-    }
+    let per_client = shape.connections_per_client()
+        * kvbench_engine::connections_per_node(system, b.pipeline.max(b.load_pipeline));
     let most = u64::from(clients.max(b.load_clients));
     if !remote && shape.clients_reach_servers() {
         server_accepts(system, clients, b.load_clients, server_args)?;

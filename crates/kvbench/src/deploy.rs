@@ -11,7 +11,6 @@ use anyhow::{Context, Result};
 use kvbench_connect::Access;
 use kvbench_engine::Topology;
 use kvbench_model::{RunRecord, SystemKind};
-use kvbench_servers::aerospike::Config as AerospikeConfig;
 use kvbench_servers::{Deployment, Hosts, Network, RemoteServer, ServerSpec, TopologyKind};
 use std::ops::Range;
 use std::sync::Arc;
@@ -80,8 +79,7 @@ pub fn access(s: &RunSettings) -> Arc<Access> {
         Some(t) => t.access.clone(),
         // A private Aerospike's records go to the namespace kvbench configured.
         None => Arc::new(Access {
-            namespace: (s.system == SystemKind::Aerospike)
-                .then(|| AerospikeConfig::default().namespace),
+            namespace: kvbench_servers::private_namespace(s.system),
             ..Access::plain()
         }),
     }

@@ -6,9 +6,7 @@
 use crate::config::RunSettings;
 use crate::cpus::CpuList;
 use crate::target::Target;
-use kvbench_model::{
-    Companion, Environment, NetnsConfig, RunConfig, RunRecord, RunStatus, TopologyKind,
-};
+use kvbench_model::{Companion, Environment, NetnsConfig, RunConfig, RunRecord, RunStatus};
 use std::time::SystemTime;
 
 /// The configuration a run of `s` records before anything starts: every
@@ -70,7 +68,10 @@ pub fn new_record(s: &RunSettings) -> RunRecord {
             topology: s.topology,
             nodes: s.nodes,
             replicas: s.replicas,
-            pool_hash: (s.topology == TopologyKind::Pool).then(|| s.pool_hash.as_str().to_string()),
+            pool_hash: s
+                .shape()
+                .client_hashed()
+                .then(|| s.pool_hash.as_str().to_string()),
             flush: s.safety.flush,
             allow_existing: s.safety.allow_existing,
             cleanup: s.safety.cleanup,

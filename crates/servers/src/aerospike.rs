@@ -70,7 +70,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Config {
         Config {
-            namespace: "ycsb".into(),
+            namespace: crate::system::aerospike::NAMESPACE.into(),
             data_size_mb: 1024,
             proto_fd_max: 15_000,
             paper_preset: false,

@@ -98,6 +98,12 @@ impl Shape {
         }
     }
 
+    /// Whether kvbench's clients pick each key's node by hashing it (a
+    /// pool), so the hash is part of what was run.
+    pub fn client_hashed(&self) -> bool {
+        self.kind == TopologyKind::Pool
+    }
+
     /// Whether kvbench's clients reach the servers themselves, so each
     /// counts against a server's connection limit (through twemproxy they
     /// reach the proxy, which holds its own few).
@@ -164,5 +170,6 @@ mod tests {
         let pool = Shape::check(Pool, 4, 0).expect("fits");
         assert_eq!((pool.data_nodes(), pool.masters()), (4, 1));
         assert!(!pool.can_fail_over() && pool.clients_reach_servers());
+        assert!(pool.client_hashed() && !proxy.client_hashed() && !cluster.client_hashed());
     }
 }

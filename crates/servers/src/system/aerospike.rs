@@ -8,6 +8,11 @@
 
 use super::{exchange, parse_u64, Counts, Launch, Peer, Snapshot, System};
 use crate::ServerError;
+
+/// The namespace the workload's records go to on a private asd: `ycsb`,
+/// the default of YCSB's `as.namespace`, so YCSB's binding finds a data
+/// set kvbench loaded (and the other way round).
+pub(crate) const NAMESPACE: &str = "ycsb";
 use kvbench_model::TopologyKind;
 use kvbench_proto::aerospike_info;
 use std::collections::BTreeMap;
@@ -70,6 +75,11 @@ impl System for Aerospike {
     /// at start), measured by `crates/servers/tests/aerospike.rs`.
     fn idle_bytes(&self) -> u64 {
         280 << 20
+    }
+
+    /// The namespace kvbench configures (`ycsb`).
+    fn namespace(&self) -> Option<String> {
+        Some(NAMESPACE.to_string())
     }
 
     fn no_memory_limit(&self) -> Option<&'static str> {

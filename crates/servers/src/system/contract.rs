@@ -164,6 +164,11 @@ pub(crate) trait System: Sync {
     /// once (named as [`System::split_option`] records it), its default, and
     /// how many of them the server keeps for itself.
     fn connection_limit(&self) -> ConnectionLimit;
+    /// The namespace a private server's records go to, for a system that
+    /// has namespaces (`None`: it has none).
+    fn namespace(&self) -> Option<String> {
+        None
+    }
     /// The deployments kvbench can start for this system (`single` first):
     /// what `--topology` accepts for it, and what a refusal names.
     fn topologies(&self) -> &'static [kvbench_model::TopologyKind];

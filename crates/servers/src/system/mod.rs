@@ -163,6 +163,12 @@ pub fn data_bytes(system: SystemKind, data: &crate::DataSize, limit_mb: Option<u
     of(system).data_bytes(data, limit_mb)
 }
 
+/// The namespace a private `system` server's records go to (`None`: it
+/// has no namespaces).
+pub fn private_namespace(system: SystemKind) -> Option<String> {
+    of(system).namespace()
+}
+
 /// One idle `system` server process, bytes.
 pub fn idle_bytes(system: SystemKind) -> u64 {
     of(system).idle_bytes()
@@ -415,6 +421,9 @@ mod tests {
             "aerospike's nodes are not restarted or paused by kvbench"
         );
         assert!(check_max_memory(Memcached).is_ok() && check_faults(Redis).is_ok());
+        // Only Aerospike has namespaces: kvbench's records go to `ycsb`.
+        assert_eq!(private_namespace(Aerospike).as_deref(), Some("ycsb"));
+        assert_eq!(private_namespace(Redis), None);
     }
 
     #[test]
