@@ -410,34 +410,8 @@ pub fn settings(
     let clients = clients
         .or(spec.client.thread_count)
         .unwrap_or(DEFAULT_CLIENTS);
-    bounds::PIPELINE.check("--pipeline", b.pipeline.into())?;
-    bounds::CLIENTS.check("--load-clients", b.load_clients.into())?;
-    bounds::PIPELINE.check("--load-pipeline", b.load_pipeline.into())?;
-    if let Some(t) = b.threads {
-        bounds::THREADS.check("--threads", t.into())?;
-    }
-    bounds::WARMUP.check("--warmup", b.warmup)?;
-    bounds::TIMEOUT.check("--timeout", b.timeout)?;
-    bounds::STALL.check("--stall", b.stall)?;
-    bounds::RECONNECT.check("--reconnect-backoff", b.reconnect_backoff.min)?;
-    bounds::RECONNECT.check("--reconnect-backoff", b.reconnect_backoff.max)?;
-    bounds::RECONNECT.check("--retry-backoff", b.retry_backoff.min)?;
-    bounds::RECONNECT.check("--retry-backoff", b.retry_backoff.max)?;
-    bounds::RETRIES.check("--max-retries", b.max_retries.into())?;
-    let window = match b.duration {
-        Some(d) => {
-            bounds::DURATION.check("--duration", d)?;
-            Window::Duration(d)
-        }
-        None => match spec.client.operation_count {
-            Some(n) if n > 0 => Window::Operations(n),
-            _ => {
-                return Err(UsageError(
-                    "--operations (operationcount) must be at least 1".into(),
-                ))
-            }
-        },
-    };
+    check_bounds(b)?;
+    let window = window(&spec, b)?;
     // A write-only load (memtier's --ratio 1:0) needs no records; one that
     // reads them does, and a server kvbench starts has none.
     let reads_records = spec.read_proportion > 0.0
@@ -449,45 +423,8 @@ pub fn settings(
                 .into(),
         ));
     }
-    // --rate wins over the workload's `target`.
-    let rate = match (b.rate, spec.client.target) {
-        (Some(r), _) => Some((r, "--rate")),
-        (None, Some(t)) => Some((t as f64, "target")),
-        (None, None) => None,
-    };
-    if let Some((r, name)) = rate {
-        bounds::rate(name, r)?;
-    }
-    let rate = rate.map(|(r, _)| Rate {
-        ops_per_s: r,
-        arrival: match b.arrival {
-            ArrivalArg::Uniform => Arrival::Uniform,
-            ArrivalArg::Poisson => Arrival::Poisson,
-        },
-    });
-    let server_args: Vec<String> = b
-        .server_args
-        .iter()
-        .flat_map(|a| a.split_whitespace().map(String::from))
-        .collect();
-    if !server_args.is_empty() {
-        if b.target.is_some() {
-            return Err(UsageError(
-                "--server-args: kvbench does not start a --target, so it passes it no arguments"
-                    .into(),
-            ));
-        }
-        kvbench_servers::check_extra_args(system, &server_args)
-            .map_err(|e| UsageError(format!("--server-args: {e}")))?;
-    }
-    if let Some(p) = &b.server_binary {
-        if !p.is_file() {
-            return Err(UsageError(format!(
-                "--server-bin {}: no such file",
-                p.display()
-            )));
-        }
-    }
+    let rate = rate(&spec, b)?;
+    let server_args = server_args(system, b)?;
     memory_limit(system, b)?;
     let target = crate::target::resolve(b, system)?;
     let (topology, nodes, replicas) = match &target {
@@ -538,6 +475,7 @@ pub fn settings(
             (t, why) => (t, Some(why)),
         },
     };
+    let io = io_loop(b, rate, tls)?;
     Ok(RunSettings {
         companion: None,
         netns,
@@ -595,31 +533,120 @@ pub fn settings(
         allow_errors: b.allow_errors,
         allow_incomplete_load: b.allow_incomplete_load,
         no_load: b.no_load,
-        io: match (b.io, rate) {
-            (IoArg::Uring, Some(_)) => {
-                return Err(UsageError(
-                    "--io uring drives closed-loop runs only; an open-loop run (--rate, or the workload's target) runs on tokio: drop --io uring"
-                        .into(),
-                ))
-            }
-            (_, Some(_)) | (IoArg::Tokio, _) => Io::Tokio,
-            // Only rustls can produce a TLS connection's bytes, and it runs
-            // on the tokio loop; the ring sends plain sockets' buffers.
-            (IoArg::Uring, _) if tls => {
-                return Err(UsageError(
-                    "--io uring cannot drive TLS connections (rediss://); use --io tokio or auto"
-                        .into(),
-                ))
-            }
-            (IoArg::Auto, _) if tls => Io::Tokio,
-            (IoArg::Uring, _) => {
-                if !kvbench_engine::uring::available() {
-                    return Err(UsageError("--io uring: this kernel does not offer what the io_uring loop needs (Linux 6.0 or later, io_uring not disabled in /proc/sys/kernel/io_uring_disabled); use --io tokio".into()));
-                }
-                Io::Uring
-            }
-            (IoArg::Auto, None) => Io::auto(),
+        io,
+    })
+}
+
+/// The ranges of the flags that have one (`bounds.rs`).
+fn check_bounds(b: &BenchArgs) -> Result<(), UsageError> {
+    bounds::PIPELINE.check("--pipeline", b.pipeline.into())?;
+    bounds::CLIENTS.check("--load-clients", b.load_clients.into())?;
+    bounds::PIPELINE.check("--load-pipeline", b.load_pipeline.into())?;
+    if let Some(t) = b.threads {
+        bounds::THREADS.check("--threads", t.into())?;
+    }
+    bounds::WARMUP.check("--warmup", b.warmup)?;
+    bounds::TIMEOUT.check("--timeout", b.timeout)?;
+    bounds::STALL.check("--stall", b.stall)?;
+    bounds::RECONNECT.check("--reconnect-backoff", b.reconnect_backoff.min)?;
+    bounds::RECONNECT.check("--reconnect-backoff", b.reconnect_backoff.max)?;
+    bounds::RECONNECT.check("--retry-backoff", b.retry_backoff.min)?;
+    bounds::RECONNECT.check("--retry-backoff", b.retry_backoff.max)?;
+    bounds::RETRIES.check("--max-retries", b.max_retries.into())?;
+    Ok(())
+}
+
+/// The measured window: `--duration`, else the workload's operation count.
+fn window(spec: &WorkloadSpec, b: &BenchArgs) -> Result<Window, UsageError> {
+    match b.duration {
+        Some(d) => {
+            bounds::DURATION.check("--duration", d)?;
+            Ok(Window::Duration(d))
+        }
+        None => match spec.client.operation_count {
+            Some(n) if n > 0 => Ok(Window::Operations(n)),
+            _ => Err(UsageError(
+                "--operations (operationcount) must be at least 1".into(),
+            )),
         },
+    }
+}
+
+/// An open loop's rate: `--rate`, which wins over the workload's `target`.
+fn rate(spec: &WorkloadSpec, b: &BenchArgs) -> Result<Option<Rate>, UsageError> {
+    let rate = match (b.rate, spec.client.target) {
+        (Some(r), _) => Some((r, "--rate")),
+        (None, Some(t)) => Some((t as f64, "target")),
+        (None, None) => None,
+    };
+    if let Some((r, name)) = rate {
+        bounds::rate(name, r)?;
+    }
+    Ok(rate.map(|(r, _)| Rate {
+        ops_per_s: r,
+        arrival: match b.arrival {
+            ArrivalArg::Uniform => Arrival::Uniform,
+            ArrivalArg::Poisson => Arrival::Poisson,
+        },
+    }))
+}
+
+/// `--server-args`, split into words and checked against what kvbench must
+/// own; and `--server-bin`, which must be a file.
+fn server_args(system: SystemKind, b: &BenchArgs) -> Result<Vec<String>, UsageError> {
+    let server_args: Vec<String> = b
+        .server_args
+        .iter()
+        .flat_map(|a| a.split_whitespace().map(String::from))
+        .collect();
+    if !server_args.is_empty() {
+        if b.target.is_some() {
+            return Err(UsageError(
+                "--server-args: kvbench does not start a --target, so it passes it no arguments"
+                    .into(),
+            ));
+        }
+        kvbench_servers::check_extra_args(system, &server_args)
+            .map_err(|e| UsageError(format!("--server-args: {e}")))?;
+    }
+    if let Some(p) = &b.server_binary {
+        if !p.is_file() {
+            return Err(UsageError(format!(
+                "--server-bin {}: no such file",
+                p.display()
+            )));
+        }
+    }
+    Ok(server_args)
+}
+
+/// The I/O loop: `--io`, where the run allows it (an open loop and TLS run
+/// on tokio only).
+fn io_loop(b: &BenchArgs, rate: Option<Rate>, tls: bool) -> Result<Io, UsageError> {
+    Ok(match (b.io, rate) {
+        (IoArg::Uring, Some(_)) => {
+            return Err(UsageError(
+                "--io uring drives closed-loop runs only; an open-loop run (--rate, or the workload's target) runs on tokio: drop --io uring"
+                    .into(),
+            ))
+        }
+        (_, Some(_)) | (IoArg::Tokio, _) => Io::Tokio,
+        // Only rustls can produce a TLS connection's bytes, and it runs
+        // on the tokio loop; the ring sends plain sockets' buffers.
+        (IoArg::Uring, _) if tls => {
+            return Err(UsageError(
+                "--io uring cannot drive TLS connections (rediss://); use --io tokio or auto"
+                    .into(),
+            ))
+        }
+        (IoArg::Auto, _) if tls => Io::Tokio,
+        (IoArg::Uring, _) => {
+            if !kvbench_engine::uring::available() {
+                return Err(UsageError("--io uring: this kernel does not offer what the io_uring loop needs (Linux 6.0 or later, io_uring not disabled in /proc/sys/kernel/io_uring_disabled); use --io tokio".into()));
+            }
+            Io::Uring
+        }
+        (IoArg::Auto, None) => Io::auto(),
     })
 }
 

@@ -342,6 +342,11 @@ impl SpecError {
     }
 }
 
+/// A refusal of `property`, as the checks return it.
+fn refuse(property: &'static str, message: String) -> Result<(), SpecError> {
+    Err(SpecError::new(property, message))
+}
+
 impl fmt::Display for SpecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.property, self.message)
@@ -504,7 +509,18 @@ impl WorkloadSpec {
     /// # Errors
     /// A [`SpecError`] naming the first property at fault.
     pub fn validate(&self) -> Result<(), SpecError> {
-        let bad = |p: &'static str, m: String| Err(SpecError::new(p, m));
+        self.check_sizes()?;
+        self.check_operations()?;
+        self.check_keys()?;
+        self.check_data_model()?;
+        // Whatever the dist module would still refuse (e.g. a hot set of no keys).
+        self.field_lengths()?;
+        Ok(())
+    }
+
+    /// The counts within their bounds, a record a server accepts, and
+    /// field lengths and names that can be generated and sent.
+    fn check_sizes(&self) -> Result<(), SpecError> {
         use crate::bounds::{self, check};
         let ranges = [
             ("recordcount", self.record_count, bounds::MAX_RECORDS),
@@ -530,10 +546,10 @@ impl WorkloadSpec {
             ),
         ];
         for (property, value, max) in ranges {
-            check(value, 1, max).or_else(|m| bad(property, m))?;
+            check(value, 1, max).or_else(|m| refuse(property, m))?;
         }
         if self.record_bytes() > bounds::MAX_RECORD_BYTES {
-            return bad(
+            return refuse(
                 "fieldlength",
                 format!(
                     "a record of fieldcount ({}) x fieldlength ({}) = {} bytes is more than {} \
@@ -545,18 +561,10 @@ impl WorkloadSpec {
                 ),
             );
         }
-        if self.cache_aside.is_some()
-            && (self.read_proportion == 0.0 || self.data_model.layout == Layout::SortedSets)
-        {
-            return bad(
-                "kvbench.mode",
-                "cache-aside fills the records reads miss: it needs reads (readproportion > 0) of hashes or plain values".into(),
-            );
-        }
         match &self.field_length_distribution {
             FieldLengthDistribution::Uniform { min } | FieldLengthDistribution::Zipfian { min } => {
                 if *min == 0 || *min > self.field_length {
-                    return bad(
+                    return refuse(
                         "minfieldlength",
                         format!(
                             "must be between 1 and fieldlength ({}), got {min}",
@@ -574,7 +582,7 @@ impl WorkloadSpec {
             .chars()
             .find(|c| !c.is_ascii_graphic() || *c == '"' || *c == '\\')
         {
-            return bad(
+            return refuse(
                 "fieldnameprefix",
                 format!(
                     "{c:?} is not allowed: field names must be printable ASCII without \
@@ -582,15 +590,21 @@ impl WorkloadSpec {
                 ),
             );
         }
+        Ok(())
+    }
+
+    /// The operation mix: proportions that make one, command templates
+    /// that fit, and scans of a length there can be.
+    fn check_operations(&self) -> Result<(), SpecError> {
         let proportions = PROPORTIONS.into_iter().zip(self.weights());
         for (p, w) in proportions.clone() {
             if !(w.is_finite() && w >= 0.0) {
-                return bad(p, format!("must be a non-negative number, got {w}"));
+                return refuse(p, format!("must be a non-negative number, got {w}"));
             }
         }
         let total: f64 = self.weights().iter().sum();
         if !(total > 0.0 && total.is_finite()) {
-            return bad(
+            return refuse(
                 "readproportion",
                 "the operation proportions are all zero (set readproportion, updateproportion, \
                  insertproportion, scanproportion or readmodifywriteproportion)"
@@ -598,7 +612,7 @@ impl WorkloadSpec {
             );
         }
         if self.commands.len() > OpKind::COMMANDS {
-            return bad(
+            return refuse(
                 "kvbench.command.1",
                 format!(
                     "at most {} command templates, got {}",
@@ -612,7 +626,7 @@ impl WorkloadSpec {
                 .clone()
                 .find(|(_, w)| w.fract() != 0.0 || *w > 1e6)
             {
-                return bad(
+                return refuse(
                     p,
                     format!(
                         "must be a whole number of at most 1000000 with kvbench.mix=cycle \
@@ -622,7 +636,7 @@ impl WorkloadSpec {
             }
         }
         if self.min_scan_length == 0 || self.min_scan_length > self.max_scan_length {
-            return bad(
+            return refuse(
                 "minscanlength",
                 format!(
                     "must be between 1 and maxscanlength ({}), got {}",
@@ -630,12 +644,18 @@ impl WorkloadSpec {
                 ),
             );
         }
+        Ok(())
+    }
+
+    /// The keys the operations pick: the insert range within the records,
+    /// and each key distribution's parameters.
+    fn check_keys(&self) -> Result<(), SpecError> {
         if self.insert_count == 0 {
-            return bad("insertcount", "must be at least 1".into());
+            return refuse("insertcount", "must be at least 1".into());
         }
         let end = self.insert_start.checked_add(self.insert_count);
         if !matches!(end, Some(end) if end <= self.record_count) {
-            return bad(
+            return refuse(
                 "insertcount",
                 format!(
                     "insertstart ({}) + insertcount ({}) exceeds recordcount ({}) \
@@ -645,7 +665,7 @@ impl WorkloadSpec {
             );
         }
         if !(0.0..1.0).contains(&self.zipfian_constant) {
-            return bad(
+            return refuse(
                 "zipfian.constant",
                 format!(
                     "must be at least 0 and below 1, got {}",
@@ -664,7 +684,7 @@ impl WorkloadSpec {
                         crate::generator::DistError::InvalidParameter { name, .. } => name,
                         _ => property,
                     };
-                    return bad(p, e.to_string());
+                    return refuse(p, e.to_string());
                 }
             }
             if matches!(
@@ -672,7 +692,7 @@ impl WorkloadSpec {
                 Some(KeyDistribution::Latest | KeyDistribution::Exponential { .. })
             ) && property == "kvbench.writedistribution"
             {
-                return bad(
+                return refuse(
                     property,
                     "latest and exponential follow inserts; use them as requestdistribution".into(),
                 );
@@ -688,33 +708,49 @@ impl WorkloadSpec {
                     ("hotspotopnfraction", opn_fraction),
                 ] {
                     if !(0.0..=1.0).contains(&v) {
-                        return bad(p, format!("must be between 0 and 1, got {v}"));
+                        return refuse(p, format!("must be between 0 and 1, got {v}"));
                     }
                 }
             }
             KeyDistribution::Exponential { percentile, frac } => {
                 if !(percentile > 0.0 && percentile < 100.0) {
-                    return bad(
+                    return refuse(
                         "exponential.percentile",
                         format!("must be above 0 and below 100, got {percentile}"),
                     );
                 }
                 if !(frac > 0.0 && frac.is_finite()) {
-                    return bad("exponential.frac", format!("must be above 0, got {frac}"));
+                    return refuse("exponential.frac", format!("must be above 0, got {frac}"));
                 }
             }
             KeyDistribution::Latest if self.record_count < 2 => {
-                return bad(
+                return refuse(
                     "recordcount",
                     "requestdistribution=latest needs at least 2 records".into(),
                 );
             }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// What the data model allows: cache-aside, data integrity, sorted
+    /// sets' groups and operation, plain values' one field, the index scans
+    /// need.
+    fn check_data_model(&self) -> Result<(), SpecError> {
+        let proportions = PROPORTIONS.into_iter().zip(self.weights());
+        if self.cache_aside.is_some()
+            && (self.read_proportion == 0.0 || self.data_model.layout == Layout::SortedSets)
+        {
+            return refuse(
+                "kvbench.mode",
+                "cache-aside fills the records reads miss: it needs reads (readproportion > 0) of hashes or plain values".into(),
+            );
+        }
         if self.data_integrity
             && self.field_length_distribution != FieldLengthDistribution::Constant
         {
-            return bad(
+            return refuse(
                 "dataintegrity",
                 "needs fieldlengthdistribution=constant (YCSB: \"Must have constant field size \
                  to check data integrity.\")"
@@ -729,13 +765,13 @@ impl WorkloadSpec {
                 } else {
                     "kvbench.zset.members"
                 };
-                return bad(p, "must be at least 1".into());
+                return refuse(p, "must be at least 1".into());
             }
             if let Some((p, _)) = proportions
                 .clone()
                 .find(|&(p, w)| w > 0.0 && p != "kvbench.zunionstoreproportion")
             {
-                return bad(
+                return refuse(
                     p,
                     "must be 0 with kvbench.datamodel=sortedsets: its operation is ZUNIONSTORE \
                      (kvbench.zunionstoreproportion)"
@@ -746,7 +782,7 @@ impl WorkloadSpec {
                 || self.insert_start != 0
                 || self.insert_count != self.record_count
             {
-                return bad(
+                return refuse(
                     "recordcount",
                     format!(
                         "must be whole groups of kvbench.zset.sets ({}) sets, all loaded, with \
@@ -759,14 +795,14 @@ impl WorkloadSpec {
                 );
             }
         } else if self.union_proportion > 0.0 {
-            return bad(
+            return refuse(
                 "kvbench.zunionstoreproportion",
                 "needs kvbench.datamodel=sortedsets (the sets a union reads)".into(),
             );
         }
         if self.data_model.layout == Layout::Plain {
             if self.field_count != 1 {
-                return bad(
+                return refuse(
                     "fieldcount",
                     format!(
                         "must be 1 with kvbench.datamodel=plain (one value per key), got {}",
@@ -775,20 +811,18 @@ impl WorkloadSpec {
                 );
             }
             if self.scan_proportion > 0.0 {
-                return bad(
+                return refuse(
                     "scanproportion",
                     "must be 0 with kvbench.datamodel=plain: plain values have no index to scan"
                         .into(),
                 );
             }
         } else if self.scan_proportion > 0.0 && !self.data_model.redis_index {
-            return bad(
+            return refuse(
                 "kvbench.redis.index",
                 "scans find keys through the index: with scanproportion > 0 it must be ycsb".into(),
             );
         }
-        // Whatever the dist module would still refuse (e.g. a hot set of no keys).
-        self.field_lengths()?;
         Ok(())
     }
 
