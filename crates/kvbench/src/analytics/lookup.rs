@@ -4,8 +4,8 @@
 //! a cached RDD of the same records), so each answer's latency shows what
 //! one get costs in each: a round trip, or a Spark job's start-up.
 
-use super::kv::{Kv, Wire};
-use super::{mapreduce, spark};
+use kvbench_analytics::kv::{Kv, Wire};
+use kvbench_analytics::{mapreduce, spark};
 use crate::args::LookupArgs;
 use crate::exit::{UsageError, Verdict};
 use anyhow::{bail, Context, Result};
@@ -36,7 +36,7 @@ pub(crate) fn measure(a: &LookupArgs, show: bool) -> Result<AnalyticsRecord> {
         .into());
     }
     if a.impls.iter().any(|i| i == "spark") {
-        spark::check("--impl spark")?;
+        spark::check("--impl spark").map_err(|m| UsageError(m.0))?;
     }
     let mut store = crate::db::open_store(&a.common.db)?;
     let (g, name) = super::graph(&a.common)?;

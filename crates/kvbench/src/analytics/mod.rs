@@ -3,20 +3,16 @@
 //! Spark ([`spark`]), each checked node by node against the in-process
 //! reference (kvbench_analytics), whose time is reported as the floor.
 
-mod kv;
 pub(crate) mod lookup;
-mod lua;
-mod mapreduce;
 mod record;
 pub mod reproduce;
-pub(crate) mod spark;
 
 use crate::args::{
     AnalyticsArgs, AnalyticsCommand, AnalyticsCommon, AnalyticsListArgs, PagerankArgs,
 };
 use crate::exit::{UsageError, Verdict};
 use anyhow::{Context, Result};
-use kvbench_analytics::{agree, pagerank, rmat, snap, Graph};
+use kvbench_analytics::{agree, kv, lua, mapreduce, pagerank, rmat, snap, spark, Graph};
 use kvbench_model::analytics::{AnalyticsKind, AnalyticsSettings, PagerankResult};
 use kvbench_model::SystemKind;
 use kvbench_servers::{Server, ServerSpec};
@@ -127,7 +123,7 @@ pub(crate) fn pagerank_run(
         crate::bounds::THREADS.check("--drivers", d.into())?;
     }
     if a.impls.iter().any(|i| i == "spark") {
-        spark::check("--impl spark")?;
+        spark::check("--impl spark").map_err(|m| UsageError(m.0))?;
     }
     // Opened before anything starts: a bad --db costs nothing.
     let mut store = crate::db::open_store(&a.common.db)?;

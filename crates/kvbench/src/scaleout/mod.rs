@@ -80,7 +80,7 @@ impl ScaleOut {
                 self.workers, s.clients
             )));
         }
-        crate::analytics::spark::check("--workers").map_err(|e| UsageError(format!("{e:#}")))?;
+        kvbench_analytics::spark::check("--workers").map_err(|m| UsageError(m.0))?;
         Ok(())
     }
 }

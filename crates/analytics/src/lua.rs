@@ -12,10 +12,10 @@
 //! node's new rank from its accumulator and `pr:ad`, the accumulator
 //! deleted. Redis's Lua has `struct` to read and write the binary values.
 
-use super::kv::{Kv, Wire};
-use super::mapreduce::{self, Outcome};
+use crate::kv::{Kv, Wire};
+use crate::mapreduce::{self, Outcome};
 use anyhow::{bail, Context, Result};
-use kvbench_analytics::Graph;
+use crate::Graph;
 use kvbench_proto::resp::Value;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

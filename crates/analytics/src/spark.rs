@@ -4,9 +4,8 @@
 //! timings as JSON (`--json-out`) and its ranks as little-endian f64s in
 //! node order (`--ranks-out`), the channel docs/analytics-spark.md defines.
 
-use crate::exit::UsageError;
 use anyhow::{bail, Context, Result};
-use kvbench_analytics::{snap, Graph};
+use crate::{snap, Graph};
 use kvbench_servers::ProcessGuard;
 use serde::Deserialize;
 use std::ffi::OsString;
@@ -66,13 +65,20 @@ pub fn python() -> PathBuf {
     PathBuf::from("python3")
 }
 
+/// What Spark needs and this machine lacks, in one line naming the option
+/// that needs it and how to install it: the user's to fix (kvbench exits
+/// 2), not a failure of a run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Missing(pub String);
+
 /// Refuses, with how to install them, when PySpark, the package or Java
 /// is missing; `flag` is the option that needs them (`--impl spark`,
 /// `--workers`), which the message names.
 ///
 /// # Errors
-/// [`UsageError`] naming what is missing and the command that installs it.
-pub fn check(flag: &str) -> Result<()> {
+/// [`Missing`] naming what is missing and the command that installs it.
+pub fn check(flag: &str) -> Result<(), Missing> {
     let py = python();
     let probe = Command::new(&py)
         .args(["-c", "import pyspark, kvbench_spark"])
@@ -83,20 +89,20 @@ pub fn check(flag: &str) -> Result<()> {
         Ok(o) => {
             let why = String::from_utf8_lossy(&o.stderr);
             let last = why.lines().last().unwrap_or_default();
-            return Err(UsageError(format!(
+            return Err(Missing(format!(
                 "{flag}: {} cannot import PySpark and kvbench_spark ({last}); {how}",
                 py.display()
-            ))
-            .into());
+            )));
         }
         Err(e) => {
-            return Err(
-                UsageError(format!("{flag}: cannot run {} ({e}); {how}", py.display())).into(),
-            )
+            return Err(Missing(format!(
+                "{flag}: cannot run {} ({e}); {how}",
+                py.display()
+            )))
         }
     }
     if Command::new("java").arg("-version").output().is_err() {
-        return Err(UsageError(format!("{flag}: no `java` on PATH; {how}")).into());
+        return Err(Missing(format!("{flag}: no `java` on PATH; {how}")));
     }
     Ok(())
 }

@@ -18,9 +18,9 @@
 //! each of its nodes. The store is the shuffle: no rank moves between
 //! drivers except through it.
 
-use super::kv::{Kv, Wire};
+use crate::kv::{Kv, Wire};
 use anyhow::{Context, Result};
-use kvbench_analytics::Graph;
+use crate::Graph;
 use std::net::SocketAddr;
 use std::time::Instant;
 
@@ -67,7 +67,7 @@ fn key(prefix: &[u8], v: u32, out: &mut Vec<u8>) {
     let _ = write!(out, "{v}");
 }
 
-pub(super) fn nodes_of(p: u32, drivers: u32, n: u32) -> impl Iterator<Item = u32> {
+pub(crate) fn nodes_of(p: u32, drivers: u32, n: u32) -> impl Iterator<Item = u32> {
     (p..n).step_by(drivers as usize)
 }
 
@@ -120,7 +120,7 @@ pub fn run(job: &Job<'_>, step: &mut dyn FnMut(&str)) -> Result<Outcome> {
 
 /// Runs `f` for every driver on its own thread and waits for all; the
 /// first error wins.
-pub(super) fn on_each<T: Send>(
+pub fn on_each<T: Send>(
     conns: &mut [Kv],
     f: impl Fn(u32, &mut Kv) -> Result<T> + Sync,
 ) -> Result<Vec<T>> {
@@ -143,7 +143,9 @@ pub(super) fn on_each<T: Send>(
     })
 }
 
-pub(super) fn load(kv: &mut Kv, g: &Graph, p: u32, drivers: u32) -> Result<()> {
+/// Driver `p` of `drivers` writes its nodes' neighbour lists and initial
+/// ranks.
+pub fn load(kv: &mut Kv, g: &Graph, p: u32, drivers: u32) -> Result<()> {
     let n = g.nodes();
     let init = (1.0 / f64::from(n)).to_le_bytes().to_vec();
     let nodes: Vec<u32> = nodes_of(p, drivers, n).collect();
@@ -310,7 +312,7 @@ fn reduce(
     Ok(())
 }
 
-pub(super) fn read_ranks(kv: &mut Kv, n: u32, p: u32, drivers: u32) -> Result<Vec<f64>> {
+pub(crate) fn read_ranks(kv: &mut Kv, n: u32, p: u32, drivers: u32) -> Result<Vec<f64>> {
     let nodes: Vec<u32> = nodes_of(p, drivers, n).collect();
     let mut out = Vec::with_capacity(nodes.len());
     let mut keys = Vec::with_capacity(BATCH);
