@@ -14,8 +14,8 @@
 
 use crate::kv::{Kv, Wire};
 use crate::mapreduce::{self, Outcome};
-use anyhow::{bail, Context, Result};
 use crate::Graph;
+use anyhow::{bail, Context, Result};
 use kvbench_proto::resp::Value;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -19,8 +19,8 @@
 //! drivers except through it.
 
 use crate::kv::{Kv, Wire};
-use anyhow::{Context, Result};
 use crate::Graph;
+use anyhow::{Context, Result};
 use std::net::SocketAddr;
 use std::time::Instant;
 

@@ -4,8 +4,8 @@
 //! timings as JSON (`--json-out`) and its ranks as little-endian f64s in
 //! node order (`--ranks-out`), the channel docs/analytics-spark.md defines.
 
-use anyhow::{bail, Context, Result};
 use crate::{snap, Graph};
+use anyhow::{bail, Context, Result};
 use kvbench_servers::ProcessGuard;
 use serde::Deserialize;
 use std::ffi::OsString;

@@ -22,6 +22,7 @@ pub mod events;
 mod library;
 pub mod limits;
 pub mod outage;
+mod outcome;
 pub mod phase;
 pub mod recorder;
 pub mod reopen;

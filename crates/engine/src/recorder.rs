@@ -10,8 +10,9 @@
 //! A worker thread owns its recorder; connection tasks on that thread share
 //! it through a `RefCell`, so recording takes no lock and no atomic.
 
-use crate::driver::Outcome;
 use crate::outage::Timeline;
+use crate::outcome::Outcome;
+pub use crate::outcome::{ErrorKind, MAX_LATENCY_NS};
 use crate::retry::MAX_FAILED_KEYS;
 use crate::series::SeriesRecorder;
 use hdrhistogram::Histogram;
@@ -22,8 +23,6 @@ use std::time::Instant;
 // them back without the engine.
 pub use kvbench_stats::hist::{decode_histogram, encode_histogram, merge_encoded, summarize};
 
-/// Highest latency the histograms track, in nanoseconds (60 s).
-pub const MAX_LATENCY_NS: u64 = 60_000_000_000;
 const SIGFIG: u8 = 3;
 /// Error messages kept per phase for the record; the counts keep the rest.
 const MAX_ERROR_SAMPLES: usize = 5;
@@ -162,47 +161,6 @@ impl LagTrend {
             self.first.0 / self.first.1 as f64 / 1000.0,
             self.last.0 / self.last.1 as f64 / 1000.0,
         ))
-    }
-}
-
-/// Why a request failed. Failures are counted by kind and never timed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// The server answered with an error (`-ERR`, `SERVER_ERROR`, `NOT_STORED`, ...).
-    ErrorReply,
-    /// No reply within the timeout.
-    Timeout,
-    /// The server closed the connection.
-    Closed,
-    /// A socket error (reset, refused).
-    Io,
-    /// Bytes that are not the protocol.
-    Protocol,
-    /// A value read back is not the one written (`dataintegrity`).
-    Integrity,
-}
-
-impl ErrorKind {
-    const COUNT: usize = 6;
-    const ALL: [ErrorKind; ErrorKind::COUNT] = [
-        ErrorKind::ErrorReply,
-        ErrorKind::Timeout,
-        ErrorKind::Closed,
-        ErrorKind::Io,
-        ErrorKind::Protocol,
-        ErrorKind::Integrity,
-    ];
-
-    /// The name used in the record.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::ErrorReply => "error_reply",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::Closed => "closed",
-            ErrorKind::Io => "io",
-            ErrorKind::Protocol => "protocol",
-            ErrorKind::Integrity => "integrity",
-        }
     }
 }
 

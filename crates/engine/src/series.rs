@@ -17,10 +17,11 @@
 //! rolls it while it waits), never per request.
 
 use crate::events::{OpSecond, SecondStats};
-use crate::recorder::{encode_histogram, MAX_LATENCY_NS};
+use crate::outcome::MAX_LATENCY_NS;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use kvbench_model::{OpKind, SeriesPoint};
+use kvbench_stats::hist::encode_histogram;
 use std::collections::BTreeMap;
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
@@ -307,7 +308,7 @@ impl SeriesRecorder {
             m.misses[i] += p.misses;
             m.errors[i] += p.errors;
             if !p.histogram.is_empty() {
-                let h = crate::recorder::decode_histogram(&p.histogram)
+                let h = kvbench_stats::hist::decode_histogram(&p.histogram)
                     .map_err(|e| format!("second {} of {}: {e}", p.second, p.op.as_str()))?;
                 m.hist[i].add(&h).map_err(|e| {
                     format!(
@@ -518,11 +519,11 @@ mod tests {
         assert_eq!((pts[2].second, pts[2].completed, pts[2].errors), (2, 1, 3));
         // Each second keeps its merged histogram, and its percentiles are
         // the ones the point reports; a second without completions keeps none.
-        let h0 = crate::recorder::decode_histogram(&pts[0].histogram).expect("second 0");
+        let h0 = kvbench_stats::hist::decode_histogram(&pts[0].histogram).expect("second 0");
         assert_eq!(h0.len(), 200);
         assert_eq!(h0.value_at_quantile(0.99) as f64 / 1000.0, pts[0].p99_us);
         assert!(pts[1].histogram.is_empty());
-        let h2 = crate::recorder::decode_histogram(&pts[2].histogram).expect("second 2");
+        let h2 = kvbench_stats::hist::decode_histogram(&pts[2].histogram).expect("second 2");
         assert_eq!((h2.len(), h2.sigfig()), (1, SIGFIG));
     }
 

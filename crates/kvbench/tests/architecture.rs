@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 /// Largest circle allowed per crate, by directory name under crates/:
 /// only ever lowered, towards [`GOAL`] everywhere.
-const LIMITS: &[(&str, usize)] = &[("engine", 6)];
+const LIMITS: &[(&str, usize)] = &[("engine", 4)];
 
 /// What issue 32 asks of every crate.
 const GOAL: usize = 2;

@@ -27,7 +27,7 @@
 //! per operation is measured beside Redis's in `bench/aerospike`.
 
 use super::{Driver, Outcome};
-use crate::recorder::ErrorKind;
+use crate::outcome::ErrorKind;
 use aerospike::errors::ErrorKind as AsErrorKind;
 use aerospike::{
     Bin, Bins, Client, Key, ReadPolicy, RecordExistsAction, ResultCode, Value, WritePolicy,

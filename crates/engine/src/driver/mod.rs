@@ -61,17 +61,7 @@ mod redis;
 /// engine takes its library path for it before any encoder is asked.
 const NO_WIRE: &str = "Aerospike is driven through its client library, not kvbench's wire codecs";
 
-/// What a reply means for the measurement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// A read hit or an acknowledged write: counted and timed.
-    Ok,
-    /// A read that found no record: counted apart, never timed.
-    Miss,
-    /// An error reply, a reply of the wrong shape, or (with `dataintegrity`)
-    /// a value that is not the one written: counted apart, never timed.
-    Error,
-}
+pub use crate::outcome::Outcome;
 
 /// Which request of a multi-request operation a reply answers (see the
 /// module documentation).

@@ -4,12 +4,12 @@
 //! a cached RDD of the same records), so each answer's latency shows what
 //! one get costs in each: a round trip, or a Spark job's start-up.
 
-use kvbench_analytics::kv::{Kv, Wire};
-use kvbench_analytics::{mapreduce, spark};
 use crate::args::LookupArgs;
 use crate::exit::{UsageError, Verdict};
 use anyhow::{bail, Context, Result};
+use kvbench_analytics::kv::{Kv, Wire};
 use kvbench_analytics::Graph;
+use kvbench_analytics::{mapreduce, spark};
 use kvbench_model::analytics::{AnalyticsKind, AnalyticsRecord, AnalyticsSettings, LookupResult};
 use rand_core::{RngCore, SeedableRng};
 use std::time::Instant;

@@ -10,8 +10,8 @@ use super::merge::{self, Asked, Delivered, Job};
 use super::part::WorkerPartResult;
 use super::task::{WorkerTask, PASSWORD_ENV, TLS_KEY_ENV};
 use super::ScaleOut;
-use kvbench_analytics::spark::python;
 use anyhow::{anyhow, bail, Context, Result};
+use kvbench_analytics::spark::python;
 use kvbench_connect::TlsMaterial;
 use kvbench_engine::{
     EngineError, Observer, PhaseConfig, PhaseKind, PhaseOutput, Progress, Window,
