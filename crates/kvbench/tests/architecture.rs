@@ -503,6 +503,75 @@ fn no_crate_has_a_module_circle_larger_than_its_limit() {
     );
 }
 
+/// Names of system, topology and protocol variants the binary may still
+/// spell outside its argument parsing and printing (issue 32: none, in the
+/// end). Only ever lowered: a new `match` on a system or a topology belongs
+/// in `servers` or the model, not in the command line.
+const VARIANT_CEILING: usize = 17;
+
+/// Counts what `grep -rhoE "(SystemKind|TopologyKind|Protocol)::[A-Z][A-Za-z]*"`
+/// finds in `crates/kvbench/src`, files whose name holds `args` or `output`
+/// left out, comments and tests included (as docs say the figure is taken).
+fn variant_names(src: &Path, dir: &Path, found: &mut Vec<(String, usize)>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("the binary's sources")
+        .map(|e| e.expect("a directory entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            variant_names(src, &path, found);
+            continue;
+        }
+        // Named from src/, so that the checkout's own path cannot hide a file.
+        let name = path
+            .strip_prefix(src)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .to_string();
+        if !name.ends_with(".rs") || name.contains("args") || name.contains("output") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("a source file");
+        let mut n = 0;
+        for prefix in ["SystemKind::", "TopologyKind::", "Protocol::"] {
+            for (at, _) in text.match_indices(prefix) {
+                let before = text[..at].chars().next_back();
+                let after = text[at + prefix.len()..].chars().next();
+                let starts_a_name = !before.is_some_and(|c| c.is_ascii_alphanumeric());
+                if starts_a_name && after.is_some_and(|c| c.is_ascii_uppercase()) {
+                    n += 1;
+                }
+            }
+        }
+        if n > 0 {
+            found.push((name, n));
+        }
+    }
+}
+
+#[test]
+fn the_binary_spells_no_more_system_or_topology_variants_than_its_ceiling() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    variant_names(&src, &src, &mut found);
+    assert!(
+        found.iter().any(|(f, _)| f == "target.rs"),
+        "the count reads the binary's sources: {found:?}"
+    );
+    let total: usize = found.iter().map(|(_, n)| n).sum();
+    let lines: Vec<String> = found.iter().map(|(f, n)| format!("  {n} {f}")).collect();
+    println!(
+        "{total} variant names (ceiling {VARIANT_CEILING}):\n{}",
+        lines.join("\n")
+    );
+    assert!(
+        total <= VARIANT_CEILING,
+        "the binary spells {total} system, topology or protocol variants outside args and output, above its ceiling of {VARIANT_CEILING}: move the decision to servers or the model\n{}",
+        lines.join("\n")
+    );
+}
+
 #[test]
 fn the_parser_finds_use_trees_super_paths_children_and_re_exports() {
     let sources: BTreeMap<String, String> = [

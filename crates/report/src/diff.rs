@@ -139,7 +139,11 @@ pub fn diff(a: &Side<'_>, b: &Side<'_>) -> Diff {
             RunStatus::Invalid => notes.push(format!(
                 "{name} (run {}) is invalid: {}",
                 id(r),
-                crate::text::joined(&r.marks)
+                r.marks
+                    .iter()
+                    .map(|m| m.text())
+                    .collect::<Vec<_>>()
+                    .join("; ")
             )),
             RunStatus::Failed => notes.push(format!(
                 "{name} (run {}) failed ({}): its numbers are not results and are left out",
