@@ -125,23 +125,20 @@ fn memory_limit(system: SystemKind, b: &BenchArgs) -> Result<(), UsageError> {
 }
 
 /// Checks `--topology`, `--nodes` and `--replicas` against the system.
-fn topology(system: SystemKind, b: &BenchArgs) -> Result<(TopologyKind, u32, u32), UsageError> {
+fn topology(system: SystemKind, b: &BenchArgs) -> Result<Shape, UsageError> {
     let kind: TopologyKind = b
         .topology
         .parse()
         .map_err(|e| UsageError(format!("--topology: {e}")))?;
     kvbench_servers::check_topology(system, kind).map_err(UsageError)?;
-    let shape = Shape::check(kind, b.nodes, b.replicas).map_err(UsageError)?;
-    Ok((shape.kind, shape.nodes, shape.replicas))
+    Shape::check(kind, b.nodes, b.replicas).map_err(UsageError)
 }
 
 /// `--fault`: only on servers kvbench starts, on a node that exists, a
 /// failover only where there is one to make, and within a timed window.
 fn faults(
     system: SystemKind,
-    topology: TopologyKind,
-    nodes: u32,
-    replicas: u32,
+    shape: Shape,
     window: Window,
     b: &BenchArgs,
 ) -> Result<Vec<kvbench_servers::fault::Fault>, UsageError> {
@@ -158,11 +155,6 @@ fn faults(
     }
     kvbench_servers::check_faults(system)
         .map_err(|why| UsageError(format!("--fault {first}: {why}")))?;
-    let shape = Shape {
-        kind: topology,
-        nodes,
-        replicas,
-    };
     let data_nodes = shape.data_nodes();
     for f in &faults {
         let bad = |why: String| Err(UsageError(format!("--fault {f}: {why}")));
@@ -427,8 +419,12 @@ pub fn settings(
     let server_args = server_args(system, b)?;
     memory_limit(system, b)?;
     let target = crate::target::resolve(b, system)?;
-    let (topology, nodes, replicas) = match &target {
-        Some(t) => (t.topology(), t.addrs.len() as u32, 0),
+    let shape = match &target {
+        Some(t) => Shape {
+            kind: t.topology(),
+            nodes: t.addrs.len() as u32,
+            replicas: 0,
+        },
         None => topology(system, b)?,
     };
     let netns = netns(b)?;
@@ -441,15 +437,7 @@ pub fn settings(
             "--server-cpus places servers kvbench starts; a --target's servers are not".into(),
         ));
     }
-    connections(
-        system,
-        clients,
-        b,
-        &server_args,
-        target.is_some(),
-        topology,
-        nodes,
-    )?;
+    connections(system, clients, b, &server_args, target.is_some(), shape)?;
     let tls = target.as_ref().is_some_and(|t| t.access.is_tls());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let (threads, threads_reason) = match b.threads {
@@ -484,9 +472,9 @@ pub fn settings(
         labels: crate::labels::parse_all("--label", &b.labels)?,
         scale_out: None,
         verdict: None,
-        topology,
-        nodes,
-        replicas,
+        topology: shape.kind,
+        nodes: shape.nodes,
+        replicas: shape.replicas,
         pool_hash: match b.hash {
             HashArg::Libmemcached => Variant::Libmemcached,
             HashArg::LibmemcachedMd5 => Variant::LibmemcachedMd5,
@@ -517,7 +505,7 @@ pub fn settings(
             keep_failed_keys: false,
         },
         failed_keys: b.failed_keys.clone(),
-        faults: faults(system, topology, nodes, replicas, window, b)?,
+        faults: faults(system, shape, window, b)?,
         // Servers start in a directory of their own: a relative path
         // would name another file there.
         server_binary: b
@@ -660,14 +648,8 @@ fn connections(
     b: &BenchArgs,
     server_args: &[String],
     remote: bool,
-    topology: TopologyKind,
-    nodes: u32,
+    shape: Shape,
 ) -> Result<(), UsageError> {
-    let shape = Shape {
-        kind: topology,
-        nodes,
-        replicas: 0,
-    };
     let per_client = shape.connections_per_client()
         * kvbench_engine::connections_per_node(system, b.pipeline.max(b.load_pipeline));
     let most = u64::from(clients.max(b.load_clients));

@@ -39,30 +39,27 @@ impl Estimate {
 
 /// The estimate for `s`.
 pub fn estimate(s: &RunSettings) -> Estimate {
-    let spec = &s.spec;
-    let record = spec.record_bytes();
-    let key = spec.key_namer().max_len() as u64;
-    let items = crate::config::records_at_most(s);
+    let data = crate::dataset::data_size(s);
+    let (record, key, items) = (data.record_bytes, data.key_bytes, data.records);
     let nodes = u64::from(s.nodes.max(1));
     let copies = 1 + u64::from(s.replicas);
+    // Every server process: a cluster's masters and their replicas, a
+    // Sentinel group's master and replicas, a pool's or a proxy's servers.
+    let processes = u64::from(s.shape().data_nodes());
     let (server, server_why) = if s.target.is_some() {
         (0, "none on this machine (--target)".to_string())
     } else {
         let limit = crate::deploy::server_spec(s).memory_limit_mb;
-        let bytes = kvbench_servers::data_bytes(s.system, &crate::dataset::data_size(s), limit);
+        let bytes = kvbench_servers::data_bytes(s.system, &data, limit);
         let idle = kvbench_servers::idle_bytes(s.system);
         let mut total = bytes
             .saturating_mul(copies)
-            .saturating_add(idle * nodes * copies);
+            .saturating_add(idle * processes);
         // `--max-memory`: no server holds more than its limit (Memcached's
         // `-m` above is that limit already).
         let limited = crate::max_memory::mb(s);
         if let Some(mb) = limited {
-            total = total.min(
-                (mb << 20)
-                    .saturating_add(idle)
-                    .saturating_mul(nodes * copies),
-            );
+            total = total.min((mb << 20).saturating_add(idle).saturating_mul(processes));
         }
         let replicas = if s.replicas > 0 {
             format!(", {copies} copies")

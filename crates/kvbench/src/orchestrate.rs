@@ -166,7 +166,6 @@ fn execute(
     let edges = Edges::new(&*server, &view, written, &clock);
     let measured = window::measure(
         s,
-        &*server,
         network.as_ref(),
         &run_cfg,
         with_cfg.as_ref(),

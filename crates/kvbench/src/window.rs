@@ -30,20 +30,19 @@ pub struct Measured {
     pub samples: Option<Vec<kvbench_model::ServerSecond>>,
 }
 
-/// Runs the window: the main group's phase, with the faults, the memory
+/// Runs the window on the deployment `edges` reads: the main group's phase, with the faults, the memory
 /// sampler and the `--with` group on their own threads. With workers, the
 /// `--with` group runs here and starts at the instant the workers agree
 /// on, so both groups share warm-up and window.
 pub fn measure(
     s: &RunSettings,
-    server: &dyn Deployment,
     network: Option<&Network>,
     run_cfg: &PhaseConfig,
     with_cfg: Option<&PhaseConfig>,
     edges: &Edges<'_>,
     stop: &Arc<AtomicBool>,
 ) -> Measured {
-    let clock = edges.clock;
+    let (server, clock) = (edges.server, edges.clock);
     let (start_tx, start_rx) = std::sync::mpsc::channel::<SystemTime>();
     let start_rx = Arc::new(Mutex::new(start_rx));
     std::thread::scope(|scope| {
