@@ -90,12 +90,18 @@ pub(crate) async fn run(lib: Rc<Library>, mut plan: Plan, shared: Shared) {
                 break;
             };
             lib.driver.write_key(&op, &mut key);
-            let request = lib.model.prepare(&lib.driver, &op, &key, plan.source.rng());
+            let request = lib
+                .model
+                .prepare(lib.driver.records(), &op, &key, plan.source.rng());
             let task = lib.clone();
             let (kind, keynum) = (op.kind, op.keynum);
             inflight.spawn_local(async move {
                 let done = match request {
-                    Ok(r) => task.model.execute(&task.client, &task.driver, r).await,
+                    Ok(r) => {
+                        task.model
+                            .execute(&task.client, task.driver.records(), r)
+                            .await
+                    }
                     Err(why) => Done::Failed(ErrorKind::Protocol, why),
                 };
                 Finished {

@@ -1082,7 +1082,7 @@ impl LibraryJob {
         })?;
         Ok(LibraryJob {
             seeds,
-            model: Model::new(driver, &cfg.spec, &namespace, cfg.timeout),
+            model: Model::new(driver.records(), &cfg.spec, &namespace, cfg.timeout),
         })
     }
 }

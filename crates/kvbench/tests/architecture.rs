@@ -9,15 +9,11 @@
 //! module of its longest prefix that is a file of the crate. Comments and
 //! the insides of string literals are skipped.
 //!
-//! `scripts/module-circles` prints the report; this test fails when a
-//! crate's largest circle grows past its recorded limit below.
+//! `scripts/module-circles` prints the report; this test fails when any
+//! crate has a circle of more than two files.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-/// Largest circle allowed per crate, by directory name under crates/:
-/// only ever lowered, towards [`GOAL`] everywhere.
-const LIMITS: &[(&str, usize)] = &[("engine", 4)];
 
 /// What issue 32 asks of every crate.
 const GOAL: usize = 2;
@@ -468,19 +464,15 @@ fn show(m: &str) -> &str {
 }
 
 #[test]
-fn no_crate_has_a_module_circle_larger_than_its_limit() {
+fn no_crate_has_a_module_circle_of_more_than_two_files() {
     let mut report = String::new();
     let mut over = Vec::new();
     // KVBENCH_CIRCLE_EDGES=1 lists the edges inside each circle: where to cut.
     let edges = std::env::var_os("KVBENCH_CIRCLE_EDGES").is_some();
     for (name, circles, inside) in workspace_circles() {
         let largest = circles.first().map_or(0, Vec::len);
-        let limit = LIMITS
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map_or(GOAL, |(_, l)| *l);
         report.push_str(&format!(
-            "{name}: largest circle {largest} (limit {limit}, goal {GOAL})\n"
+            "{name}: largest circle {largest} (limit {GOAL})\n"
         ));
         for c in &circles {
             let names: Vec<&str> = c.iter().map(|m| show(m)).collect();
@@ -491,8 +483,8 @@ fn no_crate_has_a_module_circle_larger_than_its_limit() {
                 report.push_str(&format!("    {e}\n"));
             }
         }
-        if largest > limit {
-            over.push(format!("{name} ({largest} > {limit})"));
+        if largest > GOAL {
+            over.push(format!("{name} ({largest} > {GOAL})"));
         }
     }
     println!("{report}");

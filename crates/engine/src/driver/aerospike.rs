@@ -26,8 +26,9 @@
 //! the wire codecs, this path is not allocation-free, and its client CPU
 //! per operation is measured beside Redis's in `bench/aerospike`.
 
-use super::{Driver, Outcome};
+use super::records::Records;
 use crate::outcome::ErrorKind;
+use crate::outcome::Outcome;
 use aerospike::errors::ErrorKind as AsErrorKind;
 use aerospike::{
     Bin, Bins, Client, Key, ReadPolicy, RecordExistsAction, ResultCode, Value, WritePolicy,
@@ -90,7 +91,7 @@ impl Model {
     /// The model for `driver`'s workload (set from `spec.table`) in
     /// `namespace`, every call bounded by `timeout`.
     pub(crate) fn new(
-        driver: &Driver,
+        driver: &Records,
         spec: &WorkloadSpec,
         namespace: &str,
         timeout: Duration,
@@ -146,7 +147,7 @@ impl Model {
     /// drawn as for every other system.
     pub(crate) fn write_bins(
         &self,
-        driver: &Driver,
+        driver: &Records,
         key: &[u8],
         field: Option<u32>,
         rng: &mut impl RngCore,
@@ -168,7 +169,7 @@ impl Model {
     /// read-modify-write draws both, the read's field first as YCSB does).
     pub(crate) fn prepare(
         &self,
-        driver: &Driver,
+        driver: &Records,
         op: &Op,
         key: &[u8],
         rng: &mut impl RngCore,
@@ -195,7 +196,7 @@ impl Model {
 
     /// Runs `req` on `client` to its end. With `dataintegrity`, a read's
     /// values are checked against the values YCSB writes.
-    pub(crate) async fn execute(&self, client: &Client, driver: &Driver, req: Request) -> Done {
+    pub(crate) async fn execute(&self, client: &Client, driver: &Records, req: Request) -> Done {
         if let Some(bins) = req.read {
             match client.get(&self.read, &req.key, bins).await {
                 Ok(record) if driver.data_integrity => {
@@ -225,7 +226,7 @@ impl Model {
     /// Checks a record read back against the deterministic values.
     fn verify(
         &self,
-        driver: &Driver,
+        driver: &Records,
         key: &Key,
         field: Option<u32>,
         mut bins: aerospike::IndexMap<String, Value>,
@@ -299,16 +300,15 @@ fn failed(e: &aerospike::Error) -> Done {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::spec;
+    use super::super::records::tests::spec;
     use super::*;
-    use kvbench_model::SystemKind;
     use kvbench_workload::Rng;
     use rand_core::SeedableRng;
 
-    fn model(extra: &str) -> (Driver, Model) {
+    fn model(extra: &str) -> (Records, Model) {
         let s = spec(extra);
-        let d = Driver::new(SystemKind::Aerospike, &s, s.key_namer());
-        d.check(&s).unwrap();
+        check_names(&s).unwrap();
+        let d = Records::new(&s, s.key_namer());
         let m = Model::new(&d, &s, "ycsb", Duration::from_millis(1500));
         (d, m)
     }
@@ -389,12 +389,7 @@ mod tests {
     }
 
     #[test]
-    fn scans_and_names_aerospike_cannot_hold_are_refused_up_front() {
-        let s = spec("scanproportion=0.5\nreadproportion=0.5\nkvbench.redis.index=ycsb\n");
-        let d = Driver::new(SystemKind::Aerospike, &s, s.key_namer());
-        let e = d.check(&s).unwrap_err();
-        assert!(e.contains("scans are not supported"), "{e}");
-
+    fn names_aerospike_cannot_hold_are_refused_up_front() {
         let s = spec("fieldnameprefix=averyverylongname\n");
         let e = check_names(&s).unwrap_err();
         assert!(e.starts_with("fieldnameprefix:"), "{e}");

@@ -5,15 +5,15 @@
 //! Like the parent, it must not allocate on the hot path (encoding and
 //! classifying); only [`returned_fields`] (data integrity checks) does.
 
-use super::redis::Cell;
-use super::{json_len, Driver, Outcome, Shape};
+use super::records::{json_len, Cell, Records, Shape};
+use crate::outcome::Outcome;
 use kvbench_proto::{memcache_text as mc, DecodeError};
 use kvbench_workload::{Layout, MemcachedUpdate, Rng};
 use rand_core::{RngCore, SeedableRng};
 
 /// `get` of the record.
 #[inline]
-pub(super) fn encode_read(d: &Driver, key: &[u8], buf: &mut Vec<u8>) {
+pub(super) fn encode_read(d: &Records, key: &[u8], buf: &mut Vec<u8>) {
     with_wire_key(d, key, |k| mc::encode_get(buf, k));
 }
 
@@ -21,7 +21,7 @@ pub(super) fn encode_read(d: &Driver, key: &[u8], buf: &mut Vec<u8>) {
 /// a `replace` with only the fields in `names`.
 #[inline]
 pub(super) fn encode_write(
-    d: &Driver,
+    d: &Records,
     key: &[u8],
     names: &[Vec<u8>],
     rng: &mut impl RngCore,
@@ -58,7 +58,7 @@ pub(super) fn classify(shape: Shape, buf: &[u8]) -> Result<Option<(Outcome, usiz
 /// The fields a complete read reply returned, only those asked for, as
 /// YCSB's binding filters them (cold path: allocates).
 pub(super) fn returned_fields(
-    d: &Driver,
+    d: &Records,
     reply: &[u8],
     requested: &[&[u8]],
     key_text: &str,
@@ -86,7 +86,7 @@ pub(super) fn returned_fields(
 /// value's length is drawn twice from the same sub-generator (seeded
 /// from one draw of `rng`): once to total the length, once to write.
 fn encode_json_record(
-    d: &Driver,
+    d: &Records,
     key: &[u8],
     names: &[Vec<u8>],
     replace: bool,
@@ -143,7 +143,7 @@ fn encode_json_record(
 /// joined on the stack (a Memcached key is at most 250 bytes), so the
 /// hot path does not allocate.
 #[inline]
-pub(super) fn with_wire_key<R>(d: &Driver, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> R {
+pub(super) fn with_wire_key<R>(d: &Records, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> R {
     if d.memcached_prefix.is_empty() {
         return f(key);
     }

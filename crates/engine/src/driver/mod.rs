@@ -46,15 +46,17 @@
 use kvbench_model::{OpKind, Protocol, SystemKind};
 use kvbench_proto::DecodeError;
 use kvbench_workload::command::CommandTemplate;
-use kvbench_workload::generator::FieldLengthGenerator;
 use kvbench_workload::keys::KeyNamer;
-use kvbench_workload::values::{fill_deterministic_value, ValuePool};
-use kvbench_workload::{Layout, MemcachedUpdate, Op, Rng, WorkloadSpec, ZsetShape};
-use rand_core::{RngCore, SeedableRng};
+use kvbench_workload::{Layout, Op, WorkloadSpec, ZsetShape};
+use rand_core::RngCore;
 
 pub(crate) mod aerospike;
 mod memcached;
+mod records;
 mod redis;
+
+use records::{json_len, Records, Shape};
+use redis::INDEX_KEY;
 
 /// Aerospike's requests go through its official client
 /// ([`aerospike::Model`]), never through this module's wire encoders: the
@@ -80,37 +82,17 @@ pub enum Step {
     Fill,
 }
 
-/// The sorted set YCSB's Redis binding indexes keys in.
-const INDEX_KEY: &[u8] = b"_indices";
-/// The value pool is the same in every run; which windows of it a run
-/// writes follows the run's seed (each client's stream draws the offsets).
-const VALUE_POOL_SEED: u64 = 0x6b76_6265_6e63_6800;
-
 /// Encodes operations and classifies replies for one system and workload.
 #[derive(Debug, Clone)]
 pub struct Driver {
     /// For messages only: what is encoded follows `protocol`.
     system: SystemKind,
     protocol: Protocol,
-    keys: KeyNamer,
-    /// Memcached only: what goes before the key on the wire (`usertable-`).
-    memcached_prefix: Vec<u8>,
-    layout: Layout,
+    /// What every encoder reads (see [`Records`]).
+    rec: Records,
     redis_index: bool,
-    memcached_update: MemcachedUpdate,
-    read_all_fields: bool,
-    data_integrity: bool,
-    lengths: FieldLengthGenerator,
-    /// `field0`..`fieldN-1` (per `fieldnameprefix`), so encoding never formats.
-    field_names: Vec<Vec<u8>>,
-    /// The full record's JSON length when every value has the same length.
-    json_len: Option<usize>,
     /// The longest value a record can have on Memcached.
     max_value_len: usize,
-    /// Where random values are cut from (see [`ValuePool`]).
-    values: ValuePool,
-    /// `sortedsets`: the sets' shape.
-    zsets: ZsetShape,
     /// `kvbench.command.N`, in order: operations of kind
     /// [`OpKind::command`]`(i)` send template `i`.
     commands: Vec<CommandTemplate>,
@@ -128,26 +110,12 @@ impl Driver {
     /// [`WorkloadSpec::validate`]) on `system`, naming keys with `keys`
     /// (normally `spec.key_namer()`).
     pub fn new(system: SystemKind, spec: &WorkloadSpec, keys: KeyNamer) -> Driver {
-        let field_names: Vec<Vec<u8>> = (0..spec.field_count)
-            .map(|i| spec.field_name(i).into_bytes())
-            .collect();
-        let lengths = spec
-            .field_lengths()
-            .unwrap_or(FieldLengthGenerator::Constant(u64::from(spec.field_length)));
-        let max_len = lengths.max() as usize;
-        let json = |len: usize| json_len(field_names.iter().map(|n| (n.len(), len)));
-        let json_len = lengths.is_constant().then(|| json(max_len));
+        let rec = Records::new(spec, keys);
+        let field_names = &rec.field_names;
+        let max_len = rec.lengths.max() as usize;
         let max_value_len = match spec.data_model.layout {
-            Layout::Hash => json(max_len),
+            Layout::Hash => json_len(field_names.iter().map(|n| (n.len(), max_len))),
             Layout::Plain | Layout::SortedSets => max_len,
-        };
-        // YCSB's Memcached binding stores a record under `table-key`
-        // (`usertable-user123...`) while values (with dataintegrity) derive
-        // from the bare key; the hash data model does the same, so YCSB can
-        // read what kvbench loaded. Redis keys have no prefix in YCSB.
-        let memcached_prefix = match spec.data_model.layout {
-            Layout::Hash => format!("{}-", spec.table).into_bytes(),
-            Layout::Plain | Layout::SortedSets => Vec::new(),
         };
         // A record with every field at its longest, with names and framing;
         // or a scan's key list. Commands of the user's own (memtier's
@@ -158,7 +126,7 @@ impl Driver {
             .sum::<usize>()
             + max_value_len
             + 64;
-        let scan = spec.max_scan_length as usize * (keys.max_len() + 16);
+        let scan = spec.max_scan_length as usize * (rec.keys.max_len() + 16);
         let reply_limit =
             if spec.commands.is_empty() && spec.data_model.layout != Layout::SortedSets {
                 record.max(scan).saturating_mul(4).max(MIN_REPLY_LIMIT)
@@ -169,22 +137,17 @@ impl Driver {
             reply_limit,
             system,
             protocol: system.protocol(),
-            keys,
-            memcached_prefix,
-            layout: spec.data_model.layout,
+            rec,
             redis_index: spec.data_model.redis_index,
-            memcached_update: spec.data_model.memcached_update,
-            read_all_fields: spec.read_all_fields,
-            data_integrity: spec.data_integrity,
-            lengths,
-            field_names,
-            json_len,
             max_value_len,
-            values: ValuePool::new(&mut Rng::seed_from_u64(VALUE_POOL_SEED)),
-            zsets: spec.data_model.zsets,
             commands: spec.commands.iter().map(|c| c.template.clone()).collect(),
             cache_aside: spec.cache_aside,
         }
+    }
+
+    /// What the protocol encoders read: Aerospike's model takes it from here.
+    pub(crate) fn records(&self) -> &Records {
+        &self.rec
     }
 
     /// Cache-aside: how long a read that missed waits before its record is
@@ -205,7 +168,7 @@ impl Driver {
     /// `usertable-`; empty for the Redis family): a pool hashes the wire key.
     pub fn wire_prefix(&self) -> &[u8] {
         match self.protocol {
-            Protocol::Memcache => &self.memcached_prefix,
+            Protocol::Memcache => &self.rec.memcached_prefix,
             Protocol::Resp | Protocol::Aerospike => &[],
         }
     }
@@ -237,19 +200,19 @@ impl Driver {
             }
             return Ok(());
         }
-        if self.layout == Layout::SortedSets && self.protocol != Protocol::Resp {
+        if self.rec.layout == Layout::SortedSets && self.protocol != Protocol::Resp {
             return Err(format!(
                 "{} has no sorted sets; kvbench.datamodel=sortedsets needs the Redis family",
                 self.system
             ));
         }
-        if kind == OpKind::Union && self.layout != Layout::SortedSets {
+        if kind == OpKind::Union && self.rec.layout != Layout::SortedSets {
             return Err("ZUNIONSTORE needs kvbench.datamodel=sortedsets".into());
         }
         if kind != OpKind::Scan {
             return Ok(());
         }
-        match (self.protocol, self.layout) {
+        match (self.protocol, self.rec.layout) {
             (Protocol::Aerospike, _) => Err(
                 "aerospike: scans are not supported (as in YCSB's aerospike binding); \
                  scanproportion must be 0"
@@ -288,11 +251,11 @@ impl Driver {
         if self.protocol == Protocol::Aerospike {
             aerospike::check_names(spec)?;
         }
-        if self.protocol == Protocol::Memcache && self.keys.max_len() > 250 {
+        if self.protocol == Protocol::Memcache && self.rec.keys.max_len() > 250 {
             return Err(format!(
                 "memcached keys are at most 250 bytes; zeropadding={} makes keys up to {} bytes",
-                self.keys.zero_padding(),
-                self.keys.max_len()
+                self.rec.keys.zero_padding(),
+                self.rec.keys.max_len()
             ));
         }
         Ok(())
@@ -321,7 +284,7 @@ impl Driver {
     }
 
     fn indexes(&self) -> bool {
-        self.protocol == Protocol::Resp && self.layout == Layout::Hash && self.redis_index
+        self.protocol == Protocol::Resp && self.rec.layout == Layout::Hash && self.redis_index
     }
 
     /// Appends the first request(s) of `op` to `buf` (see [`Step::First`]):
@@ -356,23 +319,23 @@ impl Driver {
             // sent: a hash tag in the template decides the slot.
             if let Some((prefix, suffix)) = t.first_key() {
                 key.extend_from_slice(prefix);
-                self.keys.write_key(op.keynum, key);
+                self.rec.keys.write_key(op.keynum, key);
                 key.extend_from_slice(suffix);
             }
             return;
         }
-        if self.layout == Layout::SortedSets {
+        if self.rec.layout == Layout::SortedSets {
             // A set (insert), or the client's destination (union): both
             // carry the group's hash tag, so either routes the union.
-            let (group, set) = self.zsets.locate(op.keynum);
-            let prefix = self.keys.prefix();
+            let (group, set) = self.rec.zsets.locate(op.keynum);
+            let prefix = self.rec.keys.prefix();
             match op.kind {
                 OpKind::Union => ZsetShape::write_dest_key(prefix, group, op.client, key),
                 _ => ZsetShape::write_set_key(prefix, group, set, key),
             }
             return;
         }
-        self.keys.write_key(op.keynum, key);
+        self.rec.keys.write_key(op.keynum, key);
     }
 
     /// The key that decides where `op`'s first request goes on a
@@ -397,16 +360,16 @@ impl Driver {
         match op.kind {
             OpKind::Read => {
                 // YCSB passes every field name (so HMGET) when it verifies a read.
-                let all_listed = self.data_integrity && self.read_all_fields;
+                let all_listed = self.rec.data_integrity && self.rec.read_all_fields;
                 self.encode_read(key, op.field, all_listed, buf);
             }
             OpKind::ReadModifyWrite => self.encode_read(key, op.read_field, false, buf),
             OpKind::Update => self.encode_write(key, op.field, rng, buf, true),
-            OpKind::Insert if self.layout == Layout::SortedSets => {
-                redis::encode_zset(self, op.keynum, key, buf)
+            OpKind::Insert if self.rec.layout == Layout::SortedSets => {
+                redis::encode_zset(&self.rec, op.keynum, key, buf)
             }
             OpKind::Insert => self.encode_write(key, None, rng, buf, false),
-            OpKind::Union => redis::encode_zunionstore(self, op, buf),
+            OpKind::Union => redis::encode_zunionstore(&self.rec, op, buf),
             OpKind::Scan => {
                 if let Err(e) = self.supports(OpKind::Scan) {
                     panic!("Driver::encode: {e}");
@@ -415,7 +378,7 @@ impl Driver {
             }
             command => {
                 if let Some(t) = command.command_index().and_then(|i| self.commands.get(i)) {
-                    redis::encode_template(self, t, key, rng, buf);
+                    redis::encode_template(&self.rec, t, key, rng, buf);
                 } else {
                     panic!("Driver::encode: {command} without its template (run check first)");
                 }
@@ -433,7 +396,7 @@ impl Driver {
         if self.protocol != Protocol::Resp {
             return Vec::new();
         }
-        let names: &[&str] = match (kind, self.layout) {
+        let names: &[&str] = match (kind, self.rec.layout) {
             (OpKind::Read, Layout::Plain) => &["get"],
             (OpKind::Read, Layout::Hash) => &["hgetall", "hmget"],
             (OpKind::Update, Layout::Plain) => &["set"],
@@ -469,7 +432,7 @@ impl Driver {
     pub fn encode_delete(&self, key: &[u8], buf: &mut Vec<u8>) {
         match self.protocol {
             Protocol::Resp => kvbench_proto::resp::encode_command(buf, &[b"DEL", key]),
-            Protocol::Memcache => memcached::with_wire_key(self, key, |k| {
+            Protocol::Memcache => memcached::with_wire_key(&self.rec, key, |k| {
                 buf.extend_from_slice(b"delete ");
                 buf.extend_from_slice(k);
                 buf.extend_from_slice(b"\r\n");
@@ -618,8 +581,8 @@ impl Driver {
 
     fn encode_read(&self, key: &[u8], field: Option<u32>, all_listed: bool, buf: &mut Vec<u8>) {
         match self.protocol {
-            Protocol::Resp => redis::encode_read(self, key, field, all_listed, buf),
-            Protocol::Memcache => memcached::encode_read(self, key, buf),
+            Protocol::Resp => redis::encode_read(&self.rec, key, field, all_listed, buf),
+            Protocol::Memcache => memcached::encode_read(&self.rec, key, buf),
             Protocol::Aerospike => unreachable!("{}", NO_WIRE),
         }
     }
@@ -634,44 +597,13 @@ impl Driver {
         update: bool,
     ) {
         let names: &[Vec<u8>] = match field {
-            Some(f) => std::slice::from_ref(&self.field_names[f as usize]),
-            None => &self.field_names,
+            Some(f) => std::slice::from_ref(&self.rec.field_names[f as usize]),
+            None => &self.rec.field_names,
         };
         match self.protocol {
-            Protocol::Resp => redis::encode_write(self, key, names, rng, buf),
-            Protocol::Memcache => memcached::encode_write(self, key, names, rng, buf, update),
+            Protocol::Resp => redis::encode_write(&self.rec, key, names, rng, buf),
+            Protocol::Memcache => memcached::encode_write(&self.rec, key, names, rng, buf, update),
             Protocol::Aerospike => unreachable!("{}", NO_WIRE),
-        }
-    }
-
-    /// A field value: YCSB's deterministic value with `dataintegrity`,
-    /// random characters otherwise.
-    #[inline]
-    fn fill(&self, rng: &mut impl RngCore, key: &[u8], field: &[u8], out: &mut [u8]) {
-        if self.data_integrity {
-            fill_deterministic_value(key, field, out);
-        } else {
-            self.values.fill(rng, out);
-        }
-    }
-
-    /// [`Driver::fill`]'s `len` bytes, appended to `buf`: a random value is
-    /// copied in without zeroing its place first.
-    #[inline]
-    fn extend_value(
-        &self,
-        rng: &mut impl RngCore,
-        key: &[u8],
-        field: &[u8],
-        buf: &mut Vec<u8>,
-        len: usize,
-    ) {
-        if self.data_integrity {
-            let start = buf.len();
-            buf.resize(start + len, 0);
-            fill_deterministic_value(key, field, &mut buf[start..]);
-        } else {
-            self.values.extend(rng, buf, len);
         }
     }
 
@@ -717,7 +649,7 @@ impl Driver {
     /// this reply.
     #[inline]
     pub fn verifies(&self, op: &Op, step: Step) -> bool {
-        self.data_integrity
+        self.rec.data_integrity
             && step == Step::First
             && matches!(op.kind, OpKind::Read | OpKind::ReadModifyWrite)
     }
@@ -729,7 +661,7 @@ impl Driver {
         buf: &[u8],
     ) -> Result<Option<(Outcome, usize)>, DecodeError> {
         if kind == OpKind::Union {
-            return redis::classify_count(self.zsets.union_cardinality(), buf);
+            return redis::classify_count(self.rec.zsets.union_cardinality(), buf);
         }
         if kind.command_index().is_some() {
             return redis::classify(Shape::Any, buf);
@@ -755,78 +687,21 @@ impl Driver {
     /// A description of the first difference, naming key and field.
     pub fn verify(&self, op: &Op, reply: &[u8]) -> Result<(), String> {
         let mut key = Vec::new();
-        self.keys.write_key(op.keynum, &mut key);
+        self.rec.keys.write_key(op.keynum, &mut key);
         let key_text = String::from_utf8_lossy(&key).into_owned();
         let requested: Vec<&[u8]> = match op.fields_read() {
-            Some(f) => vec![&self.field_names[f as usize]],
-            None => self.field_names.iter().map(Vec::as_slice).collect(),
+            Some(f) => vec![&self.rec.field_names[f as usize]],
+            None => self.rec.field_names.iter().map(Vec::as_slice).collect(),
         };
         let cells = match self.protocol {
-            Protocol::Resp => redis::returned_fields(self, op, reply, &requested, &key_text)?,
-            Protocol::Memcache => memcached::returned_fields(self, reply, &requested, &key_text)?,
+            Protocol::Resp => redis::returned_fields(&self.rec, op, reply, &requested, &key_text)?,
+            Protocol::Memcache => {
+                memcached::returned_fields(&self.rec, reply, &requested, &key_text)?
+            }
             Protocol::Aerospike => unreachable!("{}", NO_WIRE),
         };
-        self.check_values(&key, cells)
+        self.rec.check_values(&key, cells)
     }
-
-    /// Checks fields read back from record `key` against YCSB's
-    /// deterministic values: every field returned must be one of the
-    /// workload's and hold the value written for it.
-    ///
-    /// # Errors
-    /// A description of the first difference, naming key and field.
-    pub(crate) fn check_values(
-        &self,
-        key: &[u8],
-        cells: Vec<(Vec<u8>, Option<Vec<u8>>)>,
-    ) -> Result<(), String> {
-        let key_text = String::from_utf8_lossy(key);
-        if cells.is_empty() {
-            return Err(format!("{key_text}: no field returned"));
-        }
-        let mut expected = Vec::new();
-        for (name, value) in cells {
-            let field = String::from_utf8_lossy(&name);
-            let Some(value) = value else {
-                return Err(format!("{key_text}: field {field} missing"));
-            };
-            expected.clear();
-            expected.resize(self.lengths.max() as usize, 0);
-            fill_deterministic_value(key, &name, &mut expected);
-            if value != expected || !self.field_names.contains(&name) {
-                return Err(format!(
-                    "{key_text}: field {field} holds {:?}, expected {:?}",
-                    String::from_utf8_lossy(&value),
-                    String::from_utf8_lossy(&expected)
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// What kind of reply a request expects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shape {
-    /// A record (or nothing: a miss).
-    Read,
-    /// An acknowledgement (`OK`, `STORED`, or `ZADD`'s integer).
-    Write,
-    /// `ZRANGEBYSCORE`'s list of keys (empty is fine).
-    KeyList,
-    /// A command template's: any reply but an error.
-    Any,
-}
-
-/// `{"name":"value",...}` length for `(name length, value length)` pairs.
-fn json_len(fields: impl Iterator<Item = (usize, usize)>) -> usize {
-    let mut n = 0;
-    let mut total = 2;
-    for (name, value) in fields {
-        total += name + 2 + 1 + value + 2;
-        n += 1;
-    }
-    total + n.max(1) - 1
 }
 
 #[cfg(test)]
@@ -835,15 +710,10 @@ mod tests {
     use super::redis::java_double_of_int;
     use super::*;
     use kvbench_proto::resp;
-    use kvbench_workload::{Properties, WorkloadSpec};
+    use kvbench_workload::Rng;
+    use rand_core::SeedableRng;
 
-    /// A small workload: 2 fields of 8 bytes, 100 ordered records.
-    pub(super) fn spec(extra: &str) -> WorkloadSpec {
-        let text =
-            format!("fieldcount=2\nfieldlength=8\ninsertorder=ordered\nrecordcount=100\n{extra}");
-        let props = Properties::parse(&text, "t").unwrap();
-        WorkloadSpec::from_properties(&props).unwrap().0
-    }
+    use super::records::tests::spec;
 
     fn driver(system: SystemKind, extra: &str) -> Driver {
         let s = spec(extra);
@@ -1317,6 +1187,13 @@ mod tests {
         let s = spec("zeropadding=300\n");
         let m = Driver::new(SystemKind::Memcached, &s, s.key_namer());
         assert!(m.check(&s).unwrap_err().contains("250 bytes"));
+        // Aerospike: no scans, and names it cannot hold.
+        let s = spec("scanproportion=0.5\nreadproportion=0.5\nkvbench.redis.index=ycsb\n");
+        let a = Driver::new(SystemKind::Aerospike, &s, s.key_namer());
+        assert!(a.check(&s).unwrap_err().contains("scans are not supported"));
+        let s = spec("fieldnameprefix=averyverylongname\n");
+        let a = Driver::new(SystemKind::Aerospike, &s, s.key_namer());
+        assert!(a.check(&s).unwrap_err().starts_with("fieldnameprefix:"));
     }
 
     #[test]

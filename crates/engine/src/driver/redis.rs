@@ -5,7 +5,8 @@
 //! Like the parent, it must not allocate on the hot path (encoding and
 //! classifying); only [`returned_fields`] (data integrity checks) does.
 
-use super::{Driver, Outcome, Shape, INDEX_KEY};
+use super::records::{Cell, Records, Shape};
+use crate::outcome::Outcome;
 use kvbench_model::OpKind;
 use kvbench_proto::{resp, DecodeError};
 use kvbench_workload::command::{Arg, CommandTemplate};
@@ -13,14 +14,14 @@ use kvbench_workload::values::java_string_hash;
 use kvbench_workload::{Layout, Op};
 use rand_core::RngCore;
 
-/// A field name and the value the server returned for it (`None`: nil).
-pub(super) type Cell = (Vec<u8>, Option<Vec<u8>>);
+/// The sorted set YCSB's Redis binding indexes keys in.
+pub(super) const INDEX_KEY: &[u8] = b"_indices";
 
 /// `GET` (plain), or `HMGET` of one field or of every field listed
 /// (`all_listed`), or `HGETALL`.
 #[inline]
 pub(super) fn encode_read(
-    d: &Driver,
+    d: &Records,
     key: &[u8],
     field: Option<u32>,
     all_listed: bool,
@@ -61,7 +62,7 @@ pub(super) fn encode_read(
 /// `SET` (plain) or `HMSET` of `names`.
 #[inline]
 pub(super) fn encode_write(
-    d: &Driver,
+    d: &Records,
     key: &[u8],
     names: &[Vec<u8>],
     rng: &mut impl RngCore,
@@ -95,7 +96,7 @@ pub(super) fn encode_write(
 /// `ZADD <set> <score> m<j> ...`: every member of sorted set `keynum`,
 /// named `key` (the load of a `sortedsets` record, see
 /// `kvbench_workload::zsets`). Cold path: a load.
-pub(super) fn encode_zset(d: &Driver, keynum: u64, key: &[u8], buf: &mut Vec<u8>) {
+pub(super) fn encode_zset(d: &Records, keynum: u64, key: &[u8], buf: &mut Vec<u8>) {
     let (group, set) = d.zsets.locate(keynum);
     resp::write_array_header(buf, 2 + 2 * d.zsets.members as usize);
     resp::write_bulk(buf, b"ZADD");
@@ -112,7 +113,7 @@ pub(super) fn encode_zset(d: &Driver, keynum: u64, key: &[u8], buf: &mut Vec<u8>
 
 /// `ZUNIONSTORE <dest> <sets> <set 0> ... <set n-1>` of `op`'s group into
 /// its client's destination.
-pub(super) fn encode_zunionstore(d: &Driver, op: &Op, buf: &mut Vec<u8>) {
+pub(super) fn encode_zunionstore(d: &Records, op: &Op, buf: &mut Vec<u8>) {
     let (group, _) = d.zsets.locate(op.keynum);
     let mut key = Vec::with_capacity(48);
     resp::write_array_header(buf, 3 + d.zsets.sets as usize);
@@ -128,12 +129,12 @@ pub(super) fn encode_zunionstore(d: &Driver, op: &Op, buf: &mut Vec<u8>) {
 }
 
 /// Command template `t` with its placeholders filled: `first_key` is the
-/// template's first key argument as [`Driver::write_key`] wrote it (text
+/// template's first key argument as `Driver::write_key` wrote it (text
 /// around the key included); every `__key__` gets the same record key,
 /// `__data__` a value of the workload's size, `__score__` a whole number
 /// below 1,000,000 drawn from `rng`.
 pub(super) fn encode_template(
-    d: &Driver,
+    d: &Records,
     t: &CommandTemplate,
     first_key: &[u8],
     rng: &mut impl RngCore,
@@ -181,7 +182,7 @@ pub(super) fn classify(shape: Shape, buf: &[u8]) -> Result<Option<(Outcome, usiz
 
 /// The fields a complete read reply returned (cold path: allocates).
 pub(super) fn returned_fields(
-    d: &Driver,
+    d: &Records,
     op: &Op,
     reply: &[u8],
     requested: &[&[u8]],
