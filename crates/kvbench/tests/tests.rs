@@ -4,8 +4,13 @@
 //! also when an assertion fails.
 
 mod doc_commands;
+#[path = "../../engine/tests/support/fake_server.rs"]
 mod fake_server;
 mod inputs;
+#[path = "../../engine/tests/support/load.rs"]
+mod load;
+#[path = "../../engine/tests/support/serial.rs"]
+mod serial;
 mod util;
 
 mod aerospike;
@@ -16,12 +21,10 @@ mod browser;
 mod cache;
 mod catalogue;
 mod causes;
-mod cluster;
 mod commands;
 mod connections;
 mod cpus;
 mod documented;
-mod engine_timing;
 mod experiment;
 mod export;
 mod faults;
@@ -29,7 +32,6 @@ mod findmax;
 mod interrupt;
 mod lifecycle;
 mod live;
-mod load;
 mod manage;
 mod memtier;
 mod netns;
@@ -38,7 +40,6 @@ mod postgres;
 mod reliability;
 mod report;
 mod reproduce;
-mod run_phase;
 mod scaleout;
 mod split;
 mod stability;

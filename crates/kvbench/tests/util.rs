@@ -185,13 +185,7 @@ pub fn alive(pid: u32) -> bool {
     proc_stat(pid).is_some_and(|p| p.state != 'Z')
 }
 
-/// Tests whose assertions are about timing, or that load the machine
-/// heavily, take this lock so they never run alongside each other on a
-/// 2-core machine.
-pub fn timing_sensitive() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+pub use crate::serial::timing_sensitive;
 
 /// Operation `name` (`read`, `command1`, ...) of the run phase of a run
 /// printed with `--json`.

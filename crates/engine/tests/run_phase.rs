@@ -170,7 +170,7 @@ fn same_seed_same_operations_on_the_server() {
 fn uring_reassembles_replies_larger_than_its_receive_buffers() {
     // Hundreds of MB through a debug build: alone, or replies queue for
     // seconds behind other heavy tests.
-    let _heavy = crate::util::timing_sensitive();
+    let _heavy = crate::serial::timing_sensitive();
     for system in [SystemKind::Redis, SystemKind::Memcached] {
         let server = start(system, Some(256));
         let mut spec = spec(200, 4, 20_000, 0.9);

@@ -2,119 +2,13 @@
 //! both systems. The check reads the records back over a plain socket with
 //! the cold-path parsers, independently of the engine's own reply handling.
 
-use kvbench_engine::route::Topology;
-use kvbench_engine::{run_phase, PhaseConfig, PhaseKind, Silent};
+use crate::load::{exchange, load, spec, start};
 use kvbench_model::SystemKind;
 use kvbench_proto::{memcache_text as mc, resp};
-use kvbench_servers::{Server, ServerSpec};
+use kvbench_servers::Server;
 use kvbench_workload::keys::KeyNamer;
-use kvbench_workload::spec::DataModel;
 use kvbench_workload::WorkloadSpec;
-use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-use std::time::Duration;
-
-pub fn spec(records: u64, fields: u32, len: u32, read: f64) -> WorkloadSpec {
-    WorkloadSpec {
-        name: "test".into(),
-        record_count: records,
-        insert_count: records,
-        field_count: fields,
-        field_length: len,
-        read_proportion: read,
-        update_proportion: 1.0 - read,
-        // YCSB's hash data model, without the scan index (no scans here).
-        data_model: DataModel {
-            redis_index: false,
-            ..DataModel::default()
-        },
-        ..WorkloadSpec::default()
-    }
-}
-
-/// A phase against one address with the usual test timeouts, keys named
-/// as `spec` names them, one worker thread, seed 3.
-pub fn phase_config(
-    addr: std::net::SocketAddr,
-    system: SystemKind,
-    spec: &WorkloadSpec,
-    kind: PhaseKind,
-    clients: u32,
-    pipeline: u32,
-) -> PhaseConfig {
-    PhaseConfig {
-        topology: Topology::Single(addr),
-        system,
-        spec: spec.clone(),
-        keys: spec.key_namer(),
-        kind,
-        clients,
-        pipeline,
-        threads: 1,
-        seed: 3,
-        timeout: Duration::from_secs(10),
-        connect_timeout: Duration::from_secs(5),
-        reconnect: None,
-        retry: kvbench_engine::Retry::default(),
-        stall: kvbench_engine::phase::DEFAULT_STALL,
-        access: Default::default(),
-        io: kvbench_engine::Io::auto(),
-    }
-}
-
-pub fn start(system: SystemKind, memory_limit_mb: Option<u64>) -> Server {
-    Server::start(&ServerSpec {
-        system,
-        binary: None,
-        memory_limit_mb,
-        eviction: None,
-        extra_args: Vec::new(),
-    })
-    .expect("server starts")
-}
-
-pub fn load(server: &Server, spec: &WorkloadSpec, seed: u64) -> kvbench_engine::PhaseOutput {
-    let cfg = PhaseConfig {
-        topology: Topology::Single(server.addr()),
-        system: server.system(),
-        spec: spec.clone(),
-        keys: KeyNamer::default(),
-        kind: PhaseKind::Load,
-        clients: 3,
-        pipeline: 32,
-        threads: 2,
-        seed,
-        timeout: Duration::from_secs(10),
-        connect_timeout: Duration::from_secs(5),
-        reconnect: None,
-        retry: kvbench_engine::Retry::default(),
-        stall: kvbench_engine::phase::DEFAULT_STALL,
-        access: Default::default(),
-        io: kvbench_engine::Io::auto(),
-    };
-    run_phase(&cfg, &Silent, &Arc::new(AtomicBool::new(false))).expect("load runs")
-}
-
-/// Sends `req` and reads until `parse` returns a value.
-pub fn exchange<T>(
-    sock: &mut TcpStream,
-    req: &[u8],
-    parse: impl Fn(&[u8]) -> Option<(T, usize)>,
-) -> T {
-    sock.write_all(req).expect("write");
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 65536];
-    loop {
-        if let Some((v, _)) = parse(&buf) {
-            return v;
-        }
-        let n = sock.read(&mut chunk).expect("read");
-        assert!(n > 0, "server closed the connection");
-        buf.extend_from_slice(&chunk[..n]);
-    }
-}
 
 fn check_redis(server: &Server, spec: &WorkloadSpec) {
     let mut sock = TcpStream::connect(server.addr()).expect("connect");

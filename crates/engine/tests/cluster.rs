@@ -222,7 +222,7 @@ fn slots_migrated_during_a_run_give_zero_failed_operations() {
     // The slots move by SETSLOT on each master in turn; beside a heavy test
     // the gap between masters stretches and requests bounce between two
     // nodes that disagree for longer than the redirect limit allows.
-    let _serial = crate::util::timing_sensitive();
+    let _serial = crate::serial::timing_sensitive();
     let c = start(3);
     let spec = spec(3000, 4, 50, 0.5);
     let keys = KeyNamer::default();
@@ -330,7 +330,7 @@ fn move_slots(src: SocketAddr, dst: SocketAddr, slots: &[String], all: &[SocketA
 /// connection and its slots' requests failed.
 #[test]
 fn a_node_added_and_given_slots_mid_run_gets_traffic() {
-    let _serial = crate::util::timing_sensitive();
+    let _serial = crate::serial::timing_sensitive();
     for io in [Io::Uring, Io::Tokio] {
         if io == Io::Uring && !kvbench_engine::uring::available() {
             continue;

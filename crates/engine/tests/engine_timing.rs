@@ -42,7 +42,7 @@ fn config(
 
 #[test]
 fn pipelined_requests_are_timed_one_by_one() {
-    let _serial = crate::util::timing_sensitive();
+    let _serial = crate::serial::timing_sensitive();
     // The server answers each command 20 ms after the previous one, so four
     // pipelined requests sent together complete at about 20, 40, 60, 80 ms.
     // Timing the batch would give 80 ms for all four.
@@ -86,7 +86,7 @@ impl Observer for WindowStart {
 
 #[test]
 fn open_loop_response_time_includes_a_server_stall_and_service_time_does_not() {
-    let _serial = crate::util::timing_sensitive();
+    let _serial = crate::serial::timing_sensitive();
     let server = start(SystemKind::Redis, None);
     let pid = server.pid() as i32;
     let sp = spec(1_000, 2, 20, 1.0);
