@@ -7,6 +7,7 @@
 //! parses, connects, shakes hands and authenticates, nothing else.
 #![deny(missing_docs)]
 
+mod fit;
 mod open;
 mod secret;
 mod tls;

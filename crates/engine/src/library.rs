@@ -207,9 +207,10 @@ fn record(rec: &mut crate::recorder::Recorder, f: &Finished, scheduled: bool) ->
 /// client (its requests pipelined on it); for a client library, one per
 /// operation in flight (`pipeline`), as [`connect`] sizes its pool.
 pub fn connections_per_node(system: kvbench_model::SystemKind, pipeline: u32) -> u64 {
-    match system.protocol() {
-        kvbench_model::Protocol::Aerospike => u64::from(pipeline.max(1)),
-        kvbench_model::Protocol::Resp | kvbench_model::Protocol::Memcache => 1,
+    if system.protocol().through_library() {
+        u64::from(pipeline.max(1))
+    } else {
+        1
     }
 }
 

@@ -26,7 +26,7 @@ use crate::uring;
 use crate::EngineError;
 use kvbench_connect::{Access, AsyncStream};
 use kvbench_model::mark::Overload;
-use kvbench_model::{Finding, PhaseResult, Protocol, SystemKind};
+use kvbench_model::{Finding, PhaseResult, SystemKind};
 use kvbench_workload::keys::KeyNamer;
 use kvbench_workload::{client_rngs, purpose_seed, InsertSpace, Workload, WorkloadSpec};
 use std::cell::RefCell;
@@ -402,9 +402,10 @@ pub fn run_share(
     // Each worker sends its finished seconds here (the live view).
     let (live_tx, live_rx) = mpsc::channel();
     let driver = Driver::new(cfg.system, &cfg.spec, cfg.keys.clone());
-    let library = match cfg.system.protocol() {
-        Protocol::Aerospike => Some(LibraryJob::new(cfg, &driver)?),
-        Protocol::Resp | Protocol::Memcache => None,
+    let library = if cfg.system.protocol().through_library() {
+        Some(LibraryJob::new(cfg, &driver)?)
+    } else {
+        None
     };
     let (nodes, router) = match &library {
         // The library finds the cluster's nodes and partitions itself.

@@ -10,8 +10,8 @@ use crate::target::Target;
 use anyhow::{Context, Result};
 use kvbench_connect::Access;
 use kvbench_engine::Topology;
-use kvbench_model::{RunRecord, SystemKind};
-use kvbench_servers::{Deployment, Hosts, Network, RemoteServer, ServerSpec, TopologyKind};
+use kvbench_model::RunRecord;
+use kvbench_servers::{Deployment, Hosts, Network, RemoteServer, ServerSpec};
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
@@ -88,41 +88,14 @@ pub fn access(s: &RunSettings) -> Arc<Access> {
 /// The target's nodes, reached: a cluster's masters come from its seeds'
 /// slot map (what the engine routes to is what gets probed).
 pub fn remote(t: &Target, s: &RunSettings) -> Result<RemoteServer> {
-    let nodes = match t.topology() {
-        // An Aerospike cluster is probed at the seeds the URL names (the
-        // client library finds the other nodes for the load itself).
-        TopologyKind::Cluster if s.system == SystemKind::Aerospike => t.addrs.clone(),
-        TopologyKind::Cluster => {
-            kvbench_engine::route::slots::discover(&t.addrs, &t.access, CONNECT_TIMEOUT)
-                .map_err(anyhow::Error::msg)?
-                .nodes()
-                .to_vec()
-        }
-        // The group's master, as its sentinels name it now.
-        TopologyKind::Sentinel => {
-            let group = t.group().unwrap_or_default();
-            let found = kvbench_engine::route::sentinel::Sentinel::discover(
-                &t.addrs,
-                group,
-                CONNECT_TIMEOUT,
-            )
+    let reached =
+        kvbench_engine::route::reach(s.system, &t.endpoints(), &t.access, CONNECT_TIMEOUT)
             .map_err(anyhow::Error::msg)?;
-            let server = RemoteServer::connect(
-                s.system,
-                t.topology(),
-                vec![found.master()],
-                t.access.clone(),
-            )?;
-            return Ok(server.behind_sentinels(t.addrs.clone(), group.to_string()));
-        }
-        _ => t.addrs.clone(),
-    };
-    Ok(RemoteServer::connect(
-        s.system,
-        t.topology(),
-        nodes,
-        t.access.clone(),
-    )?)
+    let server = RemoteServer::connect(s.system, t.topology(), reached.nodes, t.access.clone())?;
+    Ok(match reached.sentinels {
+        Some((sentinels, group)) => server.behind_sentinels(sentinels, group),
+        None => server,
+    })
 }
 
 /// Before anything starts: the target answers and may be written

@@ -8,8 +8,8 @@
 
 use crate::args::BenchArgs;
 use crate::exit::UsageError;
-use kvbench_connect::{Access, Family, Secret, Shape, TargetUrl, TlsMaterial, TlsOptions};
-use kvbench_model::{Endpoints, Protocol, SystemKind, TopologyKind};
+use kvbench_connect::{Access, Secret, TargetUrl, TlsMaterial, TlsOptions};
+use kvbench_model::{Endpoints, SystemKind, TopologyKind};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 
@@ -45,35 +45,13 @@ impl Target {
 
     /// How the target is deployed.
     pub fn topology(&self) -> TopologyKind {
-        shape_kind(self.url.shape)
-    }
-
-    /// A Sentinel group's name (`redis-sentinel://.../GROUP`).
-    pub fn group(&self) -> Option<&str> {
-        self.url.group.as_deref()
+        self.url.shape.topology()
     }
 
     /// Where clients start, as the URL says: a cluster's seeds, a pool's
     /// nodes, a Sentinel group's sentinels, or the one server.
     pub fn endpoints(&self) -> Endpoints {
-        match (self.url.shape, &self.url.group) {
-            (Shape::Cluster, _) => Endpoints::Cluster(self.addrs.clone()),
-            (Shape::Pool, _) => Endpoints::Pool(self.addrs.clone()),
-            (Shape::Sentinel, Some(g)) => Endpoints::Sentinel {
-                sentinels: self.addrs.clone(),
-                group: g.clone(),
-            },
-            _ => Endpoints::Single(self.addrs[0]),
-        }
-    }
-}
-
-fn shape_kind(shape: Shape) -> TopologyKind {
-    match shape {
-        Shape::Single => TopologyKind::Single,
-        Shape::Cluster => TopologyKind::Cluster,
-        Shape::Pool => TopologyKind::Pool,
-        Shape::Sentinel => TopologyKind::Sentinel,
+        self.url.endpoints(&self.addrs)
     }
 }
 
@@ -108,33 +86,13 @@ pub fn resolve(b: &BenchArgs, system: SystemKind) -> Result<Option<Target>, Usag
     let mut url = TargetUrl::parse(text).map_err(|e| UsageError(format!("--target: {e}")))?;
     let shown = url.redacted();
     let bad = |m: String| UsageError(format!("--target {shown}: {m}"));
-    let protocol = system.protocol();
-    let family_protocol = url.family.map(|f| match f {
-        Family::Resp => Protocol::Resp,
-        Family::Memcache => Protocol::Memcache,
-        Family::Aerospike => Protocol::Aerospike,
-    });
-    if family_protocol.is_some_and(|p| p != protocol) {
-        return Err(bad(format!(
-            "a {}:// URL cannot be benchmarked as --system {system}",
-            url.scheme
-        )));
-    }
-    if protocol == Protocol::Aerospike {
-        if b.cleanup || b.flush {
-            return Err(bad(
-                "--cleanup and --flush are for the Redis and Memcached families: kvbench deletes nothing on an Aerospike it did not start (give an empty namespace)".into(),
-            ));
-        }
-        url.namespace
-            .get_or_insert_with(|| kvbench_connect::DEFAULT_NAMESPACE.to_string());
-    }
     let typed: TopologyKind = b
         .topology
         .parse()
         .map_err(|e| UsageError(format!("--topology: {e}")))?;
-    let shape = shape_kind(url.shape);
-    if typed != TopologyKind::Single && typed != shape {
+    // `--topology` left at its default asks nothing of the URL.
+    let shape = url.shape.topology();
+    if typed != TopologyKind::default() && typed != shape {
         return Err(bad(format!(
             "--topology {} does not match the URL (use redis-cluster:// for a cluster, redis-sentinel://h:p/GROUP for a Sentinel group, memcached://h:p,h:p for a pool; kvbench starts no twemproxy for a target)",
             b.topology
@@ -149,22 +107,7 @@ pub fn resolve(b: &BenchArgs, system: SystemKind) -> Result<Option<Target>, Usag
         }
         url.password = Some(password);
     }
-    if protocol == Protocol::Memcache && url.password.is_some() {
-        return Err(bad(
-            "memcached's text protocol has no authentication; drop the password".into(),
-        ));
-    }
-    if protocol == Protocol::Aerospike && url.password.is_some() && url.user.is_none() {
-        return Err(bad(
-            "Aerospike logs in as a user: give user:password in the URL (or the user with --password-env/--password-file)".into(),
-        ));
-    }
-    if url.user.is_some() && url.password.is_none() {
-        return Err(bad(format!(
-            "user '{}' needs a password (in the URL, --password-env or --password-file)",
-            url.user.as_deref().unwrap_or_default()
-        )));
-    }
+    url.fit(system, b.cleanup || b.flush).map_err(bad)?;
     let (tls_config, tls_material) = match (url.tls, tls.any()) {
         (true, _) => {
             let host = &url.hosts[0].host;

@@ -495,16 +495,41 @@ fn no_crate_has_a_module_circle_of_more_than_two_files() {
     );
 }
 
+/// How many system, topology or protocol variants `text` names
+/// (`TopologyKind::Cluster`, not `TopologyKind::default()` or
+/// `MySystemKind::X`).
+fn spelled_variants(text: &str) -> usize {
+    let mut n = 0;
+    for prefix in ["SystemKind::", "TopologyKind::", "Protocol::"] {
+        for (at, _) in text.match_indices(prefix) {
+            let before = text[..at].chars().next_back();
+            let after = text[at + prefix.len()..].chars().next();
+            let starts_a_name = !before.is_some_and(|c| c.is_ascii_alphanumeric());
+            if starts_a_name && after.is_some_and(|c| c.is_ascii_uppercase()) {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+#[test]
+fn the_variant_count_counts_variants_only() {
+    let text = "match t { TopologyKind::Cluster => 1, _ if s == SystemKind::Redis => 2 }\n\
+                let p = kvbench_model::Protocol::Resp; TopologyKind::default(); MySystemKind::X";
+    assert_eq!(spelled_variants(text), 3);
+}
+
 /// Names of system, topology and protocol variants the binary may still
 /// spell outside its argument parsing and printing (issue 32: none, in the
 /// end). Only ever lowered: a new `match` on a system or a topology belongs
 /// in `servers` or the model, not in the command line.
-const VARIANT_CEILING: usize = 17;
+const VARIANT_CEILING: usize = 1;
 
 /// Counts what `grep -rhoE "(SystemKind|TopologyKind|Protocol)::[A-Z][A-Za-z]*"`
 /// finds in `crates/kvbench/src`, files whose name holds `args` or `output`
 /// left out, comments and tests included (as docs say the figure is taken).
-fn variant_names(src: &Path, dir: &Path, found: &mut Vec<(String, usize)>) {
+fn variant_names(src: &Path, dir: &Path, found: &mut Vec<(String, usize)>, read: &mut usize) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("the binary's sources")
         .map(|e| e.expect("a directory entry").path())
@@ -512,7 +537,7 @@ fn variant_names(src: &Path, dir: &Path, found: &mut Vec<(String, usize)>) {
     entries.sort();
     for path in entries {
         if path.is_dir() {
-            variant_names(src, &path, found);
+            variant_names(src, &path, found, read);
             continue;
         }
         // Named from src/, so that the checkout's own path cannot hide a file.
@@ -525,17 +550,8 @@ fn variant_names(src: &Path, dir: &Path, found: &mut Vec<(String, usize)>) {
             continue;
         }
         let text = std::fs::read_to_string(&path).expect("a source file");
-        let mut n = 0;
-        for prefix in ["SystemKind::", "TopologyKind::", "Protocol::"] {
-            for (at, _) in text.match_indices(prefix) {
-                let before = text[..at].chars().next_back();
-                let after = text[at + prefix.len()..].chars().next();
-                let starts_a_name = !before.is_some_and(|c| c.is_ascii_alphanumeric());
-                if starts_a_name && after.is_some_and(|c| c.is_ascii_uppercase()) {
-                    n += 1;
-                }
-            }
-        }
+        *read += 1;
+        let n = spelled_variants(&text);
         if n > 0 {
             found.push((name, n));
         }
@@ -545,11 +561,11 @@ fn variant_names(src: &Path, dir: &Path, found: &mut Vec<(String, usize)>) {
 #[test]
 fn the_binary_spells_no_more_system_or_topology_variants_than_its_ceiling() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut found = Vec::new();
-    variant_names(&src, &src, &mut found);
+    let (mut found, mut read) = (Vec::new(), 0);
+    variant_names(&src, &src, &mut found, &mut read);
     assert!(
-        found.iter().any(|(f, _)| f == "target.rs"),
-        "the count reads the binary's sources: {found:?}"
+        read > 50,
+        "the count reads the binary's sources: {read} files"
     );
     let total: usize = found.iter().map(|(_, n)| n).sum();
     let lines: Vec<String> = found.iter().map(|(f, n)| format!("  {n} {f}")).collect();

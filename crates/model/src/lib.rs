@@ -56,6 +56,15 @@ pub enum Protocol {
     Aerospike,
 }
 
+impl Protocol {
+    /// True when the protocol is spoken by its vendor's client library, not
+    /// kvbench's codecs: the library then opens one connection per request
+    /// in flight, and finds a cluster's nodes and partitions itself.
+    pub fn through_library(self) -> bool {
+        self == Protocol::Aerospike
+    }
+}
+
 impl SystemKind {
     /// Every supported system, in the order reports list them.
     pub const ALL: [SystemKind; 4] = [

@@ -25,6 +25,17 @@ pub struct Shape {
     pub replicas: u32,
 }
 
+/// `single`, or the topology with its nodes (`cluster/3`, `pool/3`): how a
+/// comparison names the deployment a cell ran on.
+impl std::fmt::Display for Shape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.kind {
+            TopologyKind::Single => write!(f, "single"),
+            kind => write!(f, "{kind}/{}", self.nodes),
+        }
+    }
+}
+
 impl Shape {
     /// `kind` with `nodes` and `replicas` as asked, when they fit it.
     ///
@@ -171,5 +182,13 @@ mod tests {
         assert_eq!((pool.data_nodes(), pool.masters()), (4, 1));
         assert!(!pool.can_fail_over() && pool.clients_reach_servers());
         assert!(pool.client_hashed() && !proxy.client_hashed() && !cluster.client_hashed());
+    }
+
+    #[test]
+    fn a_shape_is_named_by_its_topology_and_nodes() {
+        let name = |kind, nodes| Shape::check(kind, nodes, 0).expect("fits").to_string();
+        assert_eq!(name(Single, 1), "single");
+        assert_eq!(name(Cluster, 3), "cluster/3");
+        assert_eq!(name(Twemproxy, 4), "twemproxy/4");
     }
 }

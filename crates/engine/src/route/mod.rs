@@ -11,8 +11,11 @@
 //! are the only network calls.
 
 pub mod ketama;
+mod reach;
 pub mod sentinel;
 pub mod slots;
+
+pub use reach::{reach, Reached};
 
 use crate::driver::Driver;
 use crate::EngineError;

@@ -16,7 +16,6 @@ use crate::args::CompareArgs;
 use crate::config::{self, RunSettings};
 use crate::exit::UsageError;
 use crate::reuse::Reload;
-use kvbench_model::TopologyKind;
 use sha2::{Digest, Sha256};
 
 /// Flags of `compare` that are not `run` flags: what is swept, and what is
@@ -207,9 +206,8 @@ fn name(cells: &[Cell], seeded: bool) -> String {
 
 /// `single`, `cluster/3`, `pool/3`, or the target's URL (password hidden).
 fn deployment(s: &RunSettings) -> String {
-    match (&s.target, s.topology) {
-        (Some(t), _) => t.redacted(),
-        (None, TopologyKind::Single) => "single".into(),
-        (None, kind) => format!("{kind}/{}", s.nodes),
+    match &s.target {
+        Some(t) => t.redacted(),
+        None => s.shape().to_string(),
     }
 }
