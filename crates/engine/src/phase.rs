@@ -1073,7 +1073,7 @@ impl LibraryJob {
             }
             Topology::Sentinel(..) => {
                 return Err(EngineError::Config(format!(
-                    "{} has no Sentinel; Sentinel groups are Redis and Valkey",
+                    "{} has no Sentinel; Sentinel groups are the Redis family's",
                     cfg.system
                 )))
             }

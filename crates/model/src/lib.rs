@@ -36,6 +36,9 @@ pub enum SystemKind {
     Redis,
     /// Valkey: Redis's command set and protocol, its own binary.
     Valkey,
+    /// KeyDB, Snap's multithreaded fork of Redis: Redis's protocol,
+    /// command line and INFO, its own binary (`keydb-server`).
+    Keydb,
     /// Memcached, text protocol.
     Memcached,
     /// Aerospike, through its official client library (the server is the
@@ -67,9 +70,10 @@ impl Protocol {
 
 impl SystemKind {
     /// Every supported system, in the order reports list them.
-    pub const ALL: [SystemKind; 4] = [
+    pub const ALL: [SystemKind; 5] = [
         SystemKind::Redis,
         SystemKind::Valkey,
+        SystemKind::Keydb,
         SystemKind::Memcached,
         SystemKind::Aerospike,
     ];
@@ -79,6 +83,7 @@ impl SystemKind {
         match self {
             SystemKind::Redis => "redis",
             SystemKind::Valkey => "valkey",
+            SystemKind::Keydb => "keydb",
             SystemKind::Memcached => "memcached",
             SystemKind::Aerospike => "aerospike",
         }
@@ -87,7 +92,7 @@ impl SystemKind {
     /// The protocol kvbench speaks to it.
     pub fn protocol(self) -> Protocol {
         match self {
-            SystemKind::Redis | SystemKind::Valkey => Protocol::Resp,
+            SystemKind::Redis | SystemKind::Valkey | SystemKind::Keydb => Protocol::Resp,
             SystemKind::Memcached => Protocol::Memcache,
             SystemKind::Aerospike => Protocol::Aerospike,
         }

