@@ -504,154 +504,12 @@ impl WorkloadSpec {
             }
         }
 
-        let load_fraction = r.f64("kvbench.loadfraction", 1.0)?;
-        if !(load_fraction > 0.0 && load_fraction <= 1.0) {
-            return Err(r.err(
-                "kvbench.loadfraction",
-                format!("{load_fraction} is not above 0 and at most 1"),
-            ));
-        }
-        let nominal_records = r.u64("recordcount", 1000)?;
-        if nominal_records == 0 {
-            return Err(r.err(
-                "recordcount",
-                "must be at least 1 (YCSB's 0 loads nothing and reads 2^31 keys)".into(),
-            ));
-        }
-        r.at_most("recordcount", nominal_records, bounds::MAX_RECORDS)?;
-        let record_count = (nominal_records as f64 * load_fraction) as u64;
-        if record_count == 0 {
-            return Err(r.err(
-                "kvbench.loadfraction",
-                format!("loads no record of recordcount={nominal_records}"),
-            ));
-        }
-        let insert_start = r.u64("insertstart", 0)?;
-        let insert_count = match r.opt_u64("insertcount")? {
-            Some(n) => n,
-            None => record_count.checked_sub(insert_start).ok_or_else(|| {
-                r.err(
-                    "insertstart",
-                    format!("{insert_start} is beyond recordcount ({record_count})"),
-                )
-            })?,
-        };
-
-        let mut field_length = r.u32("fieldlength", 100)?;
-        r.at_most(
-            "fieldlength",
-            u64::from(field_length),
-            u64::from(bounds::MAX_FIELD_LENGTH),
-        )?;
-        let min_field_length = r.u32("minfieldlength", 1)?;
-        let field_length_distribution = match r.choice(
-            "fieldlengthdistribution",
-            "constant",
-            &["constant", "uniform", "zipfian", "histogram", "weighted"],
-        )? {
-            "weighted" => {
-                let text = r.raw("kvbench.fieldlengths").ok_or_else(|| {
-                    r.err(
-                        "fieldlengthdistribution",
-                        "weighted needs kvbench.fieldlengths (e.g. 100:3,1000:1)".into(),
-                    )
-                })?;
-                let sizes = parse_weighted(text).map_err(|m| r.err("kvbench.fieldlengths", m))?;
-                field_length = sizes.iter().map(|&(len, _)| len).max().unwrap_or(1);
-                FieldLengthDistribution::Weighted { sizes }
-            }
-            "uniform" => FieldLengthDistribution::Uniform {
-                min: min_field_length,
-            },
-            "zipfian" => FieldLengthDistribution::Zipfian {
-                min: min_field_length,
-            },
-            "histogram" => {
-                let path = r
-                    .raw("fieldlengthhistogram")
-                    .unwrap_or("hist.txt")
-                    .to_owned();
-                let text = read_text(Path::new(&path)).map_err(|e| {
-                    r.err_or("fieldlengthhistogram", "fieldlengthdistribution", e.message)
-                })?;
-                let histogram = HistogramGenerator::parse(&text).map_err(|m| {
-                    r.err_or(
-                        "fieldlengthhistogram",
-                        "fieldlengthdistribution",
-                        format!("{path}: {m}"),
-                    )
-                })?;
-                FieldLengthDistribution::Histogram {
-                    path,
-                    histogram: Arc::new(histogram),
-                }
-            }
-            _ => FieldLengthDistribution::Constant,
-        };
-
-        let request_distribution = match r.choice(
-            "requestdistribution",
-            "uniform",
-            &[
-                "uniform",
-                "zipfian",
-                "latest",
-                "hotspot",
-                "sequential",
-                "exponential",
-                "clientsequential",
-                "parallel",
-                "gaussian",
-            ],
-        )? {
-            "gaussian" | "clientsequential" | "parallel" => {
-                r.key_distribution("requestdistribution")?
-            }
-            "zipfian" => KeyDistribution::Zipfian,
-            "latest" => KeyDistribution::Latest,
-            "sequential" => KeyDistribution::Sequential,
-            "hotspot" => KeyDistribution::Hotspot {
-                data_fraction: r.fraction("hotspotdatafraction", HOTSPOT_DATA_FRACTION_DEFAULT)?,
-                opn_fraction: r.fraction("hotspotopnfraction", HOTSPOT_OPN_FRACTION_DEFAULT)?,
-            },
-            "exponential" => KeyDistribution::Exponential {
-                percentile: r.f64("exponential.percentile", EXPONENTIAL_PERCENTILE_DEFAULT)?,
-                frac: r.f64("exponential.frac", EXPONENTIAL_FRAC_DEFAULT)?,
-            },
-            _ => KeyDistribution::Uniform,
-        };
+        let (record_count, insert_start, insert_count) = r.records()?;
+        let (field_length, field_length_distribution) = r.field_lengths()?;
+        let request_distribution = r.request_distribution()?;
 
         let scan_proportion = r.f64("scanproportion", 0.0)?;
-        let layout = match r.choice(
-            "kvbench.datamodel",
-            "hash",
-            &["hash", "plain", "sortedsets"],
-        )? {
-            "plain" => Layout::Plain,
-            "sortedsets" => Layout::SortedSets,
-            _ => Layout::Hash,
-        };
-        let index_default = if scan_proportion > 0.0 {
-            "ycsb"
-        } else {
-            "none"
-        };
-        let redis_index =
-            r.choice("kvbench.redis.index", index_default, &["ycsb", "none"])? == "ycsb";
-        let memcached_update =
-            match r.choice("kvbench.memcached.update", "full", &["full", "ycsb"])? {
-                "ycsb" => MemcachedUpdate::Ycsb,
-                _ => MemcachedUpdate::Full,
-            };
-
         let commands = r.commands()?;
-        let threads = r.opt_u64("threadcount")?;
-        let thread_count = match threads {
-            Some(0) => return Err(r.err("threadcount", "must be at least 1".into())),
-            Some(n) => Some(r.at_most("threadcount", n, u64::from(bounds::MAX_CLIENTS))? as u32),
-            None => None,
-        };
-
         let spec = WorkloadSpec {
             name: props.source_name(),
             record_count,
@@ -705,49 +563,10 @@ impl WorkloadSpec {
             insert_start,
             insert_count,
             zero_padding: r.u32("zeropadding", 1)?,
-            key_prefix: match r.raw("kvbench.keyprefix") {
-                None => "user".to_string(),
-                Some(p) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_graphic()) => {
-                    p.to_string()
-                }
-                Some(_) => {
-                    return Err(r.err(
-                        "kvbench.keyprefix",
-                        "must be printable ASCII without spaces".into(),
-                    ))
-                }
-            },
-            data_model: DataModel {
-                layout,
-                redis_index,
-                memcached_update,
-                zsets: ZsetShape {
-                    sets: r.u32("kvbench.zset.sets", 4)?,
-                    members: r.u32("kvbench.zset.members", 20_000)?,
-                },
-            },
-            client: ClientSpec {
-                operation_count: r
-                    .opt_u64("operationcount")?
-                    .map(|n| r.at_most("operationcount", n, bounds::MAX_OPERATIONS))
-                    .transpose()?,
-                thread_count,
-                target: r
-                    .opt_u64("target")?
-                    .filter(|&t| t > 0)
-                    .map(|t| r.at_most("target", t, bounds::MAX_RATE))
-                    .transpose()?,
-                max_execution_time: r.opt_u64("maxexecutiontime")?.filter(|&t| t > 0),
-            },
-            cache_aside: match r.choice("kvbench.mode", "ycsb", &["ycsb", "cache-aside"])? {
-                "cache-aside" => Some(
-                    crate::cache_aside::Penalty::parse(
-                        r.raw("kvbench.cacheaside.penalty").unwrap_or("1ms"),
-                    )
-                    .map_err(|m| r.err("kvbench.cacheaside.penalty", m))?,
-                ),
-                _ => None,
-            },
+            key_prefix: r.key_prefix()?,
+            data_model: r.data_model(scan_proportion)?,
+            client: r.client()?,
+            cache_aside: r.cache_aside()?,
         };
         spec.validate().map_err(|e| r.err(e.property, e.message))?;
         Ok((spec, warnings))
@@ -755,6 +574,231 @@ impl WorkloadSpec {
 }
 
 impl Reader<'_> {
+    /// `recordcount` (scaled by `kvbench.loadfraction`), `insertstart` and
+    /// `insertcount` (the rest of the records from `insertstart`).
+    fn records(&self) -> Result<(u64, u64, u64), PropertyError> {
+        let load_fraction = self.f64("kvbench.loadfraction", 1.0)?;
+        if !(load_fraction > 0.0 && load_fraction <= 1.0) {
+            return Err(self.err(
+                "kvbench.loadfraction",
+                format!("{load_fraction} is not above 0 and at most 1"),
+            ));
+        }
+        let nominal_records = self.u64("recordcount", 1000)?;
+        if nominal_records == 0 {
+            return Err(self.err(
+                "recordcount",
+                "must be at least 1 (YCSB's 0 loads nothing and reads 2^31 keys)".into(),
+            ));
+        }
+        self.at_most("recordcount", nominal_records, bounds::MAX_RECORDS)?;
+        let record_count = (nominal_records as f64 * load_fraction) as u64;
+        if record_count == 0 {
+            return Err(self.err(
+                "kvbench.loadfraction",
+                format!("loads no record of recordcount={nominal_records}"),
+            ));
+        }
+        let insert_start = self.u64("insertstart", 0)?;
+        let insert_count = match self.opt_u64("insertcount")? {
+            Some(n) => n,
+            None => record_count.checked_sub(insert_start).ok_or_else(|| {
+                self.err(
+                    "insertstart",
+                    format!("{insert_start} is beyond recordcount ({record_count})"),
+                )
+            })?,
+        };
+        Ok((record_count, insert_start, insert_count))
+    }
+
+    /// The longest field and how lengths are drawn
+    /// (`fieldlengthdistribution`; a weighted list's longest size is the
+    /// longest field).
+    fn field_lengths(&self) -> Result<(u32, FieldLengthDistribution), PropertyError> {
+        let mut field_length = self.u32("fieldlength", 100)?;
+        self.at_most(
+            "fieldlength",
+            u64::from(field_length),
+            u64::from(bounds::MAX_FIELD_LENGTH),
+        )?;
+        let min_field_length = self.u32("minfieldlength", 1)?;
+        let field_length_distribution = match self.choice(
+            "fieldlengthdistribution",
+            "constant",
+            &["constant", "uniform", "zipfian", "histogram", "weighted"],
+        )? {
+            "weighted" => {
+                let text = self.raw("kvbench.fieldlengths").ok_or_else(|| {
+                    self.err(
+                        "fieldlengthdistribution",
+                        "weighted needs kvbench.fieldlengths (e.g. 100:3,1000:1)".into(),
+                    )
+                })?;
+                let sizes =
+                    parse_weighted(text).map_err(|m| self.err("kvbench.fieldlengths", m))?;
+                field_length = sizes.iter().map(|&(len, _)| len).max().unwrap_or(1);
+                FieldLengthDistribution::Weighted { sizes }
+            }
+            "uniform" => FieldLengthDistribution::Uniform {
+                min: min_field_length,
+            },
+            "zipfian" => FieldLengthDistribution::Zipfian {
+                min: min_field_length,
+            },
+            "histogram" => {
+                let path = self
+                    .raw("fieldlengthhistogram")
+                    .unwrap_or("hist.txt")
+                    .to_owned();
+                let text = read_text(Path::new(&path)).map_err(|e| {
+                    self.err_or("fieldlengthhistogram", "fieldlengthdistribution", e.message)
+                })?;
+                let histogram = HistogramGenerator::parse(&text).map_err(|m| {
+                    self.err_or(
+                        "fieldlengthhistogram",
+                        "fieldlengthdistribution",
+                        format!("{path}: {m}"),
+                    )
+                })?;
+                FieldLengthDistribution::Histogram {
+                    path,
+                    histogram: Arc::new(histogram),
+                }
+            }
+            _ => FieldLengthDistribution::Constant,
+        };
+        Ok((field_length, field_length_distribution))
+    }
+
+    /// `requestdistribution` with its parameters.
+    fn request_distribution(&self) -> Result<KeyDistribution, PropertyError> {
+        Ok(
+            match self.choice(
+                "requestdistribution",
+                "uniform",
+                &[
+                    "uniform",
+                    "zipfian",
+                    "latest",
+                    "hotspot",
+                    "sequential",
+                    "exponential",
+                    "clientsequential",
+                    "parallel",
+                    "gaussian",
+                ],
+            )? {
+                "gaussian" | "clientsequential" | "parallel" => {
+                    self.key_distribution("requestdistribution")?
+                }
+                "zipfian" => KeyDistribution::Zipfian,
+                "latest" => KeyDistribution::Latest,
+                "sequential" => KeyDistribution::Sequential,
+                "hotspot" => KeyDistribution::Hotspot {
+                    data_fraction: self
+                        .fraction("hotspotdatafraction", HOTSPOT_DATA_FRACTION_DEFAULT)?,
+                    opn_fraction: self
+                        .fraction("hotspotopnfraction", HOTSPOT_OPN_FRACTION_DEFAULT)?,
+                },
+                "exponential" => KeyDistribution::Exponential {
+                    percentile: self
+                        .f64("exponential.percentile", EXPONENTIAL_PERCENTILE_DEFAULT)?,
+                    frac: self.f64("exponential.frac", EXPONENTIAL_FRAC_DEFAULT)?,
+                },
+                _ => KeyDistribution::Uniform,
+            },
+        )
+    }
+
+    /// The data model, its Redis scan index on by default when the workload
+    /// scans.
+    fn data_model(&self, scan_proportion: f64) -> Result<DataModel, PropertyError> {
+        let layout = match self.choice(
+            "kvbench.datamodel",
+            "hash",
+            &["hash", "plain", "sortedsets"],
+        )? {
+            "plain" => Layout::Plain,
+            "sortedsets" => Layout::SortedSets,
+            _ => Layout::Hash,
+        };
+        let index_default = if scan_proportion > 0.0 {
+            "ycsb"
+        } else {
+            "none"
+        };
+        let redis_index =
+            self.choice("kvbench.redis.index", index_default, &["ycsb", "none"])? == "ycsb";
+        let memcached_update =
+            match self.choice("kvbench.memcached.update", "full", &["full", "ycsb"])? {
+                "ycsb" => MemcachedUpdate::Ycsb,
+                _ => MemcachedUpdate::Full,
+            };
+        Ok(DataModel {
+            layout,
+            redis_index,
+            memcached_update,
+            zsets: ZsetShape {
+                sets: self.u32("kvbench.zset.sets", 4)?,
+                members: self.u32("kvbench.zset.members", 20_000)?,
+            },
+        })
+    }
+
+    /// What YCSB's client would have been told: operation count, threads,
+    /// target rate, time limit.
+    fn client(&self) -> Result<ClientSpec, PropertyError> {
+        let threads = self.opt_u64("threadcount")?;
+        let thread_count = match threads {
+            Some(0) => return Err(self.err("threadcount", "must be at least 1".into())),
+            Some(n) => Some(self.at_most("threadcount", n, u64::from(bounds::MAX_CLIENTS))? as u32),
+            None => None,
+        };
+        Ok(ClientSpec {
+            operation_count: self
+                .opt_u64("operationcount")?
+                .map(|n| self.at_most("operationcount", n, bounds::MAX_OPERATIONS))
+                .transpose()?,
+            thread_count,
+            target: self
+                .opt_u64("target")?
+                .filter(|&t| t > 0)
+                .map(|t| self.at_most("target", t, bounds::MAX_RATE))
+                .transpose()?,
+            max_execution_time: self.opt_u64("maxexecutiontime")?.filter(|&t| t > 0),
+        })
+    }
+
+    /// `kvbench.keyprefix`, `user` by default.
+    fn key_prefix(&self) -> Result<String, PropertyError> {
+        Ok(match self.raw("kvbench.keyprefix") {
+            None => "user".to_string(),
+            Some(p) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_graphic()) => p.to_string(),
+            Some(_) => {
+                return Err(self.err(
+                    "kvbench.keyprefix",
+                    "must be printable ASCII without spaces".into(),
+                ))
+            }
+        })
+    }
+
+    /// `kvbench.mode=cache-aside` and its miss penalty.
+    fn cache_aside(&self) -> Result<Option<crate::cache_aside::Penalty>, PropertyError> {
+        Ok(
+            match self.choice("kvbench.mode", "ycsb", &["ycsb", "cache-aside"])? {
+                "cache-aside" => Some(
+                    crate::cache_aside::Penalty::parse(
+                        self.raw("kvbench.cacheaside.penalty").unwrap_or("1ms"),
+                    )
+                    .map_err(|m| self.err("kvbench.cacheaside.penalty", m))?,
+                ),
+                _ => None,
+            },
+        )
+    }
+
     /// `kvbench.command.1` to `.8`, with their ratios and key patterns,
     /// numbered from 1 without gaps (the number is the template's kind).
     fn commands(&self) -> Result<Vec<CommandSpec>, PropertyError> {

@@ -589,6 +589,61 @@ pub fn expand(path: &Path) -> Result<Experiment, UsageError> {
 
 /// [`expand`] for a file already parsed.
 fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment, UsageError> {
+    let (reload, iterations) = header(&f, &src)?;
+    let (systems, absent) = present_systems(&f, &src)?;
+    let topologies = f.topologies(&src)?;
+    let workloads = f.workloads(&src)?;
+    check_entries(&f, &systems, &topologies, &workloads, &src)?;
+    refuse_repeats(&systems, &workloads, &src)?;
+    let verdicts = f.verdicts.resolve(&src)?;
+    let iterations = verdicts.first_blocks(iterations);
+    check_size(&f, &systems, &topologies, &workloads, iterations, &src)?;
+    let once = flag_sets(&f, &systems, &topologies, &workloads, &src)?;
+    let mut resolved = Vec::with_capacity(once.len());
+    for (system, deployment, workload, flags, span) in once {
+        crate::signals::leave_if_stopped("expanding the experiment file");
+        let mut settings = resolve(&flags, &src, span)?;
+        if f.seed.is_none() {
+            settings.seed_source = "experiment name";
+        }
+        settings.verdict = verdicts.rule;
+        let deployment = match &settings.target {
+            Some(t) => t.redacted(),
+            None => deployment,
+        };
+        resolved.push((system, deployment, workload, flags.argv(), settings));
+    }
+    name_by_label(&mut resolved);
+    let mut cells = Vec::new();
+    for iteration in 1..=iterations {
+        for (system, deployment, workload, args, settings) in &resolved {
+            cells.push(Cell {
+                index: cells.len() as u32,
+                iteration,
+                system: system.clone(),
+                deployment: deployment.clone(),
+                workload: workload.clone(),
+                args: args.clone(),
+                key: key(settings, reload),
+                settings: settings.clone(),
+            });
+        }
+    }
+    let seed = resolved.first().map_or(0, |r| r.4.seed);
+    let cells = super::blocks::arrange(cells, seed);
+    Ok(Experiment {
+        name: f.name.get_ref().clone(),
+        iterations,
+        reload,
+        cells,
+        absent,
+        sequential: verdicts.limits,
+    })
+}
+
+/// The file's `reload` and `iterations`, checked, and a name that is not
+/// empty.
+fn header(f: &ExperimentFile, src: &Source) -> Result<(Reload, u32), UsageError> {
     let reload = match &f.reload {
         Some(r) => r
             .get_ref()
@@ -608,7 +663,16 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
     if f.name.get_ref().trim().is_empty() {
         return Err(src.error(f.name.span(), "name", "must not be empty"));
     }
-    let mut systems = f.systems(&src)?;
+    Ok((reload, iterations))
+}
+
+/// The file's systems, without the optional ones whose binary is not here
+/// (each said in the second list: "NAME: not run (optional): why").
+fn present_systems(
+    f: &ExperimentFile,
+    src: &Source,
+) -> Result<(Vec<SystemEntry>, Vec<String>), UsageError> {
+    let mut systems = f.systems(src)?;
     let mut absent = Vec::new();
     systems.retain(|s| {
         let targeted = f
@@ -630,9 +694,20 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
             }
         }
     });
-    let topologies = f.topologies(&src)?;
-    let workloads = f.workloads(&src)?;
-    for s in &systems {
+    Ok((systems, absent))
+}
+
+/// Every system, topology and target entry names something kvbench has,
+/// a system's `version` is the one installed, and there is at least one
+/// system and one workload.
+fn check_entries(
+    f: &ExperimentFile,
+    systems: &[SystemEntry],
+    topologies: &[TopologyEntry],
+    workloads: &[WorkloadEntry],
+    src: &Source,
+) -> Result<(), UsageError> {
+    for s in systems {
         let n = &s.name;
         config::system(n.get_ref()).map_err(|e| src.error(n.span(), "systems", &e.0))?;
         if let Some(want) = &s.version {
@@ -666,7 +741,7 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
             }
         }
     }
-    for t in &topologies {
+    for t in topologies {
         let k = &t.kind;
         let kind: Result<kvbench_model::TopologyKind, String> = k.get_ref().parse();
         kind.map_err(|e| src.error(k.span(), "topologies", &e))?;
@@ -693,18 +768,30 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
             ));
         }
     }
-    refuse_repeats(&systems, &workloads, &src)?;
-    let verdicts = f.verdicts.resolve(&src)?;
-    let iterations = verdicts.first_blocks(iterations);
-    check_size(&f, &systems, &topologies, &workloads, iterations, &src)?;
-    let common = common(&f);
-    let mut once: Vec<(String, String, String, Flags, Range<usize>)> = Vec::new();
-    for system in &systems {
+    Ok(())
+}
+
+/// One cell's flags (with the system's name, deployment and workload
+/// labels and the workload's span) for each system x deployment x
+/// workload x sweep point, in that order.
+type FlagSet = (String, String, String, Flags, Range<usize>);
+
+/// The flags of every cell of one iteration, before they are resolved.
+fn flag_sets(
+    f: &ExperimentFile,
+    systems: &[SystemEntry],
+    topologies: &[TopologyEntry],
+    workloads: &[WorkloadEntry],
+    src: &Source,
+) -> Result<Vec<FlagSet>, UsageError> {
+    let common = common(f);
+    let mut once: Vec<FlagSet> = Vec::new();
+    for system in systems {
         let name = &system.name;
-        for d in deployments(&f, &topologies, system, &src) {
-            for w in &workloads {
-                let (wf, label) = workload(w, &src)?;
-                let axes = axes(&f.sweep, w.sweep.as_ref(), &src)?;
+        for d in deployments(f, topologies, system, src) {
+            for w in workloads {
+                let (wf, label) = workload(w, src)?;
+                let axes = axes(&f.sweep, w.sweep.as_ref(), src)?;
                 let span = w.span.clone();
                 let system_name = name.get_ref();
                 let (points, skipped): (Vec<_>, Vec<_>) = product(&axes)
@@ -749,25 +836,15 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
             }
         }
     }
-    let mut resolved = Vec::with_capacity(once.len());
-    for (system, deployment, workload, flags, span) in once {
-        crate::signals::leave_if_stopped("expanding the experiment file");
-        let mut settings = resolve(&flags, &src, span)?;
-        if f.seed.is_none() {
-            settings.seed_source = "experiment name";
-        }
-        settings.verdict = verdicts.rule;
-        let deployment = match &settings.target {
-            Some(t) => t.redacted(),
-            None => deployment,
-        };
-        resolved.push((system, deployment, workload, flags.argv(), settings));
-    }
-    // Workloads of one preset told apart by their properties (an eviction
-    // study's skews) are stored under their labels, so reports, listings
-    // and figures keep them apart; a preset used once keeps its name, and
-    // so does a workload run beside a second group (`with`: the report
-    // names the pair from both).
+    Ok(once)
+}
+
+/// Workloads of one preset told apart by their properties (an eviction
+/// study's skews) are stored under their labels, so reports, listings and
+/// figures keep them apart; a preset used once keeps its name, and so does
+/// a workload run beside a second group (`with`: the report names the pair
+/// from both).
+fn name_by_label(resolved: &mut [(String, String, String, Vec<String>, RunSettings)]) {
     let mut labels: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
         std::collections::BTreeMap::new();
     for (_, _, workload, _, settings) in resolved.iter().filter(|r| r.4.companion.is_none()) {
@@ -776,38 +853,13 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
             .or_default()
             .insert(workload.clone());
     }
-    for (_, _, workload, _, settings) in &mut resolved {
+    for (_, _, workload, _, settings) in resolved.iter_mut() {
         if settings.companion.is_none()
             && labels.get(&settings.spec.name).is_some_and(|l| l.len() > 1)
         {
             settings.spec.name = workload.clone();
         }
     }
-    let mut cells = Vec::new();
-    for iteration in 1..=iterations {
-        for (system, deployment, workload, args, settings) in &resolved {
-            cells.push(Cell {
-                index: cells.len() as u32,
-                iteration,
-                system: system.clone(),
-                deployment: deployment.clone(),
-                workload: workload.clone(),
-                args: args.clone(),
-                key: key(settings, reload),
-                settings: settings.clone(),
-            });
-        }
-    }
-    let seed = resolved.first().map_or(0, |r| r.4.seed);
-    let cells = super::blocks::arrange(cells, seed);
-    Ok(Experiment {
-        name: f.name.get_ref().clone(),
-        iterations,
-        reload,
-        cells,
-        absent,
-        sequential: verdicts.limits,
-    })
 }
 
 /// The most cells an experiment file may expand to unless its `max_cells`
