@@ -21,7 +21,7 @@ use crate::retry::Retry;
 use crate::route::{Router, Topology};
 use crate::schedule::{Arrival, Schedule};
 use crate::series::{LiveMsg, LiveSeconds, LiveSink, SeriesRecorder};
-use crate::share::Share;
+use crate::share::{Share, Slice};
 use crate::uring;
 use crate::EngineError;
 use kvbench_connect::{Access, AsyncStream};
@@ -313,8 +313,332 @@ pub fn run_share(
     }
     crate::limits::ensure_open_files(cfg.clients as u64).map_err(EngineError::Config)?;
 
-    // The run's insert counter and where its keys land, to report which
-    // keys it handed out.
+    let Dealt {
+        per_worker,
+        expected,
+        insert_counter,
+    } = deal(cfg, slice, threads, window, rate)?;
+
+    let shared = Arc::new(Shared {
+        barrier: Barrier::new(threads),
+        start: OnceLock::new(),
+        start_wall: OnceLock::new(),
+        connect_failed: AtomicBool::new(false),
+    });
+    let counters: Vec<Arc<AtomicU64>> = (0..threads).map(|_| Arc::new(AtomicU64::new(0))).collect();
+    // Each worker sends its finished seconds here (the live view).
+    let (live_tx, live_rx) = mpsc::channel();
+    let driver = Driver::new(cfg.system, &cfg.spec, cfg.keys.clone());
+    let library = if cfg.system.protocol().through_library() {
+        Some(LibraryJob::new(cfg, &driver)?)
+    } else {
+        None
+    };
+    let (nodes, router) = match &library {
+        // The library finds the cluster's nodes and partitions itself.
+        Some(_) => (Vec::new(), Router::Single),
+        None => {
+            crate::route::connect_plan(&cfg.topology, &driver, &cfg.access, cfg.connect_timeout)?
+        }
+    };
+    // Failovers are followed while the phase runs (the watcher ends with it).
+    if let Some(s) = router.follows() {
+        s.watch()
+            .map_err(|e| EngineError::Config(format!("cannot start the Sentinel watcher: {e}")))?;
+    }
+
+    let mut handles = Vec::with_capacity(threads);
+    for (w, sources) in per_worker.into_iter().enumerate() {
+        let job = WorkerJob {
+            nodes: nodes.clone(),
+            router: router.clone(),
+            driver: driver.clone(),
+            sources,
+            pipeline: cfg.pipeline as usize,
+            warmup,
+            window,
+            clients,
+            timeout: cfg.timeout,
+            connect_timeout: cfg.connect_timeout,
+            reconnect: cfg.reconnect,
+            retry: cfg.retry,
+            stall: cfg.stall,
+            access: cfg.access.clone(),
+            io: cfg.io,
+            start_at: share.start.clone(),
+            library: library.clone(),
+            progress: counters[w].clone(),
+            live: (w, live_tx.clone()),
+            stop: stop.clone(),
+            shared: shared.clone(),
+        };
+        let h = thread::Builder::new()
+            .name(format!("kvbench-worker-{w}"))
+            .spawn(move || job.run())
+            .map_err(|e| EngineError::Config(format!("cannot start worker thread: {e}")))?;
+        handles.push(h);
+    }
+
+    let time_bound = match window {
+        Some(Window::Duration(d)) => Some(d),
+        _ => None,
+    };
+    let Coordinated {
+        start,
+        cpu_at_start,
+        cpu_at_end,
+        mut live,
+        ended_at,
+    } = coordinate(
+        &shared,
+        &handles,
+        &counters,
+        (live_rx, threads),
+        Edges {
+            warmup,
+            window,
+            time_bound,
+            expected,
+        },
+        observer,
+    );
+    let Joined {
+        merged,
+        first_error,
+        mut series,
+        worker_busy,
+    } = join(handles);
+    let interrupted = stop.load(Ordering::Relaxed);
+    let cut_short = match (window, start) {
+        // A load, or a run stopped before its window: nothing to keep.
+        (None, _) | (_, None) => None,
+        (Some(_), Some(s)) if interrupted => {
+            (ended_at > s + warmup).then_some(CutShort::Interrupted)
+        }
+        (Some(Window::Duration(d)), Some(s)) => {
+            (ended_at + TICK < s + warmup + d).then_some(CutShort::ConnectionsLost)
+        }
+        (Some(Window::Operations(_)), Some(_)) => {
+            // A miss is an answered operation too: it counts against the
+            // quota the workers stop at.
+            let ended = merged.completed() + merged.misses_total() + merged.errors_total();
+            (ended < expected).then_some(CutShort::ConnectionsLost)
+        }
+    };
+    // A window cut short ends at its last reply (or when the workers were
+    // seen to end), so its rates are over the time it really lasted.
+    let window_len = |start: Instant| match (time_bound, cut_short) {
+        (Some(d), None) => d,
+        (Some(d), Some(_)) => merged
+            .last_reply
+            .unwrap_or(ended_at)
+            .saturating_duration_since(start + warmup)
+            .min(d),
+        (None, _) => merged
+            .last_reply
+            .map(|t| t.saturating_duration_since(start + warmup))
+            .unwrap_or_default(),
+    };
+    if let (Some(start), Some(live)) = (start, live.as_mut()) {
+        for second in live.rest(window_len(start)) {
+            observer.second(&second);
+        }
+    }
+    if let Some((c, space)) = insert_counter {
+        let issued = c.issued_until();
+        if issued > cfg.spec.record_count {
+            observer.inserts_issued(space.record(cfg.spec.record_count)..space.record(issued));
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let Some(start) = start else {
+        return Err(EngineError::Config("no worker started".into()));
+    };
+    let started_wall = match shared.start_wall.get() {
+        Some(Ok(t)) => *t,
+        Some(Err(why)) => return Err(EngineError::Config(why.clone())),
+        None => SystemTime::now(),
+    };
+    if interrupted && cut_short.is_none() {
+        return Err(EngineError::Interrupted);
+    }
+    let window_len = window_len(start);
+    let mut result = merged.to_phase_result(window_len.as_secs_f64());
+    result.series = SeriesRecorder::merge(&mut series);
+    // A share offers its clients' part of the rate (each client's schedule
+    // is the whole phase's rate over every client).
+    let offered = rate.map(|r| r.ops_per_s * mine as f64 / clients as f64);
+    result.offered_rate = offered;
+    if cfg.pipeline > 1 && rate.is_none() && matches!(cfg.kind, PhaseKind::Run { .. }) {
+        for op in &mut result.ops {
+            op.per_pipeline = Some(op.latency.divided_by(cfg.pipeline));
+        }
+    }
+    // A cluster's list includes the nodes that joined while it ran.
+    let nodes = match &router {
+        Router::Cluster(t) => t.all_nodes(),
+        _ => nodes,
+    };
+    if nodes.len() > 1 {
+        result.nodes = node_counts(&nodes, &merged);
+    }
+    let overloaded = offered.and_then(|r| overload(r, &result, &merged));
+    Ok(PhaseOutput {
+        result,
+        recorder: merged,
+        client_cpu_seconds: cpu_at_end.unwrap_or(cpu_at_start) - cpu_at_start,
+        worker_busy,
+        overloaded,
+        cut_short,
+        started_wall,
+    })
+}
+
+/// The window as the coordinator marks it.
+struct Edges {
+    warmup: Duration,
+    window: Option<Window>,
+    time_bound: Option<Duration>,
+    /// The progress bar's total (a load's or an operation-count window's).
+    expected: u64,
+}
+
+/// What the coordinator saw of a phase.
+struct Coordinated {
+    /// The workers' common start (`None`: they ended before agreeing one).
+    start: Option<Instant>,
+    /// kvbench's CPU time at the window's start and end.
+    cpu_at_start: f64,
+    cpu_at_end: Option<f64>,
+    live: Option<LiveSeconds>,
+    /// When the last worker was seen to finish (within a tick).
+    ended_at: Instant,
+}
+
+/// Waits for the workers' common start, then marks the window's edges for
+/// `observer` exactly when they pass (so its CPU and server probes bracket
+/// the window tightly) and passes on the live seconds and the progress
+/// until every worker has finished.
+fn coordinate(
+    shared: &Shared,
+    handles: &[thread::JoinHandle<Result<(Recorder, f64), EngineError>>],
+    counters: &[Arc<AtomicU64>],
+    (live_rx, threads): (mpsc::Receiver<LiveMsg>, usize),
+    edges: Edges,
+    observer: &dyn Observer,
+) -> Coordinated {
+    let Edges {
+        warmup,
+        window,
+        time_bound,
+        expected,
+    } = edges;
+    let start = loop {
+        if let Some(t) = shared.start.get() {
+            break Some(*t);
+        }
+        if handles.iter().all(|h| h.is_finished()) {
+            break None;
+        }
+        thread::sleep(Duration::from_millis(1));
+    };
+    let mut cpu_at_start = process_cpu_seconds();
+    let mut cpu_at_end = None;
+    let mut live = start.map(|s| LiveSeconds::new(live_rx, threads, s + warmup, time_bound));
+    // When the last worker was seen to finish (within a tick).
+    let mut ended_at = Instant::now();
+    if let (Some(start), Some(live)) = (start, live.as_mut()) {
+        observer.started();
+        let measure_from = start + warmup;
+        let deadline = time_bound.map(|d| measure_from + d);
+        let total = match window {
+            Some(Window::Operations(_)) | None => Some(expected),
+            _ => None,
+        };
+        let mut in_window = false;
+        loop {
+            let now = Instant::now();
+            if !in_window && now >= measure_from {
+                in_window = true;
+                cpu_at_start = process_cpu_seconds();
+                observer.window_started();
+            }
+            if cpu_at_end.is_none() && deadline.is_some_and(|d| now >= d) {
+                cpu_at_end = Some(process_cpu_seconds());
+                observer.finished();
+            }
+            for second in live.ready(now) {
+                observer.second(&second);
+            }
+            let completed = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+            observer.progress(&Progress {
+                completed,
+                total,
+                elapsed: now - start,
+                warmup,
+                window: time_bound,
+            });
+            if handles.iter().all(|h| h.is_finished()) {
+                // Read the clock again: the observer's edges above may
+                // have waited on a busy server (its probes at the window's
+                // start), and `now` from before them made a window whose
+                // workers ran to its deadline look cut short.
+                ended_at = Instant::now();
+                break;
+            }
+            // Wake exactly at the next window edge, not up to a tick late,
+            // so CPU and server probes bracket the window tightly.
+            let mut next = now + TICK;
+            for edge in [Some(measure_from), deadline].into_iter().flatten() {
+                if edge > now && edge < next {
+                    next = edge;
+                }
+            }
+            thread::sleep(next.saturating_duration_since(Instant::now()));
+        }
+        if cpu_at_end.is_none() {
+            cpu_at_end = Some(process_cpu_seconds());
+            observer.finished();
+        }
+    }
+    Coordinated {
+        start,
+        cpu_at_start,
+        cpu_at_end,
+        live,
+        ended_at,
+    }
+}
+
+/// A share's clients dealt to its worker threads, with what they are
+/// expected to do.
+struct Dealt {
+    /// Each thread's connections' sources, dealt round-robin so each
+    /// thread gets an even share.
+    per_worker: Vec<Vec<ConnSeed>>,
+    /// The progress bar's total and the yardstick of a window cut short.
+    expected: u64,
+    /// A run's insert counter and where its keys land, to report which
+    /// keys it handed out.
+    insert_counter: Option<(
+        Arc<kvbench_workload::generator::AcknowledgedCounterGenerator>,
+        InsertSpace,
+    )>,
+}
+
+/// Makes the sources of the clients `slice` holds (a load's key ranges, a
+/// run's streams and schedules, each drawn from the client's own seed so
+/// client i is the same whoever runs it) and deals them to `threads`.
+fn deal(
+    cfg: &PhaseConfig,
+    slice: Slice,
+    threads: usize,
+    window: Option<Window>,
+    rate: Option<Rate>,
+) -> Result<Dealt, EngineError> {
+    let clients = cfg.clients as usize;
     let mut insert_counter = None;
     // What this share is expected to do: the progress bar's total and the
     // yardstick of a window cut short.
@@ -391,145 +715,28 @@ pub fn run_share(
             }
         }
     }
+    Ok(Dealt {
+        per_worker,
+        expected,
+        insert_counter,
+    })
+}
 
-    let shared = Arc::new(Shared {
-        barrier: Barrier::new(threads),
-        start: OnceLock::new(),
-        start_wall: OnceLock::new(),
-        connect_failed: AtomicBool::new(false),
-    });
-    let counters: Vec<Arc<AtomicU64>> = (0..threads).map(|_| Arc::new(AtomicU64::new(0))).collect();
-    // Each worker sends its finished seconds here (the live view).
-    let (live_tx, live_rx) = mpsc::channel();
-    let driver = Driver::new(cfg.system, &cfg.spec, cfg.keys.clone());
-    let library = if cfg.system.protocol().through_library() {
-        Some(LibraryJob::new(cfg, &driver)?)
-    } else {
-        None
-    };
-    let (nodes, router) = match &library {
-        // The library finds the cluster's nodes and partitions itself.
-        Some(_) => (Vec::new(), Router::Single),
-        None => {
-            crate::route::connect_plan(&cfg.topology, &driver, &cfg.access, cfg.connect_timeout)?
-        }
-    };
-    // Failovers are followed while the phase runs (the watcher ends with it).
-    if let Some(s) = router.follows() {
-        s.watch()
-            .map_err(|e| EngineError::Config(format!("cannot start the Sentinel watcher: {e}")))?;
-    }
+/// What the worker threads returned, merged.
+struct Joined {
+    merged: Recorder,
+    first_error: Option<EngineError>,
+    series: Vec<SeriesRecorder>,
+    worker_busy: Vec<f64>,
+}
 
-    let mut handles = Vec::with_capacity(threads);
-    for (w, sources) in per_worker.into_iter().enumerate() {
-        let job = WorkerJob {
-            nodes: nodes.clone(),
-            router: router.clone(),
-            driver: driver.clone(),
-            sources,
-            pipeline: cfg.pipeline as usize,
-            warmup,
-            window,
-            clients,
-            timeout: cfg.timeout,
-            connect_timeout: cfg.connect_timeout,
-            reconnect: cfg.reconnect,
-            retry: cfg.retry,
-            stall: cfg.stall,
-            access: cfg.access.clone(),
-            io: cfg.io,
-            start_at: share.start.clone(),
-            library: library.clone(),
-            progress: counters[w].clone(),
-            live: (w, live_tx.clone()),
-            stop: stop.clone(),
-            shared: shared.clone(),
-        };
-        let h = thread::Builder::new()
-            .name(format!("kvbench-worker-{w}"))
-            .spawn(move || job.run())
-            .map_err(|e| EngineError::Config(format!("cannot start worker thread: {e}")))?;
-        handles.push(h);
-    }
-
-    // Coordinate: wait for the common start, then mark the window edges.
-    let start = loop {
-        if let Some(t) = shared.start.get() {
-            break Some(*t);
-        }
-        if handles.iter().all(|h| h.is_finished()) {
-            break None;
-        }
-        thread::sleep(Duration::from_millis(1));
-    };
-    let mut cpu_at_start = process_cpu_seconds();
-    let mut cpu_at_end = None;
-    let time_bound = match window {
-        Some(Window::Duration(d)) => Some(d),
-        _ => None,
-    };
-    let mut live = start.map(|s| LiveSeconds::new(live_rx, threads, s + warmup, time_bound));
-    // When the last worker was seen to finish (within a tick).
-    let mut ended_at = Instant::now();
-    if let (Some(start), Some(live)) = (start, live.as_mut()) {
-        observer.started();
-        let measure_from = start + warmup;
-        let deadline = time_bound.map(|d| measure_from + d);
-        let total = match window {
-            Some(Window::Operations(_)) | None => Some(expected),
-            _ => None,
-        };
-        let mut in_window = false;
-        loop {
-            let now = Instant::now();
-            if !in_window && now >= measure_from {
-                in_window = true;
-                cpu_at_start = process_cpu_seconds();
-                observer.window_started();
-            }
-            if cpu_at_end.is_none() && deadline.is_some_and(|d| now >= d) {
-                cpu_at_end = Some(process_cpu_seconds());
-                observer.finished();
-            }
-            for second in live.ready(now) {
-                observer.second(&second);
-            }
-            let completed = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
-            observer.progress(&Progress {
-                completed,
-                total,
-                elapsed: now - start,
-                warmup,
-                window: time_bound,
-            });
-            if handles.iter().all(|h| h.is_finished()) {
-                // Read the clock again: the observer's edges above may
-                // have waited on a busy server (its probes at the window's
-                // start), and `now` from before them made a window whose
-                // workers ran to its deadline look cut short.
-                ended_at = Instant::now();
-                break;
-            }
-            // Wake exactly at the next window edge, not up to a tick late,
-            // so CPU and server probes bracket the window tightly.
-            let mut next = now + TICK;
-            for edge in [Some(measure_from), deadline].into_iter().flatten() {
-                if edge > now && edge < next {
-                    next = edge;
-                }
-            }
-            thread::sleep(next.saturating_duration_since(Instant::now()));
-        }
-        if cpu_at_end.is_none() {
-            cpu_at_end = Some(process_cpu_seconds());
-            observer.finished();
-        }
-    }
-
+/// Waits for every worker and merges their recorders (histograms merged,
+/// never averaged); the first error is kept.
+fn join(handles: Vec<thread::JoinHandle<Result<(Recorder, f64), EngineError>>>) -> Joined {
     let mut merged = Recorder::default();
     let mut first_error = None;
-    let mut series = Vec::with_capacity(threads);
-    let mut worker_busy = Vec::with_capacity(threads);
+    let mut series = Vec::with_capacity(handles.len());
+    let mut worker_busy = Vec::with_capacity(handles.len());
     for h in handles {
         match h.join() {
             Ok(Ok((r, busy))) => {
@@ -545,104 +752,29 @@ pub fn run_share(
             }
         }
     }
-    let interrupted = stop.load(Ordering::Relaxed);
-    let cut_short = match (window, start) {
-        // A load, or a run stopped before its window: nothing to keep.
-        (None, _) | (_, None) => None,
-        (Some(_), Some(s)) if interrupted => {
-            (ended_at > s + warmup).then_some(CutShort::Interrupted)
-        }
-        (Some(Window::Duration(d)), Some(s)) => {
-            (ended_at + TICK < s + warmup + d).then_some(CutShort::ConnectionsLost)
-        }
-        (Some(Window::Operations(_)), Some(_)) => {
-            // A miss is an answered operation too: it counts against the
-            // quota the workers stop at.
-            let ended = merged.completed() + merged.misses_total() + merged.errors_total();
-            (ended < expected).then_some(CutShort::ConnectionsLost)
-        }
-    };
-    // A window cut short ends at its last reply (or when the workers were
-    // seen to end), so its rates are over the time it really lasted.
-    let window_len = |start: Instant| match (time_bound, cut_short) {
-        (Some(d), None) => d,
-        (Some(d), Some(_)) => merged
-            .last_reply
-            .unwrap_or(ended_at)
-            .saturating_duration_since(start + warmup)
-            .min(d),
-        (None, _) => merged
-            .last_reply
-            .map(|t| t.saturating_duration_since(start + warmup))
-            .unwrap_or_default(),
-    };
-    if let (Some(start), Some(live)) = (start, live.as_mut()) {
-        for second in live.rest(window_len(start)) {
-            observer.second(&second);
-        }
-    }
-    if let Some((c, space)) = insert_counter {
-        let issued = c.issued_until();
-        if issued > cfg.spec.record_count {
-            observer.inserts_issued(space.record(cfg.spec.record_count)..space.record(issued));
-        }
-    }
-    if let Some(e) = first_error {
-        return Err(e);
-    }
-    let Some(start) = start else {
-        return Err(EngineError::Config("no worker started".into()));
-    };
-    let started_wall = match shared.start_wall.get() {
-        Some(Ok(t)) => *t,
-        Some(Err(why)) => return Err(EngineError::Config(why.clone())),
-        None => SystemTime::now(),
-    };
-    if interrupted && cut_short.is_none() {
-        return Err(EngineError::Interrupted);
-    }
-    let window_len = window_len(start);
-    let mut result = merged.to_phase_result(window_len.as_secs_f64());
-    result.series = SeriesRecorder::merge(&mut series);
-    // A share offers its clients' part of the rate (each client's schedule
-    // is the whole phase's rate over every client).
-    let offered = rate.map(|r| r.ops_per_s * mine as f64 / clients as f64);
-    result.offered_rate = offered;
-    if cfg.pipeline > 1 && rate.is_none() && matches!(cfg.kind, PhaseKind::Run { .. }) {
-        for op in &mut result.ops {
-            op.per_pipeline = Some(op.latency.divided_by(cfg.pipeline));
-        }
-    }
-    // A cluster's list includes the nodes that joined while it ran.
-    let nodes = match &router {
-        Router::Cluster(t) => t.all_nodes(),
-        _ => nodes,
-    };
-    if nodes.len() > 1 {
-        result.nodes = nodes
-            .iter()
-            .enumerate()
-            .map(|(i, addr)| {
-                let [replies, errors] = merged.node_counts.get(i).copied().unwrap_or_default();
-                kvbench_model::NodeCount {
-                    addr: addr.to_string(),
-                    replies,
-                    errors,
-                    reconnects: merged.node_reconnects.get(i).copied().unwrap_or(0),
-                }
-            })
-            .collect();
-    }
-    let overloaded = offered.and_then(|r| overload(r, &result, &merged));
-    Ok(PhaseOutput {
-        result,
-        recorder: merged,
-        client_cpu_seconds: cpu_at_end.unwrap_or(cpu_at_start) - cpu_at_start,
+    Joined {
+        merged,
+        first_error,
+        series,
         worker_busy,
-        overloaded,
-        cut_short,
-        started_wall,
-    })
+    }
+}
+
+/// Each node's replies, errors and reconnects, in the order of `nodes`.
+fn node_counts(nodes: &[SocketAddr], merged: &Recorder) -> Vec<kvbench_model::NodeCount> {
+    nodes
+        .iter()
+        .enumerate()
+        .map(|(i, addr)| {
+            let [replies, errors] = merged.node_counts.get(i).copied().unwrap_or_default();
+            kvbench_model::NodeCount {
+                addr: addr.to_string(),
+                replies,
+                errors,
+                reconnects: merged.node_reconnects.get(i).copied().unwrap_or(0),
+            }
+        })
+        .collect()
 }
 
 /// Open loop: the schedule was not kept if fewer than 97% of the offered
