@@ -109,7 +109,7 @@ pub fn estimate(s: &RunSettings) -> Estimate {
 /// Bytes of memory available when kvbench first asked, before it started
 /// any server: later checks (one per cell) compare against the same figure,
 /// so a server an earlier cell kept running is not counted twice.
-fn available() -> Option<u64> {
+pub fn available() -> Option<u64> {
     static AVAILABLE: OnceLock<Option<u64>> = OnceLock::new();
     *AVAILABLE.get_or_init(|| {
         let text = std::fs::read_to_string("/proc/meminfo").ok()?;

@@ -190,6 +190,33 @@ impl Pool {
         key.and_then(|k| self.kept.remove(k))
     }
 
+    /// Stops kept deployments, in the order of their keys, until `need`
+    /// bytes fit in what `available` says is free (read again after each
+    /// stop, which frees that deployment's servers), or none is left.
+    /// Returns how many were stopped: a later cell that needed one starts
+    /// and loads it again.
+    ///
+    /// Why: blocks interleave systems, so an experiment that keeps its
+    /// servers (`reload`) can hold one loaded deployment per system at once;
+    /// at paper A's full scale that is three servers of 9.5 GB on 24 GB,
+    /// and the kernel's OOM killer, not kvbench, would choose which goes.
+    pub fn make_room(&mut self, need: u64, available: impl Fn() -> Option<u64>) -> usize {
+        let mut stopped = 0;
+        while available().is_some_and(|free| free < need) {
+            let Some(key) = self.kept.keys().min().cloned() else {
+                break;
+            };
+            release(self.kept.remove(&key));
+            stopped += 1;
+        }
+        stopped
+    }
+
+    /// How many deployments are kept.
+    pub fn len(&self) -> usize {
+        self.kept.len()
+    }
+
     /// Keeps `kept` (what a cell left for later cells) under its key.
     pub fn put(&mut self, kept: Option<Kept>) {
         if let Some(k) = kept {
@@ -205,5 +232,57 @@ impl Drop for Pool {
         for (_, k) in self.kept.drain() {
             release(Some(k));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kvbench_servers::{Server, ServerSpec};
+
+    fn kept(key: &str) -> (Kept, u32) {
+        // Any system kvbench starts; named as `--system` names it.
+        let redis = crate::config::system("redis").expect("a system");
+        let server = Server::start(&ServerSpec::new(redis)).expect("redis starts");
+        let pid = server.pid();
+        let k = Kept {
+            key: key.into(),
+            server: Box::new(server),
+            network: None,
+            loaded_by: None,
+            runs: 0,
+            nodes: 1,
+        };
+        (k, pid)
+    }
+
+    fn alive(pid: u32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+    }
+
+    #[test]
+    fn room_is_made_by_stopping_kept_servers_until_the_next_fits() {
+        let mut pool = Pool::default();
+        let (a, pid_a) = kept("a");
+        let (b, pid_b) = kept("b");
+        pool.put(Some(a));
+        pool.put(Some(b));
+        // Enough free memory: nothing is stopped.
+        assert_eq!(pool.make_room(1 << 30, || Some(2 << 30)), 0);
+        assert_eq!(pool.len(), 2);
+        // Room for the next cell after one stop ("a" first, by key).
+        let stops = std::cell::Cell::new(0u64);
+        let free = || Some((1u64 << 30) * (1 + stops.replace(stops.get() + 1)));
+        assert_eq!(pool.make_room(2 << 30, free), 1);
+        assert!(!alive(pid_a) && alive(pid_b));
+        // Never enough: every kept server goes, and the loop ends.
+        assert_eq!(pool.make_room(u64::MAX, || Some(0)), 1);
+        assert_eq!(pool.len(), 0);
+        assert!(!alive(pid_b));
+        // Unknown free memory: nothing to judge by, nothing stopped.
+        let (c, pid_c) = kept("c");
+        pool.put(Some(c));
+        assert_eq!(pool.make_room(u64::MAX, || None), 0);
+        assert!(alive(pid_c));
     }
 }

@@ -17,6 +17,7 @@
 
 use super::cells::Cell;
 use crate::config::RunSettings;
+use crate::reuse::Reload;
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -90,6 +91,67 @@ fn shuffle<T>(v: &mut [T], seed: u64) {
     }
 }
 
+/// `cells` as [`arrange`] put them when the deployments they keep
+/// (`reload`) fit in memory together; otherwise deployment by deployment,
+/// each one's cells together and still in block order, with why.
+///
+/// Blocks interleave systems, so an experiment that keeps its servers
+/// holds one loaded deployment per alternative at once. When those do not
+/// fit in `available` bytes (paper A's full scale: three servers of about
+/// 9.5 GB on 24 GB), interleaving would mean a reload at every cell, or
+/// the kernel's OOM killer choosing a server; one deployment at a time is
+/// what the papers did. Verdicts then compare cells run minutes apart, and
+/// the note says so.
+pub fn fit_in_memory(
+    cells: Vec<Cell>,
+    reload: Reload,
+    available: Option<u64>,
+) -> (Vec<Cell>, Option<String>) {
+    let Some(available) = available else {
+        return (cells, None);
+    };
+    let keys: Vec<Option<String>> = cells
+        .iter()
+        .map(|c| crate::reuse::key(&c.settings, reload))
+        .collect();
+    let mut kept: Vec<(&String, u64)> = Vec::new();
+    for (c, key) in cells.iter().zip(&keys) {
+        let Some(key) = key else { continue };
+        let bytes = crate::memory::estimate(&c.settings).server;
+        match kept.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, b)) => *b = (*b).max(bytes),
+            None => kept.push((key, bytes)),
+        }
+    }
+    let need: u64 = kept.iter().map(|(_, b)| b).sum();
+    if kept.len() < 2 || need <= available {
+        return (cells, None);
+    }
+    let note = format!(
+        "cells run deployment by deployment, not in interleaved blocks: the {} loaded deployments the blocks would keep at once need about {:.1} GiB, and {:.1} GiB is available; verdicts compare cells run minutes apart",
+        kept.len(),
+        need as f64 / (1u64 << 30) as f64,
+        available as f64 / (1u64 << 30) as f64
+    );
+    // Each cell goes with the first cell of its deployment (a cell that
+    // keeps nothing stays where it is).
+    let rank: Vec<usize> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, key)| match key {
+            Some(k) => keys.iter().position(|x| x.as_ref() == Some(k)).unwrap_or(i),
+            None => i,
+        })
+        .collect();
+    let mut order: Vec<(usize, Cell)> = rank.into_iter().zip(cells).collect();
+    order.sort_by_key(|(r, _)| *r);
+    let mut out: Vec<Cell> = order.into_iter().map(|(_, c)| c).collect();
+    for (i, c) in out.iter_mut().enumerate() {
+        c.index = i as u32;
+    }
+    (out, Some(note))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,5 +186,59 @@ mod tests {
         }
         // 100 expected each; 3 standard deviations is about 25.
         assert!(first.iter().all(|&n| (75..=125).contains(&n)), "{first:?}");
+    }
+
+    #[test]
+    fn blocks_that_do_not_fit_in_memory_run_deployment_by_deployment() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("e.toml");
+        std::fs::write(
+            &path,
+            "name = \"fit\"\nseed = 3\niterations = 2\nreload = \"once-per-system\"\n\
+             systems = [\"redis\", \"memcached\"]\nworkloads = [\"read-heavy\", \"balanced\"]\n\
+             [dataset]\nrecords = 1000\n[run]\nduration = \"1s\"\n[sweep]\nclients = [1, 2]\n",
+        )
+        .expect("written");
+        let exp = super::super::cells::expand(&path).expect("a valid file");
+        let order = |cells: &[Cell]| -> Vec<(String, String, u32, u32)> {
+            cells
+                .iter()
+                .map(|c| {
+                    (
+                        c.system.clone(),
+                        c.workload.clone(),
+                        c.settings.clients,
+                        c.iteration,
+                    )
+                })
+                .collect()
+        };
+        let blocks = order(&exp.cells);
+        // Blocks interleave the two systems (both are at every place).
+        assert_ne!(blocks[0].0, blocks[1].0, "{blocks:?}");
+
+        // Room for both: nothing changes.
+        let (same, note) = fit_in_memory(exp.cells.clone(), exp.reload, Some(u64::MAX));
+        assert_eq!((order(&same), note), (blocks.clone(), None));
+        // Nothing kept between cells: nothing to fit.
+        let (same, note) = fit_in_memory(exp.cells.clone(), Reload::PerRun, Some(1));
+        assert_eq!((order(&same), note), (blocks.clone(), None));
+
+        // No room: each system's 8 cells together, in their block order.
+        let (cells, note) = fit_in_memory(exp.cells.clone(), exp.reload, Some(1));
+        let note = note.expect("a note");
+        assert!(
+            note.starts_with("cells run deployment by deployment"),
+            "{note}"
+        );
+        let got = order(&cells);
+        let first = &blocks[0].0;
+        assert!(got[..8].iter().all(|c| &c.0 == first), "{got:?}");
+        assert!(got[8..].iter().all(|c| &c.0 != first), "{got:?}");
+        let of = |v: &[(String, String, u32, u32)], sys: &String| -> Vec<_> {
+            v.iter().filter(|c| &c.0 == sys).cloned().collect()
+        };
+        assert_eq!(of(&got, first), of(&blocks, first));
+        assert!(cells.iter().enumerate().all(|(i, c)| c.index == i as u32));
     }
 }

@@ -44,7 +44,8 @@ pub struct Experiment {
     pub reload: Reload,
     pub cells: Vec<Cell>,
     /// Optional systems left out, each with why (`aerospike: asd not
-    /// found ...`), for the plan, the run and the report to name.
+    /// found ...`), and how the cells were ordered when blocks would not
+    /// fit in memory: for the plan, the run and the report to name.
     pub absent: Vec<String>,
     /// Blocks are added until each place is decided (`--until-decided`,
     /// `[verdicts] until_decided`), within these limits.
@@ -631,6 +632,9 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
     }
     let seed = resolved.first().map_or(0, |r| r.4.seed);
     let cells = super::blocks::arrange(cells, seed);
+    let (cells, order) = super::blocks::fit_in_memory(cells, reload, crate::memory::available());
+    let mut absent = absent;
+    absent.extend(order);
     Ok(Experiment {
         name: f.name.get_ref().clone(),
         iterations,

@@ -256,6 +256,17 @@ pub fn execute_pooled(
         };
         let key = keys[ran - 1].clone();
         let mut slot = pool.take(key.as_ref());
+        if slot.is_none() && settings.target.is_none() && pool.len() > 0 {
+            let need = crate::memory::estimate(&settings).total();
+            let stopped = pool.make_room(need, crate::memory::available);
+            if stopped > 0 {
+                live.println(&format!(
+                    "note: stopped {stopped} kept deployment(s) so that cell #{}'s servers (about {} MiB) fit in memory; a later cell that needs one loads it again",
+                    p.cell.index,
+                    need >> 20
+                ));
+            }
+        }
         let sharing = Sharing {
             slot: &mut slot,
             key: key.clone(),
