@@ -341,7 +341,8 @@ mod tests {
                 vec!["127.0.0.1:1".parse().expect("addr")],
                 Variant::Spymemcached,
             ),
-            system: SystemKind::Memcached,
+            // Named as `--system` names it.
+            system: crate::config::system("memcached").expect("a system"),
             keys: spec.key_namer(),
             spec,
             kind: PhaseKind::Run {
