@@ -135,11 +135,12 @@ pub fn fit_in_memory(
     );
     // Each cell goes with the first cell of its deployment (a cell that
     // keeps nothing stays where it is).
+    let mut first: std::collections::HashMap<&String, usize> = std::collections::HashMap::new();
     let rank: Vec<usize> = keys
         .iter()
         .enumerate()
         .map(|(i, key)| match key {
-            Some(k) => keys.iter().position(|x| x.as_ref() == Some(k)).unwrap_or(i),
+            Some(k) => *first.entry(k).or_insert(i),
             None => i,
         })
         .collect();

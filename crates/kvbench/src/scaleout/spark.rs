@@ -123,11 +123,7 @@ pub fn run_phase(
         PhaseKind::Run { .. } => so.workers,
     };
     let job = Launched::start(cfg, inputs, so, workers)?;
-    let (records, spark, in_window, ended) =
-        job.follow(inputs, observer, stop, warmup, time_bound)?;
-    if in_window && !ended {
-        observer.finished();
-    }
+    let (records, spark) = job.follow(inputs, observer, stop, warmup, time_bound)?;
     let status = job.group.0.wait().context("the Spark job")?;
     if !status.success() {
         bail!("the Spark job failed ({status}): {}", tail(&job.err_path));
@@ -162,9 +158,9 @@ struct Launched {
     _work: tempfile::TempDir,
 }
 
-/// What [`Launched::follow`] learnt: the workers' records, which Spark ran
-/// them, and whether the window had started and ended.
-type Followed = (Vec<Record>, Option<Job>, bool, bool);
+/// What [`Launched::follow`] learnt: the workers' records and which Spark
+/// ran them.
+type Followed = (Vec<Record>, Option<Job>);
 
 impl Launched {
     /// Writes the task, starts `python -m kvbench_spark scale-out` for
@@ -239,7 +235,8 @@ impl Launched {
     }
 
     /// Follows the job's events until its workers' results arrive, telling
-    /// `observer` the start and the window's edges as they pass.
+    /// `observer` the start and the window's edges as they pass (its end
+    /// when the results came before the deadline).
     fn follow(
         &self,
         inputs: &JobInputs<'_>,
@@ -326,7 +323,10 @@ impl Launched {
                 }
             }
         };
-        Ok((records, job, in_window, ended))
+        if in_window && !ended {
+            observer.finished();
+        }
+        Ok((records, job))
     }
 }
 
