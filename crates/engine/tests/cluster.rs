@@ -3,7 +3,7 @@
 //! slots migrate, and counts redirects apart from completed operations.
 //! The servers' own per-node counters cross-check kvbench's counts.
 
-use crate::load::spec;
+use crate::load::{phase_config, spec};
 use kvbench_engine::route::slots::slot_of;
 use kvbench_engine::route::Topology;
 use kvbench_engine::{run_phase, Io, PhaseConfig, PhaseKind, PhaseOutput, Silent, Window};
@@ -72,23 +72,14 @@ fn config(
     pipeline: u32,
     io: Io,
 ) -> PhaseConfig {
+    let seed = c.seeds()[0];
     PhaseConfig {
         topology: Topology::Cluster(c.seeds()),
-        system: SystemKind::Redis,
-        spec: spec.clone(),
         keys: keys.clone(),
-        kind,
-        clients,
-        pipeline,
         threads: 2,
         seed: 11,
-        timeout: Duration::from_secs(10),
-        connect_timeout: Duration::from_secs(5),
-        reconnect: None,
-        retry: kvbench_engine::Retry::default(),
-        stall: kvbench_engine::phase::DEFAULT_STALL,
-        access: Default::default(),
         io,
+        ..phase_config(seed, SystemKind::Redis, spec, kind, clients, pipeline)
     }
 }
 

@@ -3,8 +3,7 @@
 //! stall while service times do not (no coordinated omission).
 
 use crate::fake_server::{within_attempts, SlowServer};
-use crate::load::{load, spec, start};
-use kvbench_engine::route::Topology;
+use crate::load::{load, phase_config, spec, start};
 use kvbench_engine::{run_phase, Arrival, Observer, PhaseConfig, PhaseKind, Rate, Silent, Window};
 use kvbench_model::{OpKind, SystemKind};
 use kvbench_workload::keys::KeyNamer;
@@ -20,23 +19,12 @@ fn config(
     pipeline: u32,
     read: f64,
 ) -> PhaseConfig {
+    let spec = spec(1_000, 2, 20, read);
     PhaseConfig {
-        topology: Topology::Single(addr),
-        system: SystemKind::Redis,
-        spec: spec(1_000, 2, 20, read),
         keys: KeyNamer::default(),
-        kind,
-        clients,
-        pipeline,
         threads: 2,
         seed: 1,
-        timeout: Duration::from_secs(10),
-        connect_timeout: Duration::from_secs(5),
-        reconnect: None,
-        retry: kvbench_engine::Retry::default(),
-        stall: kvbench_engine::phase::DEFAULT_STALL,
-        access: Default::default(),
-        io: kvbench_engine::Io::auto(),
+        ..phase_config(addr, SystemKind::Redis, &spec, kind, clients, pipeline)
     }
 }
 

@@ -6,12 +6,13 @@
 //! only per-second bookkeeping (one serialized histogram per second), so
 //! 90,000 more requests may add a few hundred allocations, not ~90,000.
 
-use kvbench_engine::route::Topology;
+#[path = "support/load.rs"]
+mod load;
+
 use kvbench_engine::{run_phase, Io, PhaseConfig, PhaseKind, Silent, Window};
 use kvbench_model::SystemKind;
 use kvbench_servers::{Server, ServerSpec};
 use kvbench_workload::keys::KeyNamer;
-use kvbench_workload::spec::DataModel;
 use kvbench_workload::WorkloadSpec;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -45,22 +46,9 @@ static GLOBAL: Counting = Counting;
 
 fn config(server: &Server, spec: &WorkloadSpec, kind: PhaseKind, io: Io) -> PhaseConfig {
     PhaseConfig {
-        topology: Topology::Single(server.addr()),
-        system: server.system(),
-        spec: spec.clone(),
         keys: KeyNamer::default(),
-        kind,
-        clients: 8,
-        pipeline: 4,
-        threads: 1,
-        seed: 3,
-        timeout: Duration::from_secs(10),
-        connect_timeout: Duration::from_secs(5),
-        reconnect: None,
-        retry: kvbench_engine::Retry::default(),
-        stall: kvbench_engine::phase::DEFAULT_STALL,
-        access: Default::default(),
         io,
+        ..load::phase_config(server.addr(), server.system(), spec, kind, 8, 4)
     }
 }
 
@@ -94,17 +82,7 @@ fn allocations_do_not_grow_with_requests() {
         .expect("server starts");
         let spec = WorkloadSpec {
             name: "alloc".into(),
-            record_count: 1_000,
-            insert_count: 1_000,
-            field_count: 2,
-            field_length: 50,
-            read_proportion: 0.5,
-            update_proportion: 0.5,
-            data_model: DataModel {
-                redis_index: false,
-                ..DataModel::default()
-            },
-            ..WorkloadSpec::default()
+            ..load::spec(1_000, 2, 50, 0.5)
         };
         let load = config(&server, &spec, PhaseKind::Load, Io::auto());
         run_phase(&load, &Silent, &Arc::new(AtomicBool::new(false))).expect("load");
