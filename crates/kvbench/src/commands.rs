@@ -6,10 +6,10 @@ use crate::config;
 use crate::db::{not_found, open_for_reading, open_store};
 use crate::exit::{verdict_of, UsageError, Verdict};
 use crate::live::Live;
-use crate::orchestrate::run_cell;
 use crate::output::print;
 use anyhow::Result;
 use kvbench_model::RunStatus;
+use kvbench_run::orchestrate::run_cell;
 use kvbench_store::RunFilter;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -42,7 +42,7 @@ pub fn dispatch(command: Command, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         Command::Findmax(a) => crate::findmax::findmax(a, stop),
         Command::Report(a) => crate::report::report(a),
         Command::Reproduce(a) => crate::reproduce::reproduce(a, stop),
-        Command::Worker(a) => crate::scaleout::worker::run(a, stop),
+        Command::Worker(a) => crate::worker::run(a, stop),
     }
 }
 
@@ -61,7 +61,7 @@ fn remove_leftovers() {
 
 fn import(a: crate::args::ImportArgs) -> Result<Verdict> {
     let mut store = open_store(&a.db)?;
-    for (file, id) in crate::unsaved::import(&a.files, &mut store)? {
+    for (file, id) in kvbench_run::unsaved::import(&a.files, &mut store)? {
         println!("stored {} as run {id} in {}", file.display(), a.db);
     }
     Ok(Verdict::Ok)
@@ -75,10 +75,10 @@ fn run(a: RunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     for w in &s.warnings {
         eprintln!("warning: {w}");
     }
-    crate::memory::check(&s, a.bench.skip_memory_check)?;
+    kvbench_run::memory::check(&s, a.bench.skip_memory_check)?;
     let mut store = open_store(&a.bench.db)?;
     let metrics = Live::listen(a.bench.metrics_listen.as_deref())?;
-    crate::deploy::ready(&s)?;
+    kvbench_run::deploy::ready(&s)?;
     let live = Live::new(a.bench.quiet, metrics);
     let rec = run_cell(&s, &mut store, &live, stop, None, None)?;
     live.finish();
@@ -118,7 +118,7 @@ fn compare(a: CompareArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         .report
         .as_ref()
         .map(|p| {
-            crate::atomic::temporary_beside(p)
+            kvbench_run::atomic::temporary_beside(p)
                 .map(|tmp| (p, tmp))
                 .map_err(|e| UsageError(format!("--report {}: {e}", p.display())))
         })
@@ -141,7 +141,7 @@ fn compare(a: CompareArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     }
     if let Some((path, tmp)) = report {
         let md = kvbench_report::markdown::comparison_report(&records, exp.cells.len());
-        crate::atomic::commit(tmp, path, md.as_bytes())?;
+        kvbench_run::atomic::commit(tmp, path, md.as_bytes())?;
         if !a.bench.json {
             eprintln!("report written to {}", path.display());
         }

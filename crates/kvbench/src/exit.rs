@@ -16,9 +16,7 @@ pub const INVALID: u8 = 3;
 pub const INTERRUPTED: u8 = 130;
 
 /// Bad input from the user. `main` maps it to exit code 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+pub use kvbench_run::UsageError;
 
 /// The worst outcome of a command that ran benchmarks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

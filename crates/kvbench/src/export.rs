@@ -56,7 +56,7 @@ pub fn export(a: ExportArgs) -> Result<Verdict> {
         }
         Destination::File(path, tmp) => {
             let bytes = single(a.format, &records)?;
-            crate::atomic::commit(tmp, &path, &bytes)?;
+            kvbench_run::atomic::commit(tmp, &path, &bytes)?;
             eprintln!("exported {} run(s) to {}", records.len(), path.display());
         }
         Destination::Dir(dir) => {
@@ -65,7 +65,7 @@ pub fn export(a: ExportArgs) -> Result<Verdict> {
                 files.extend(per_histogram(a.format, r)?);
             }
             for f in &files {
-                crate::atomic::write_atomic(&dir.join(&f.name), &f.bytes)?;
+                kvbench_run::atomic::write_atomic(&dir.join(&f.name), &f.bytes)?;
             }
             eprintln!("wrote {} file(s) to {}", files.len(), dir.display());
         }
@@ -172,7 +172,7 @@ fn destination(a: &ExportArgs) -> Result<Destination> {
         ))
         .into()),
         Some(path) => {
-            let tmp = crate::atomic::temporary_beside(path)
+            let tmp = kvbench_run::atomic::temporary_beside(path)
                 .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
             Ok(Destination::File(path.clone(), tmp))
         }

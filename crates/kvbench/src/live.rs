@@ -13,12 +13,13 @@
 //! its observer from there), so plain cells suffice; only the metrics
 //! snapshot is shared, with the thread that answers scrapes.
 
-use crate::config::RunSettings;
 use crate::metrics::{CellLabels, Metrics, State};
 use crate::progress::PhaseBar;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use kvbench_engine::{Observer, Progress, SecondStats};
 use kvbench_report::format;
+use kvbench_run::settings::RunSettings;
+use kvbench_run::view::{Phase, View};
 use std::cell::RefCell;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -210,7 +211,7 @@ impl Live {
     /// A cell with settings `s` starts (its servers, then its phases).
     /// The metrics name it by `tag` (an experiment's cell index from 0 and
     /// iteration), else by its place among the command's cells from 0.
-    pub fn cell(&self, s: &RunSettings, tag: Option<(u32, u32)>) {
+    fn cell(&self, s: &RunSettings, tag: Option<(u32, u32)>) {
         let (cell, iteration) = tag.unwrap_or_else(|| {
             let place = self
                 .overall
@@ -240,7 +241,7 @@ impl Live {
 
     /// The observer of one phase: `run` for the run phase (its seconds are
     /// shown), else the load phase.
-    pub fn phase(&self, run: bool) -> PhaseView<'_> {
+    fn phase(&self, run: bool) -> PhaseView<'_> {
         self.set_state(State::Starting);
         let label = if run { "run" } else { "load" };
         let bar = PhaseBar::new(label, &self.multi);
@@ -330,17 +331,33 @@ pub fn second_line(s: &SecondStats) -> String {
 }
 
 /// The observer of one phase: its bar, the per-second lines, the metrics.
-pub struct PhaseView<'a> {
+struct PhaseView<'a> {
     live: &'a Live,
     bar: PhaseBar,
     run: bool,
 }
 
-impl PhaseView<'_> {
+impl Phase for PhaseView<'_> {
     /// Clears the phase's bar.
-    pub fn finish(&self) {
+    fn finish(&self) {
         self.bar.finish();
         self.live.set_state(State::Idle);
+    }
+}
+
+/// The per-cell sequence (`kvbench_run`) shows its cells and phases here.
+impl View for Live {
+    fn cell(&self, s: &RunSettings, tag: Option<(u32, u32)>) {
+        Live::cell(self, s, tag);
+    }
+    fn phase(&self, run: bool) -> Box<dyn Phase + '_> {
+        Box::new(Live::phase(self, run))
+    }
+    fn quiet(&self) -> bool {
+        Live::quiet(self)
+    }
+    fn println(&self, line: &str) {
+        Live::println(self, line);
     }
 }
 

@@ -1,53 +1,35 @@
 //! kvbench: a fair, reproducible benchmark for in-memory key-value stores.
 //!
-//! The binary is glue: `args` (what was typed) → `config` (resolved settings)
-//! → `orchestrate` (one cell end to end) → the store and the report crate for
-//! output. Errors are printed once, here, and mapped to the exit codes in
+//! The binary is glue: `args` (what was typed) → `config` (resolved settings,
+//! `kvbench_run::RunSettings`) → `kvbench_run::run_cell` (one cell end to
+//! end, shown through `live`) → the store and the report crate for output. Errors are printed once, here, and mapped to the exit codes in
 //! `exit`. `export` writes stored runs in other tools' formats (the
 //! formats themselves are the kvbench-export crate's); `manage` labels and
 //! deletes stored runs, `diff` compares two.
 
 mod analytics;
 mod args;
-mod atomic;
-mod bounds;
 mod commands;
-mod companion;
 mod config;
-mod cpus;
-mod dataset;
 mod db;
-mod deploy;
 mod diff;
 mod exit;
 mod experiment;
 mod export;
-mod failed_keys;
 mod findmax;
-mod inject;
 mod labels;
 mod live;
 mod manage;
-mod marks;
-mod max_memory;
-mod memory;
 mod memtier_args;
 mod metrics;
-mod orchestrate;
 mod output;
 mod papers;
 mod progress;
-mod record;
 mod report;
 mod reproduce;
-mod reuse;
-mod sampler;
-mod scaleout;
 mod signals;
 mod target;
-mod unions;
-mod unsaved;
-mod window;
+mod worker;
 
 use exit::UsageError;
 use std::io::{ErrorKind, Write};
@@ -67,7 +49,7 @@ fn main() -> ExitCode {
     };
     // Settings from the environment are checked before anything runs: read
     // only at the end, a bad one would lose what was measured.
-    if let Err(e) = unsaved::wait_bound() {
+    if let Err(e) = kvbench_run::unsaved::wait_bound() {
         let _ = writeln!(std::io::stderr(), "error: {e:#}");
         return ExitCode::from(exit::USAGE);
     }

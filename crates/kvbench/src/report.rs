@@ -54,7 +54,7 @@ pub fn report(a: ReportArgs) -> Result<Verdict> {
     };
     let margin = a
         .margin
-        .map(crate::bounds::margin_share)
+        .map(kvbench_run::bounds::margin_share)
         .transpose()
         .map_err(|e| UsageError(format!("--margin {e}")))?;
     prepare(&a.out)?;
@@ -347,7 +347,7 @@ fn write_files(out: &Path, mut files: Vec<(String, Vec<u8>)>) -> Result<Vec<Path
     let mut written = Vec::new();
     for (name, bytes) in &files {
         let path = out.join(name);
-        crate::atomic::write_atomic(&path, bytes)
+        kvbench_run::atomic::write_atomic(&path, bytes)
             .with_context(|| format!("writing the report into {}", out.display()))?;
         written.push(path);
     }

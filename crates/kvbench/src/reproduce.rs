@@ -44,7 +44,7 @@ pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     crate::report::prepare(&out)?;
     let file = scaled(known, scale, &a)?;
     let path = out.join("experiment.toml");
-    crate::atomic::write_atomic(&path, file.as_bytes())?;
+    kvbench_run::atomic::write_atomic(&path, file.as_bytes())?;
     let exp = crate::experiment::expand(&path)?;
     // An optional system left out (no asd here) is said in the report.
     paper.substitutions.extend(exp.absent.iter().cloned());
@@ -164,7 +164,7 @@ fn scaled(known: &Known, scale: f64, a: &ReproduceArgs) -> Result<String> {
         set(&mut t, "run", "warmup", toml::Value::String(w.clone()));
     }
     if let Some(n) = a.iterations {
-        crate::bounds::ITERATIONS.check("--iterations", n.into())?;
+        kvbench_run::bounds::ITERATIONS.check("--iterations", n.into())?;
         t.insert("iterations".into(), toml::Value::Integer(i64::from(n)));
     }
     if let Some(list) = &a.clients {

@@ -2,58 +2,13 @@
 //! before anything runs: a bad URL, an unreadable password file, a CA that
 //! does not verify, a host that does not answer or a password it refuses
 //! are bad input (exit 2, nothing stored), not failed runs.
-//!
-//! The password lives only in the [`Access`] handed to connections; what is
-//! printed or stored is [`Target::redacted`].
 
 use crate::args::BenchArgs;
 use crate::exit::UsageError;
-use kvbench_connect::{Access, Secret, TargetUrl, TlsMaterial, TlsOptions};
-use kvbench_model::{Endpoints, SystemKind, TopologyKind};
-use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::Arc;
-
-/// A resolved target.
-#[derive(Debug, Clone)]
-pub struct Target {
-    url: TargetUrl,
-    /// Every host of the URL (a cluster's seeds, a pool's nodes), resolved.
-    pub addrs: Vec<SocketAddr>,
-    /// How to open a connection to any of its nodes.
-    pub access: Arc<Access>,
-    /// The TLS settings with their files read, for workers that cannot
-    /// read them (`--workers`); `None` without TLS.
-    pub tls_material: Option<TlsMaterial>,
-}
-
-/// What kvbench may change on a target, from the safety flags.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Safety {
-    /// `--flush`: empty the database before loading.
-    pub flush: bool,
-    /// `--allow-existing`: load among keys that are already there.
-    pub allow_existing: bool,
-    /// `--cleanup`: delete the keys each run wrote.
-    pub cleanup: bool,
-}
-
-impl Target {
-    /// The URL as it may be printed and stored (password as `***`).
-    pub fn redacted(&self) -> String {
-        self.url.redacted()
-    }
-
-    /// How the target is deployed.
-    pub fn topology(&self) -> TopologyKind {
-        self.url.shape.topology()
-    }
-
-    /// Where clients start, as the URL says: a cluster's seeds, a pool's
-    /// nodes, a Sentinel group's sentinels, or the one server.
-    pub fn endpoints(&self) -> Endpoints {
-        self.url.endpoints(&self.addrs)
-    }
-}
+use kvbench_connect::{Access, Secret, TargetUrl, TlsOptions};
+use kvbench_model::{SystemKind, TopologyKind};
+use kvbench_run::target::{Safety, Target};
+use std::net::ToSocketAddrs;
 
 /// Resolves `b.target` for `system`; `None` when there is none.
 ///
@@ -138,12 +93,7 @@ pub fn resolve(b: &BenchArgs, system: SystemKind) -> Result<Option<Target>, Usag
         tls: tls_config,
         namespace: url.namespace.clone(),
     };
-    Ok(Some(Target {
-        url,
-        addrs,
-        access: Arc::new(access),
-        tls_material,
-    }))
+    Ok(Some(Target::new(url, addrs, access, tls_material)))
 }
 
 /// The password from `--password-env` or `--password-file`, if either is given.

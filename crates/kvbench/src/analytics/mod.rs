@@ -120,7 +120,7 @@ pub(crate) fn pagerank_run(
     }
     check_names(&a.impls, IMPLS)?;
     if let Some(d) = a.drivers {
-        crate::bounds::THREADS.check("--drivers", d.into())?;
+        kvbench_run::bounds::THREADS.check("--drivers", d.into())?;
     }
     if a.impls.iter().any(|i| i == "spark") {
         spark::check("--impl spark").map_err(|m| UsageError(m.0))?;

@@ -16,8 +16,8 @@
 //! reload policy allows (`run`'s pool of kept deployments).
 
 use super::cells::Cell;
-use crate::config::RunSettings;
-use crate::reuse::Reload;
+use kvbench_run::reuse::Reload;
+use kvbench_run::settings::RunSettings;
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -112,12 +112,12 @@ pub fn fit_in_memory(
     };
     let keys: Vec<Option<String>> = cells
         .iter()
-        .map(|c| crate::reuse::key(&c.settings, reload))
+        .map(|c| kvbench_run::reuse::key(&c.settings, reload))
         .collect();
     let mut kept: Vec<(&String, u64)> = Vec::new();
     for (c, key) in cells.iter().zip(&keys) {
         let Some(key) = key else { continue };
-        let bytes = crate::memory::estimate(&c.settings).server;
+        let bytes = kvbench_run::memory::estimate(&c.settings).server;
         match kept.iter_mut().find(|(k, _)| *k == key) {
             Some((_, b)) => *b = (*b).max(bytes),
             None => kept.push((key, bytes)),

@@ -11,9 +11,10 @@
 
 use super::file::{self, ExperimentFile, Source, SystemEntry, TopologyEntry, WorkloadEntry};
 use crate::args::Command;
-use crate::config::{self, RunSettings};
+use crate::config;
 use crate::exit::UsageError;
-use crate::reuse::Reload;
+use kvbench_run::reuse::Reload;
+use kvbench_run::RunSettings;
 use sha2::{Digest, Sha256};
 use std::ops::Range;
 use std::path::Path;
@@ -542,7 +543,7 @@ pub(super) fn run_settings(args: Vec<String>) -> Result<RunSettings, UsageError>
 pub(crate) fn key(s: &RunSettings, reload: Reload) -> String {
     let mut doc = serde_json::json!({
         "kvbench": env!("CARGO_PKG_VERSION"),
-        "config": crate::record::planned_config(s),
+        "config": kvbench_run::record::planned_config(s),
         "server_binary": s.server_binary,
         "server_version": server_version(s),
     });
@@ -632,7 +633,8 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
     }
     let seed = resolved.first().map_or(0, |r| r.4.seed);
     let cells = super::blocks::arrange(cells, seed);
-    let (cells, order) = super::blocks::fit_in_memory(cells, reload, crate::memory::available());
+    let (cells, order) =
+        super::blocks::fit_in_memory(cells, reload, kvbench_run::memory::available());
     let mut absent = absent;
     absent.extend(order);
     Ok(Experiment {
@@ -657,7 +659,7 @@ fn header(f: &ExperimentFile, src: &Source) -> Result<(Reload, u32), UsageError>
     };
     let iterations = match &f.iterations {
         Some(n) => {
-            let range = crate::bounds::ITERATIONS;
+            let range = kvbench_run::bounds::ITERATIONS;
             kvbench_workload::bounds::check(u64::from(*n.get_ref()), range.min, range.max)
                 .map_err(|m| src.error(n.span(), "iterations", &m))?;
             *n.get_ref()

@@ -13,9 +13,10 @@
 
 use super::cells::{self, Cell, Experiment};
 use crate::args::CompareArgs;
-use crate::config::{self, RunSettings};
+use crate::config;
 use crate::exit::UsageError;
-use crate::reuse::Reload;
+use kvbench_run::reuse::Reload;
+use kvbench_run::RunSettings;
 use sha2::{Digest, Sha256};
 
 /// Flags of `compare` that are not `run` flags: what is swept, and what is
@@ -134,7 +135,7 @@ pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageE
             derived
         }
     };
-    crate::bounds::ITERATIONS.check("--iterations", a.iterations.into())?;
+    kvbench_run::bounds::ITERATIONS.check("--iterations", a.iterations.into())?;
     // A sequential comparison starts with the fewest blocks it may judge.
     let iterations = verdicts.first_blocks(a.iterations);
     // Whole passes, iterations outermost, then blocks, as in an experiment

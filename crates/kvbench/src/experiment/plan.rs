@@ -3,8 +3,8 @@
 //! never starts a server.
 
 use super::cells::{Cell, Experiment};
-use crate::config::RunSettings;
 use kvbench_engine::Window;
+use kvbench_run::settings::RunSettings;
 use kvbench_store::Store;
 use std::collections::HashMap;
 
@@ -72,7 +72,7 @@ pub fn plan<'a>(
     let share: Vec<Option<String>> = exp
         .cells
         .iter()
-        .map(|c| crate::reuse::key(&c.settings, exp.reload))
+        .map(|c| kvbench_run::reuse::key(&c.settings, exp.reload))
         .collect();
     Ok(exp
         .cells
@@ -86,7 +86,9 @@ pub fn plan<'a>(
                 && (0..i)
                     .rev()
                     .find(|&j| share[j] == share[i])
-                    .is_some_and(|j| crate::reuse::leaves_dataset_intact(&exp.cells[j].settings));
+                    .is_some_and(|j| {
+                        kvbench_run::reuse::leaves_dataset_intact(&exp.cells[j].settings)
+                    });
             let (estimate_s, source) = match seconds.get(cell.key.as_str()).copied().flatten() {
                 Some(s) => (s, Source::Stored),
                 None => (guess_seconds(&cell.settings, kept), Source::Guess),
@@ -162,7 +164,7 @@ pub fn text(exp: &Experiment, rows: &[Planned<'_>]) -> String {
             s.threads.to_string(),
         ];
         if limited {
-            row.push(match (s.max_memory, crate::max_memory::eviction(s)) {
+            row.push(match (s.max_memory, kvbench_run::max_memory::eviction(s)) {
                 (Some(m), Some(e)) => format!("{m} {e}"),
                 _ => "-".into(),
             });
@@ -213,7 +215,7 @@ pub fn json(exp: &Experiment, rows: &[Planned<'_>]) -> serde_json::Value {
                 "clients": s.clients,
                 "pipeline": s.pipeline,
                 "max_memory": s.max_memory.map(|m| m.to_string()),
-                "eviction": crate::max_memory::eviction(s).map(|e| e.to_string()),
+                "eviction": kvbench_run::max_memory::eviction(s).map(|e| e.to_string()),
                 "field_length": s.spec.field_length,
                 "rate": s.rate.map(|r| r.ops_per_s),
                 "threads": s.threads,

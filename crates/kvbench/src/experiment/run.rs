@@ -6,16 +6,16 @@
 use super::cells::{self, Experiment};
 use super::plan::{self, Planned};
 use crate::args::ExperimentRunArgs;
-use crate::config::RunSettings;
 use crate::db::open_store;
 use crate::exit::{verdict_of, UsageError, Verdict};
 use crate::live::Live;
-use crate::orchestrate::run_cell;
 use crate::output::{print, print_comparison, warn_unless_ok};
-use crate::reuse::{self, Sharing};
 use anyhow::Result;
 use kvbench_model::{RunRecord, RunStatus};
 use kvbench_report::takeaways::Rule;
+use kvbench_run::orchestrate::run_cell;
+use kvbench_run::reuse::{self, Sharing};
+use kvbench_run::settings::RunSettings;
 use kvbench_store::Location;
 use kvbench_store::{CellTag, Store};
 use std::collections::HashSet;
@@ -256,9 +256,9 @@ pub fn execute_pooled(
         };
         let key = keys[ran - 1].clone();
         let mut slot = pool.take(key.as_ref());
-        if slot.is_none() && settings.target.is_none() && pool.len() > 0 {
-            let need = crate::memory::estimate(&settings).total();
-            let stopped = pool.make_room(need, crate::memory::available);
+        if slot.is_none() && settings.target.is_none() && !pool.is_empty() {
+            let need = kvbench_run::memory::estimate(&settings).total();
+            let stopped = pool.make_room(need, kvbench_run::memory::available);
             if stopped > 0 {
                 live.println(&format!(
                     "note: stopped {stopped} kept deployment(s) so that cell #{}'s servers (about {} MiB) fit in memory; a later cell that needs one loads it again",
@@ -311,7 +311,7 @@ fn preflight(todo: &[&Planned<'_>], skip_memory_check: bool) -> Result<(), Usage
     let mut seen = HashSet::new();
     for p in todo {
         let s = &p.cell.settings;
-        crate::memory::check(s, skip_memory_check).map_err(|e| {
+        kvbench_run::memory::check(s, skip_memory_check).map_err(|e| {
             let c = p.cell;
             UsageError(format!(
                 "cell #{} ({} {} {} x{}): {}",
@@ -323,7 +323,7 @@ fn preflight(todo: &[&Planned<'_>], skip_memory_check: bool) -> Result<(), Usage
             None => true,
         };
         if new_target {
-            crate::deploy::ready(s)?;
+            kvbench_run::deploy::ready(s)?;
         }
     }
     Ok(())

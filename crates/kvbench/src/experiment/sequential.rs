@@ -57,7 +57,7 @@ pub fn run_quietly(
         }
     }
     // Servers stay up from round to round (the pool stops them at the end).
-    let mut pool = crate::reuse::Pool::default();
+    let mut pool = kvbench_run::reuse::Pool::default();
     let (mut verdict, _, generation) = execute_pooled(exp, a, stop, &mut pool, true)?;
     let resume = Options {
         restart: false,

@@ -39,9 +39,9 @@ impl Plan {
         max_blocks: u32,
         budget: Option<Duration>,
     ) -> Result<Plan, (&'static str, String)> {
-        let margin = crate::bounds::margin_share(margin_pct).map_err(|e| ("margin", e))?;
+        let margin = kvbench_run::bounds::margin_share(margin_pct).map_err(|e| ("margin", e))?;
         if until_decided {
-            let range = crate::bounds::MAX_BLOCKS;
+            let range = kvbench_run::bounds::MAX_BLOCKS;
             kvbench_workload::bounds::check(u64::from(max_blocks), range.min, range.max).map_err(
                 |e| {
                     (

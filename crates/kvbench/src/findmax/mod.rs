@@ -10,16 +10,17 @@
 mod search;
 
 use crate::args::FindmaxArgs;
-use crate::config::{self, RunSettings};
+use crate::config;
 use crate::db::open_store;
 use crate::exit::{UsageError, Verdict};
 use crate::live::Live;
-use crate::orchestrate::run_cell;
 use crate::output::print;
-use crate::reuse::{self, Reload, Sharing};
 use anyhow::Result;
 use kvbench_engine::recorder::{merge_encoded, summarize};
 use kvbench_model::{MarkKind, RunRecord, RunStatus};
+use kvbench_run::orchestrate::run_cell;
+use kvbench_run::reuse::{self, Reload, Sharing};
+use kvbench_run::RunSettings;
 use kvbench_store::CellTag;
 use search::{Bounds, Stop};
 use serde::Serialize;
@@ -158,8 +159,8 @@ pub fn findmax(a: FindmaxArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     }
     let mut store = open_store(&run.bench.db)?;
     let metrics = Live::listen(run.bench.metrics_listen.as_deref())?;
-    crate::memory::check(&base, run.bench.skip_memory_check)?;
-    crate::deploy::ready(&base)?;
+    kvbench_run::memory::check(&base, run.bench.skip_memory_check)?;
+    kvbench_run::deploy::ready(&base)?;
     let name = a.name.clone().unwrap_or_else(|| {
         format!(
             "findmax {} {} {} p{}<={}us",

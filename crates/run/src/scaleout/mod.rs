@@ -14,10 +14,9 @@ pub mod merge;
 pub mod part;
 pub mod spark;
 pub mod task;
-pub mod worker;
 
-use crate::config::RunSettings;
-use crate::exit::UsageError;
+use crate::settings::RunSettings;
+use crate::usage::UsageError;
 use kvbench_model::ScaleOutConfig;
 
 /// Where and how widely a run's phase is spread.

@@ -4,7 +4,7 @@
 //! `kvbench import`. The file carries the experiment cell the run was made
 //! for, so an imported run counts for its experiment as if saved at once.
 
-use crate::exit::UsageError;
+use crate::usage::UsageError;
 use anyhow::{Context, Result};
 use kvbench_model::RunRecord;
 use kvbench_store::Location;
@@ -76,7 +76,7 @@ pub fn save(store: &mut Store, rec: &RunRecord, cell: Option<&CellTag>) -> Resul
 
 /// `KVBENCH_DB_WAIT` (seconds), or the default. `main` reads it before any
 /// command starts, so a bad value never throws away a finished measurement.
-pub(crate) fn wait_bound() -> Result<Duration> {
+pub fn wait_bound() -> Result<Duration> {
     match std::env::var("KVBENCH_DB_WAIT") {
         Err(_) => Ok(DEFAULT_WAIT),
         Ok(v) => v

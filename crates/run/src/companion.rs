@@ -2,7 +2,7 @@
 //! main one, on its own data set (its keys never meet the main group's),
 //! sharing the window; its results join the main group's operations.
 
-use crate::config::RunSettings;
+use crate::settings::RunSettings;
 use anyhow::{Context, Result};
 use kvbench_engine::{run_phase, PhaseConfig, PhaseKind, Silent};
 use kvbench_model::{OpResult, PhaseResult};

@@ -3,8 +3,8 @@
 //! that fills in what it measured (orchestrate.rs), because an experiment
 //! hashes the planned configuration to recognise its cells.
 
-use crate::config::RunSettings;
 use crate::cpus::CpuList;
+use crate::settings::RunSettings;
 use crate::target::Target;
 use kvbench_model::{Companion, Environment, NetnsConfig, RunConfig, RunRecord, RunStatus};
 use std::time::SystemTime;

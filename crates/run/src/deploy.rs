@@ -3,10 +3,10 @@
 //! in namespaces or on loopback), or the target it reaches, checked before
 //! anything starts and cleaned after; and how the engine connects to them.
 
-use crate::config::RunSettings;
-use crate::exit::UsageError;
-use crate::live::Live;
+use crate::settings::RunSettings;
 use crate::target::Target;
+use crate::usage::UsageError;
+use crate::view::View;
 use anyhow::{Context, Result};
 use kvbench_connect::Access;
 use kvbench_engine::Topology;
@@ -151,7 +151,7 @@ pub fn cleanup(
     t: &Target,
     written: &[Range<u64>],
     rec: &mut RunRecord,
-    live: &Live,
+    live: &dyn View,
 ) {
     if written.is_empty() {
         return;

@@ -3,7 +3,7 @@
 //! (`kvbench_servers::DataSize`): shared by the deployment, the memory
 //! check and `--max-memory`'s shares.
 
-use crate::config::RunSettings;
+use crate::settings::RunSettings;
 use kvbench_servers::DataSize;
 
 /// What `s`'s servers hold at most: what a system sizes its limit and
@@ -15,7 +15,7 @@ pub fn data_size(s: &RunSettings) -> DataSize {
     let value_bytes =
         kvbench_engine::driver::Driver::new(s.system, spec, keys).memcached_value_len() as u64;
     DataSize {
-        records: crate::config::records_at_most(s),
+        records: crate::settings::records_at_most(s),
         key_bytes,
         record_bytes: spec.record_bytes(),
         value_bytes,

@@ -2,8 +2,8 @@
 //! Spark workers), what is read exactly at its edges, and what runs beside
 //! it (injected faults, the memory sampler, the `--with` group).
 
-use crate::config::RunSettings;
-use crate::live::PhaseView;
+use crate::settings::RunSettings;
+use crate::view::Phase;
 use anyhow::{Context, Result};
 use kvbench_engine::{
     run_phase, run_share, EngineError, PhaseConfig, PhaseKind, PhaseOutput, Share, Silent, Slice,
@@ -125,7 +125,7 @@ pub fn phase(
 /// times; and the keys inserted, for the cleanup of a target.
 pub struct Edges<'a> {
     server: &'a dyn Deployment,
-    view: &'a PhaseView<'a>,
+    view: &'a dyn Phase,
     start: Cell<Option<f64>>,
     end: Cell<Option<f64>>,
     /// The machine's counters at the window's edges (the noise canary).
@@ -170,7 +170,7 @@ impl<'a> Edges<'a> {
     /// Edges to be read during the window `view` shows.
     pub fn new(
         server: &'a dyn Deployment,
-        view: &'a PhaseView<'a>,
+        view: &'a dyn Phase,
         written: &'a RefCell<Vec<Range<u64>>>,
         clock: &'a crate::inject::Clock,
     ) -> Edges<'a> {

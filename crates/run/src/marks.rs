@@ -4,7 +4,7 @@
 //! A run is `ok` only when nothing here suggests its numbers are wrong;
 //! [`judge`] decides, after everything else has been recorded.
 
-use crate::config::RunSettings;
+use crate::settings::RunSettings;
 use kvbench_engine::CutShort;
 use kvbench_model::mark::{self, Instability, LoadShortfall, Measure, MissCause, ServerSaid};
 use kvbench_model::{Finding, Mark, OpKind, PhaseResult, RunRecord, RunStatus};

@@ -5,8 +5,8 @@
 //! someone shares. The estimate errs high on purpose (its factors are above
 //! what docs/reproductions measured); `--skip-memory-check` runs anyway.
 
-use crate::config::RunSettings;
-use crate::exit::UsageError;
+use crate::settings::RunSettings;
+use crate::usage::UsageError;
 use std::sync::OnceLock;
 
 /// kvbench itself before any connection: runtime, histograms, store.

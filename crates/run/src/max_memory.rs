@@ -1,13 +1,13 @@
 //! `--max-memory` and `--eviction` for one cell: the limit each server
 //! kvbench starts gets, in MB, and the policy it evicts by.
 
-use crate::config::RunSettings;
+use crate::settings::RunSettings;
 
 /// `--max-memory` in MB for each server: a share is of the raw data one
 /// server holds (its keys and values, the data set split over the shards).
 pub fn mb(s: &RunSettings) -> Option<u64> {
     let limit = s.max_memory?;
-    Some(limit.mb(raw_per_server(s, crate::config::records_at_most(s))))
+    Some(limit.mb(raw_per_server(s, crate::settings::records_at_most(s))))
 }
 
 /// The raw bytes (keys and values) `records` records put on each server

@@ -2,12 +2,12 @@
 //! nothing but its protocol on stdout (`ready`, then one JSON line); what
 //! goes wrong goes to stderr, which the Spark task hands to the driver.
 
-use super::part::WorkerPartResult;
-use super::task::{WorkerSecrets, WorkerTask};
 use crate::args::WorkerArgs;
 use crate::exit::{UsageError, Verdict};
 use anyhow::{Context, Result};
 use kvbench_engine::{run_share, Observer, Share, StartAt};
+use kvbench_run::scaleout::part::WorkerPartResult;
+use kvbench_run::scaleout::task::{WorkerSecrets, WorkerTask};
 use std::io::{BufRead, Read, Write};
 use std::ops::Range;
 use std::path::Path;

@@ -2,13 +2,13 @@
 //! stop, judge, save. Whatever happens, the run is saved (as failed, with
 //! its reason, when it did not finish) and the server is stopped.
 
-use crate::config::RunSettings;
 use crate::cpus::CpuList;
 use crate::deploy::{access, cleanup, new_network, start, CONNECT_TIMEOUT};
-use crate::live::Live;
 use crate::marks::{judge, load_shortfall};
 use crate::record::{new_record, now_rfc3339};
 use crate::reuse::{self, Kept, Reload, Sharing};
+use crate::settings::RunSettings;
+use crate::view::View;
 use crate::window::{self, Edges};
 use anyhow::{Context, Result};
 use kvbench_engine::{EngineError, PhaseConfig, PhaseKind, PhaseOutput, Topology};
@@ -31,7 +31,7 @@ const CANARY_PING: std::time::Duration = std::time::Duration::from_millis(100);
 pub fn run_cell(
     s: &RunSettings,
     store: &mut Store,
-    live: &Live,
+    live: &dyn View,
     stop: &Arc<AtomicBool>,
     cell: Option<&CellTag>,
     sharing: Option<Sharing<'_>>,
@@ -97,7 +97,7 @@ pub fn run_cell(
 fn execute(
     s: &RunSettings,
     rec: &mut RunRecord,
-    live: &Live,
+    live: &dyn View,
     stop: &Arc<AtomicBool>,
     written: &RefCell<Vec<Range<u64>>>,
     kept: Option<Kept>,
@@ -163,7 +163,7 @@ fn execute(
     let base_rtt = kvbench_servers::canary::base_rtt(CANARY_PING);
     let view = live.phase(true);
     let clock = crate::inject::Clock::default();
-    let edges = Edges::new(&*server, &view, written, &clock);
+    let edges = Edges::new(&*server, &*view, written, &clock);
     let measured = window::measure(
         s,
         network.as_ref(),
@@ -299,14 +299,14 @@ fn load(
     rec: &mut RunRecord,
     server: &dyn Deployment,
     base: &PhaseConfig,
-    live: &Live,
+    live: &dyn View,
     written: &RefCell<Vec<Range<u64>>>,
     stop: &Arc<AtomicBool>,
 ) -> Result<Load> {
     // Recorded before the first insert: an interrupted load wrote some of them.
     written.borrow_mut().push(s.spec.load_range());
     let view = live.phase(false);
-    let load = window::phase(s, base, &view, None, stop);
+    let load = window::phase(s, base, &*view, None, stop);
     view.finish();
     let load = load?;
     let shortfall = load_shortfall(s, &load.result);

@@ -1,7 +1,7 @@
 //! After a run that stored unions (`ZUNIONSTORE`): reads a sample of the
 //! destinations back, so a wrong union is a failed run and not a fast one.
 
-use crate::live::Live;
+use crate::view::View;
 use anyhow::Result;
 use kvbench_engine::PhaseConfig;
 use kvbench_model::{Finding, RunRecord, SystemKind};
@@ -15,7 +15,7 @@ pub fn check(
     timeout: Duration,
     cfg: &PhaseConfig,
     rec: &mut RunRecord,
-    live: &Live,
+    live: &dyn View,
 ) -> Result<()> {
     let job = kvbench_engine::union_check::UnionCheck {
         topology: &cfg.topology,

@@ -6,7 +6,7 @@
 //! operations, clients, rate) share [`kvbench_workload::bounds`], so a flag
 //! and its property cannot disagree. docs/reliability.md lists every range.
 
-use crate::exit::UsageError;
+use crate::usage::UsageError;
 use kvbench_workload::bounds as workload;
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! sit on different vCPUs pays a cross-CPU wake-up per round trip). Pinning
 //! makes that choice explicit, and it is recorded with the run.
 
-use crate::exit::UsageError;
+use crate::usage::UsageError;
 use std::collections::BTreeSet;
 
 /// A set of CPU numbers, as written (`0`, `0-1`, `0,2-3`).

@@ -342,7 +342,9 @@ mod tests {
                 Variant::Spymemcached,
             ),
             // Named as `--system` names it.
-            system: crate::config::system("memcached").expect("a system"),
+            system: "memcached"
+                .parse::<kvbench_model::SystemKind>()
+                .expect("a system"),
             keys: spec.key_namer(),
             spec,
             kind: PhaseKind::Run {

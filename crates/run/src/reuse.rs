@@ -9,7 +9,7 @@
 //! threads, window, rate, ...). Anything not known to be client-only stays
 //! in the key, so a new setting can cost a reload but never a wrong reuse.
 
-use crate::config::RunSettings;
+use crate::settings::RunSettings;
 use anyhow::{Context, Result};
 use kvbench_servers::{Deployment, Network};
 use std::collections::HashMap;
@@ -129,16 +129,16 @@ pub fn leaves_dataset_intact(s: &RunSettings) -> bool {
 
 /// A deployment one cell started and loaded and the next may use.
 pub struct Kept {
-    pub(crate) key: String,
+    pub key: String,
     /// Declared before the network: servers stop first, then their namespaces go.
-    pub(crate) server: Box<dyn Deployment>,
-    pub(crate) network: Option<Network>,
+    pub server: Box<dyn Deployment>,
+    pub network: Option<Network>,
     /// The run whose load filled it (set once that run is saved).
-    pub(crate) loaded_by: Option<i64>,
+    pub loaded_by: Option<i64>,
     /// Runs that used it so far.
-    pub(crate) runs: u32,
+    pub runs: u32,
     /// Nodes as the first run recorded them (a target's are discovered).
-    pub(crate) nodes: u32,
+    pub nodes: u32,
 }
 
 impl Kept {
@@ -217,6 +217,11 @@ impl Pool {
         self.kept.len()
     }
 
+    /// Whether no deployment is kept.
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
+    }
+
     /// Keeps `kept` (what a cell left for later cells) under its key.
     pub fn put(&mut self, kept: Option<Kept>) {
         if let Some(k) = kept {
@@ -242,7 +247,9 @@ mod tests {
 
     fn kept(key: &str) -> (Kept, u32) {
         // Any system kvbench starts; named as `--system` names it.
-        let redis = crate::config::system("redis").expect("a system");
+        let redis = "redis"
+            .parse::<kvbench_model::SystemKind>()
+            .expect("a system");
         let server = Server::start(&ServerSpec::new(redis)).expect("redis starts");
         let pid = server.pid();
         let k = Kept {
