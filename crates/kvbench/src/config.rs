@@ -631,6 +631,36 @@ pub fn run_settings(a: &RunArgs) -> Result<RunSettings, UsageError> {
     Ok(s)
 }
 
+/// The settings `kvbench run ARGS` resolves to, by the same parser and code
+/// as `run` itself; an error is clap's or run's first line. An experiment's
+/// cells and `compare`'s are resolved here.
+pub fn run_flags(args: Vec<String>) -> Result<RunSettings, UsageError> {
+    let mut argv = vec!["kvbench".to_string(), "run".to_string()];
+    argv.extend(args);
+    let cli = crate::args::parse_from(&argv).map_err(|e| {
+        let text = e.to_string();
+        let first = text.lines().next().unwrap_or_default();
+        UsageError(first.trim_start_matches("error: ").to_string())
+    })?;
+    let crate::args::Command::Run(run) = cli.command else {
+        return Err(UsageError("internal: a cell is not a `run` command".into()));
+    };
+    run_settings(&run)
+}
+
+/// Experiment cells resolved by [`run_flags`]; a Ctrl-C during a long
+/// expansion leaves at once (nothing was run or stored).
+pub struct RunFlags;
+
+impl kvbench_experiment::Resolve for RunFlags {
+    fn settings(&self, args: Vec<String>) -> Result<RunSettings, UsageError> {
+        run_flags(args)
+    }
+    fn checkpoint(&self, what: &str) {
+        crate::signals::leave_if_stopped(what);
+    }
+}
+
 /// Resolves `--with` and its flags against the main group's settings: a
 /// preset and `--with-property` overrides, operations of other kinds than
 /// the main group's (so each group's results stay apart), a time-bound

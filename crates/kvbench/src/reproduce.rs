@@ -45,7 +45,7 @@ pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     let file = scaled(known, scale, &a)?;
     let path = out.join("experiment.toml");
     kvbench_run::atomic::write_atomic(&path, file.as_bytes())?;
-    let exp = crate::experiment::expand(&path)?;
+    let exp = kvbench_experiment::expand(&path, &crate::config::RunFlags)?;
     // An optional system left out (no asd here) is said in the report.
     paper.substitutions.extend(exp.absent.iter().cloned());
     if !a.quiet && !a.json {
@@ -236,7 +236,7 @@ fn records_unit(w: &toml::Table) -> i64 {
     };
     if let Some(toml::Value::Table(extra)) = w.get("properties") {
         for (k, v) in extra {
-            let text = crate::experiment::property_text(v);
+            let text = kvbench_experiment::property_text(v);
             if props.apply_override(&format!("{k}={text}")).is_err() {
                 return 1;
             }

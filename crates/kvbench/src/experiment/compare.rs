@@ -11,10 +11,10 @@
 //! as in an experiment file, so the cells stay the same from one start to
 //! the next.
 
-use super::cells::{self, Cell, Experiment};
 use crate::args::CompareArgs;
 use crate::config;
 use crate::exit::UsageError;
+use kvbench_experiment::cells::{self, Cell, Experiment};
 use kvbench_run::reuse::Reload;
 use kvbench_run::RunSettings;
 use sha2::{Digest, Sha256};
@@ -81,9 +81,13 @@ pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageE
     }
     once("--workloads", &a.workloads)?;
     once("--clients", &a.clients)?;
-    let verdicts =
-        super::verdict_plan::Plan::new(a.margin, a.until_decided, a.max_blocks, a.budget)
-            .map_err(|(key, e)| UsageError(format!("--{}: {e}", key.replace('_', "-"))))?;
+    let verdicts = kvbench_experiment::verdict_plan::Plan::new(
+        a.margin,
+        a.until_decided,
+        a.max_blocks,
+        a.budget,
+    )
+    .map_err(|(key, e)| UsageError(format!("--{}: {e}", key.replace('_', "-"))))?;
     let rule = verdicts.rule;
     let resolve_all = |seed: Option<u64>| -> Result<Vec<Cell>, UsageError> {
         let mut out = Vec::new();
@@ -102,7 +106,7 @@ pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageE
                     if let Some(s) = seed {
                         args.extend(["--seed".to_string(), s.to_string()]);
                     }
-                    let mut settings = cells::run_settings(args.clone())?;
+                    let mut settings = crate::config::run_flags(args.clone())?;
                     settings.verdict = rule;
                     out.push(Cell {
                         index: out.len() as u32,
@@ -155,7 +159,7 @@ pub fn experiment(a: &CompareArgs, argv: &[String]) -> Result<Experiment, UsageE
             c
         })
         .collect();
-    let cells = super::blocks::arrange(cells, seed);
+    let cells = kvbench_experiment::blocks::arrange(cells, seed);
     Ok(Experiment {
         name,
         iterations,

@@ -2,8 +2,8 @@
 //! which are already stored. It reads the store but never writes it, and
 //! never starts a server.
 
-use super::cells::{Cell, Experiment};
 use kvbench_engine::Window;
+use kvbench_experiment::{Cell, Experiment};
 use kvbench_run::settings::RunSettings;
 use kvbench_store::Store;
 use std::collections::HashMap;

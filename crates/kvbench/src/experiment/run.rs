@@ -3,14 +3,15 @@
 //! `orchestrate::run_cell`, so a stop at any point keeps every finished cell
 //! and the next start runs only the rest.
 
-use super::cells::{self, Experiment};
 use super::plan::{self, Planned};
 use crate::args::ExperimentRunArgs;
+use crate::config::RunFlags;
 use crate::db::open_store;
 use crate::exit::{verdict_of, UsageError, Verdict};
 use crate::live::Live;
 use crate::output::{print, print_comparison, warn_unless_ok};
 use anyhow::Result;
+use kvbench_experiment::Experiment;
 use kvbench_model::{RunRecord, RunStatus};
 use kvbench_report::takeaways::Rule;
 use kvbench_run::orchestrate::run_cell;
@@ -37,7 +38,7 @@ pub struct Options<'a> {
 }
 
 pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
-    let exp = cells::expand(&a.file)?;
+    let exp = kvbench_experiment::expand(&a.file, &RunFlags)?;
     let opts = Options {
         db: &a.db,
         restart: a.restart,

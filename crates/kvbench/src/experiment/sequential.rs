@@ -15,13 +15,14 @@
 //! alike. Bonferroni holds for any looks up to that number, wherever they
 //! fall, so a look moved earlier by the budget keeps the guarantee.
 
-use super::cells::{Cell, Experiment};
+use super::plan;
 use super::run::{execute_pooled, verdicts, Options};
-use super::verdict_plan::Limits;
-use super::{blocks, plan};
 use crate::db::open_store;
 use crate::exit::Verdict;
 use anyhow::Result;
+use kvbench_experiment::blocks;
+use kvbench_experiment::verdict_plan::Limits;
+use kvbench_experiment::{Cell, Experiment};
 use kvbench_model::RunRecord;
 use kvbench_report::takeaways;
 use kvbench_stats::paired::{look_points, MIN_BLOCKS};

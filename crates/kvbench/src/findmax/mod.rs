@@ -177,7 +177,7 @@ pub fn findmax(a: FindmaxArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         let tag = CellTag {
             experiment: name.clone(),
             generation,
-            cell_key: crate::experiment::cell_key(&s, Reload::OncePerSystem),
+            cell_key: kvbench_experiment::key(&s, Reload::OncePerSystem),
             cell_index: steps.len() as u32,
             // A rate probed again (the confirmation) is its next iteration.
             iteration: 1 + steps.iter().filter(|p| p.rate == rate).count() as u32,

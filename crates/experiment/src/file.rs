@@ -4,7 +4,7 @@
 //!
 //! It only reads the file and checks its shape; `cells.rs` decides what runs.
 
-use crate::exit::UsageError;
+use kvbench_run::UsageError;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -64,7 +64,7 @@ impl VerdictsTable {
     ///
     /// # Errors
     /// [`UsageError`] naming the file, line and key.
-    pub fn resolve(&self, src: &Source) -> Result<super::verdict_plan::Plan, UsageError> {
+    pub fn resolve(&self, src: &Source) -> Result<crate::verdict_plan::Plan, UsageError> {
         let margin = self.margin.as_ref();
         let max = self.max_blocks.as_ref();
         let budget = match &self.budget {
@@ -90,12 +90,12 @@ impl VerdictsTable {
                 ));
             }
         }
-        super::verdict_plan::Plan::new(
+        crate::verdict_plan::Plan::new(
             margin.map_or(kvbench_stats::paired::DEFAULT_MARGIN * 100.0, |m| {
                 *m.get_ref()
             }),
             self.until_decided,
-            max.map_or(super::verdict_plan::DEFAULT_MAX_BLOCKS, |m| *m.get_ref()),
+            max.map_or(crate::verdict_plan::DEFAULT_MAX_BLOCKS, |m| *m.get_ref()),
             budget,
         )
         .map_err(|(key, e)| {

@@ -15,7 +15,7 @@
 //! effect out of the mean ratio. Servers are kept between blocks as the
 //! reload policy allows (`run`'s pool of kept deployments).
 
-use super::cells::Cell;
+use crate::cells::Cell;
 use kvbench_run::reuse::Reload;
 use kvbench_run::settings::RunSettings;
 use rand_core::{RngCore, SeedableRng};
@@ -187,59 +187,5 @@ mod tests {
         }
         // 100 expected each; 3 standard deviations is about 25.
         assert!(first.iter().all(|&n| (75..=125).contains(&n)), "{first:?}");
-    }
-
-    #[test]
-    fn blocks_that_do_not_fit_in_memory_run_deployment_by_deployment() {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let path = dir.path().join("e.toml");
-        std::fs::write(
-            &path,
-            "name = \"fit\"\nseed = 3\niterations = 2\nreload = \"once-per-system\"\n\
-             systems = [\"redis\", \"memcached\"]\nworkloads = [\"read-heavy\", \"balanced\"]\n\
-             [dataset]\nrecords = 1000\n[run]\nduration = \"1s\"\n[sweep]\nclients = [1, 2]\n",
-        )
-        .expect("written");
-        let exp = super::super::cells::expand(&path).expect("a valid file");
-        let order = |cells: &[Cell]| -> Vec<(String, String, u32, u32)> {
-            cells
-                .iter()
-                .map(|c| {
-                    (
-                        c.system.clone(),
-                        c.workload.clone(),
-                        c.settings.clients,
-                        c.iteration,
-                    )
-                })
-                .collect()
-        };
-        let blocks = order(&exp.cells);
-        // Blocks interleave the two systems (both are at every place).
-        assert_ne!(blocks[0].0, blocks[1].0, "{blocks:?}");
-
-        // Room for both: nothing changes.
-        let (same, note) = fit_in_memory(exp.cells.clone(), exp.reload, Some(u64::MAX));
-        assert_eq!((order(&same), note), (blocks.clone(), None));
-        // Nothing kept between cells: nothing to fit.
-        let (same, note) = fit_in_memory(exp.cells.clone(), Reload::PerRun, Some(1));
-        assert_eq!((order(&same), note), (blocks.clone(), None));
-
-        // No room: each system's 8 cells together, in their block order.
-        let (cells, note) = fit_in_memory(exp.cells.clone(), exp.reload, Some(1));
-        let note = note.expect("a note");
-        assert!(
-            note.starts_with("cells run deployment by deployment"),
-            "{note}"
-        );
-        let got = order(&cells);
-        let first = &blocks[0].0;
-        assert!(got[..8].iter().all(|c| &c.0 == first), "{got:?}");
-        assert!(got[8..].iter().all(|c| &c.0 != first), "{got:?}");
-        let of = |v: &[(String, String, u32, u32)], sys: &String| -> Vec<_> {
-            v.iter().filter(|c| &c.0 == sys).cloned().collect()
-        };
-        assert_eq!(of(&got, first), of(&blocks, first));
-        assert!(cells.iter().enumerate().all(|(i, c)| c.index == i as u32));
     }
 }

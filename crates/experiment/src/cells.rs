@@ -9,12 +9,11 @@
 //! the sweep with its last list fastest, each running the place's systems
 //! and deployments back to back in a random order drawn from the seed.
 
-use super::file::{self, ExperimentFile, Source, SystemEntry, TopologyEntry, WorkloadEntry};
-use crate::args::Command;
-use crate::config;
-use crate::exit::UsageError;
+use crate::file::{self, ExperimentFile, Source, SystemEntry, TopologyEntry, WorkloadEntry};
+use crate::resolve::Resolve;
+use kvbench_model::SystemKind;
 use kvbench_run::reuse::Reload;
-use kvbench_run::RunSettings;
+use kvbench_run::{RunSettings, UsageError};
 use sha2::{Digest, Sha256};
 use std::ops::Range;
 use std::path::Path;
@@ -50,7 +49,7 @@ pub struct Experiment {
     pub absent: Vec<String>,
     /// Blocks are added until each place is decided (`--until-decided`,
     /// `[verdicts] until_decided`), within these limits.
-    pub sequential: Option<super::verdict_plan::Limits>,
+    pub sequential: Option<crate::verdict_plan::Limits>,
 }
 
 /// A `run` flag and the place in the file it came from, so that an error
@@ -281,7 +280,7 @@ fn common(f: &ExperimentFile) -> Flags {
 /// Without a `seed`, one derived from the name: the cells' configurations,
 /// and so their keys, stay the same from one start to the next, which is
 /// what lets a stopped experiment resume.
-pub(super) fn name_seed(name: &str) -> u64 {
+pub fn name_seed(name: &str) -> u64 {
     let d = Sha256::digest(name.as_bytes());
     let mut b = [0u8; 8];
     b.copy_from_slice(&d[..8]);
@@ -513,34 +512,24 @@ fn workload(w: &WorkloadEntry, src: &Source) -> Result<(Flags, String), UsageErr
 
 /// Resolves one cell's flags as `kvbench run` would; an error points at the
 /// key whose flag it names, else at `fallback`.
-fn resolve(flags: &Flags, src: &Source, fallback: Range<usize>) -> Result<RunSettings, UsageError> {
-    run_settings(flags.argv()).map_err(|e| match flags.named_in(&e.0) {
-        Some(f) if !f.span.is_empty() => src.error(f.span.clone(), f.key, &e.0),
-        _ => src.error(fallback.clone(), "", &e.0),
-    })
-}
-
-/// The settings `kvbench run ARGS` resolves to, by the same parser and code
-/// as `run` itself; an error is clap's or run's first line.
-pub(super) fn run_settings(args: Vec<String>) -> Result<RunSettings, UsageError> {
-    let mut argv = vec!["kvbench".to_string(), "run".to_string()];
-    argv.extend(args);
-    let cli = crate::args::parse_from(&argv).map_err(|e| {
-        let text = e.to_string();
-        let first = text.lines().next().unwrap_or_default();
-        UsageError(first.trim_start_matches("error: ").to_string())
-    })?;
-    let Command::Run(run) = cli.command else {
-        return Err(UsageError("internal: a cell is not a `run` command".into()));
-    };
-    config::run_settings(&run)
+fn resolve(
+    flags: &Flags,
+    src: &Source,
+    fallback: Range<usize>,
+    r: &dyn Resolve,
+) -> Result<RunSettings, UsageError> {
+    r.settings(flags.argv())
+        .map_err(|e| match flags.named_in(&e.0) {
+            Some(f) if !f.span.is_empty() => src.error(f.span.clone(), f.key, &e.0),
+            _ => src.error(fallback.clone(), "", &e.0),
+        })
 }
 
 /// A hash of what makes the cell's measurement what it is: the recorded
 /// configuration, the server binary, kvbench's version, and for a shared
 /// server the reload policy (a loaded, warm server is another measurement
 /// than a fresh one).
-pub(crate) fn key(s: &RunSettings, reload: Reload) -> String {
+pub fn key(s: &RunSettings, reload: Reload) -> String {
     let mut doc = serde_json::json!({
         "kvbench": env!("CARGO_PKG_VERSION"),
         "config": kvbench_run::record::planned_config(s),
@@ -584,13 +573,17 @@ fn binary_version(system: kvbench_model::SystemKind, bin: Option<&Path>) -> Resu
 ///
 /// # Errors
 /// [`UsageError`] naming the file, line and key.
-pub fn expand(path: &Path) -> Result<Experiment, UsageError> {
+pub fn expand(path: &Path, r: &dyn Resolve) -> Result<Experiment, UsageError> {
     let (f, src) = file::load(path)?;
-    expand_file(f, src)
+    expand_file(f, src, r)
 }
 
 /// [`expand`] for a file already parsed.
-fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment, UsageError> {
+pub fn expand_file(
+    f: file::ExperimentFile,
+    src: file::Source,
+    r: &dyn Resolve,
+) -> Result<Experiment, UsageError> {
     let (reload, iterations) = header(&f, &src)?;
     let (systems, absent) = present_systems(&f, &src)?;
     let topologies = f.topologies(&src)?;
@@ -603,8 +596,8 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
     let once = flag_sets(&f, &systems, &topologies, &workloads, &src)?;
     let mut resolved = Vec::with_capacity(once.len());
     for (system, deployment, workload, flags, span) in once {
-        crate::signals::leave_if_stopped("expanding the experiment file");
-        let mut settings = resolve(&flags, &src, span)?;
+        r.checkpoint("expanding the experiment file");
+        let mut settings = resolve(&flags, &src, span, r)?;
         if f.seed.is_none() {
             settings.seed_source = "experiment name";
         }
@@ -632,9 +625,9 @@ fn expand_file(f: file::ExperimentFile, src: file::Source) -> Result<Experiment,
         }
     }
     let seed = resolved.first().map_or(0, |r| r.4.seed);
-    let cells = super::blocks::arrange(cells, seed);
+    let cells = crate::blocks::arrange(cells, seed);
     let (cells, order) =
-        super::blocks::fit_in_memory(cells, reload, kvbench_run::memory::available());
+        crate::blocks::fit_in_memory(cells, reload, kvbench_run::memory::available());
     let mut absent = absent;
     absent.extend(order);
     Ok(Experiment {
@@ -688,7 +681,7 @@ fn present_systems(
         if !s.optional || targeted {
             return true;
         }
-        let Ok(system) = config::system(s.name.get_ref()) else {
+        let Ok(system) = s.name.get_ref().parse::<SystemKind>() else {
             return true; // refused below, naming the entry
         };
         let bin = s.server_bin.as_ref().map(|b| src.dir().join(b.get_ref()));
@@ -715,10 +708,14 @@ fn check_entries(
 ) -> Result<(), UsageError> {
     for s in systems {
         let n = &s.name;
-        config::system(n.get_ref()).map_err(|e| src.error(n.span(), "systems", &e.0))?;
+        n.get_ref()
+            .parse::<SystemKind>()
+            .map_err(|e| src.error(n.span(), "systems", &e))?;
         if let Some(want) = &s.version {
-            let system =
-                config::system(n.get_ref()).map_err(|e| src.error(n.span(), "systems", &e.0))?;
+            let system = n
+                .get_ref()
+                .parse::<SystemKind>()
+                .map_err(|e| src.error(n.span(), "systems", &e))?;
             let bin = s.server_bin.as_ref().map(|b| src.dir().join(b.get_ref()));
             let found = binary_version(system, bin.as_deref())
                 .map_err(|e| src.error(want.span(), "systems.version", &e))?;
@@ -1043,70 +1040,7 @@ fn version_matches(found: &str, wanted: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{expand_file, file, version_matches};
-    use std::path::Path;
-
-    fn samples() -> Vec<String> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
-        let mut samples: Vec<String> = std::fs::read_dir(&dir)
-            .expect("experiments/")
-            .flatten()
-            .filter(|e| e.path().extension().is_some_and(|x| x == "toml"))
-            .map(|e| std::fs::read_to_string(e.path()).expect("read"))
-            .collect();
-        samples.sort();
-        assert!(samples.len() >= 5, "{samples:?}");
-        samples
-    }
-
-    /// Feeds `cases` (by default) fuzzed experiment files, named
-    /// `/nonexistent-kvbench-fuzz/e.toml`, to `step`: `Ok(Some(cells))` for a
-    /// file accepted, `Err` for one refused. Never a panic; a refusal is one
-    /// line naming the file; an accepted file has cells.
-    fn fuzz_files(
-        cases: u32,
-        step: impl Fn(String, &Path) -> Result<Option<usize>, crate::exit::UsageError>,
-    ) {
-        let path = Path::new("/nonexistent-kvbench-fuzz/e.toml");
-        let mut runner = proptest::test_runner::TestRunner::new(kvbench_fuzz::config(cases));
-        let dog = kvbench_fuzz::watchdog(std::time::Duration::from_secs(20));
-        let outcome = runner.run(&kvbench_fuzz::text_from(samples()), |text| {
-            dog.start(&text);
-            let result = step(text, path);
-            dog.done();
-            match result {
-                Ok(Some(cells)) => proptest::prop_assert!(cells > 0),
-                Ok(None) => {}
-                Err(e) => {
-                    proptest::prop_assert!(!e.0.contains('\n'), "two lines: {}", e.0);
-                    proptest::prop_assert!(e.0.contains("e.toml"), "names no file: {}", e.0);
-                }
-            }
-            Ok(())
-        });
-        if let Err(e) = outcome {
-            panic!("{e}");
-        }
-    }
-
-    /// The parse alone (TOML and the file's schema), fuzzed for many more
-    /// inputs than the expansion below can be. `KVBENCH_FUZZ_CASES` sets the
-    /// number of inputs of both.
-    #[test]
-    fn experiment_file_text_never_panics_and_errors_are_one_line() {
-        fuzz_files(10_000, |text, path| file::parse(text, path).map(|_| None));
-    }
-
-    /// Experiment files fuzzed (issue 15): the repository's own files,
-    /// mutated and recombined, parsed and expanded into cells.
-    #[test]
-    fn experiment_files_never_panic_and_errors_are_one_line_naming_the_file() {
-        fuzz_files(1500, |text, path| {
-            file::parse(text, path)
-                .and_then(|(f, src)| expand_file(f, src))
-                .map(|exp| Some(exp.cells.len()))
-        });
-    }
+    use super::version_matches;
 
     #[test]
     fn a_version_matches_its_prefixes_at_dots() {
