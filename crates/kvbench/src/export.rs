@@ -12,9 +12,8 @@ use crate::exit::{UsageError, Verdict};
 use anyhow::Result;
 use kvbench_export::{ExportError, ExportFile, RunRecord};
 use kvbench_store::Location;
-use kvbench_store::{RunSelection, Store};
+use kvbench_store::Store;
 use std::io::Write;
-use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use tempfile::NamedTempFile;
 
@@ -27,7 +26,7 @@ enum Destination {
 }
 
 pub fn export(a: ExportArgs) -> Result<Verdict> {
-    let selection = selection(a.runs.as_deref())?;
+    let selection = crate::select::selection(a.runs.as_deref())?;
     let destination = destination(&a)?;
     let store = open_for_reading(&a.db)?;
     let ids = match &a.experiment {
@@ -76,63 +75,10 @@ pub fn export(a: ExportArgs) -> Result<Verdict> {
 /// `--experiment NAME`: the runs of its newest pass that did not fail, one
 /// per cell and iteration, in plan order (what `experiment summary` uses).
 fn experiment_runs(store: &Store, name: &str, db: &Location) -> Result<Vec<i64>> {
-    Ok(experiment_pass(store, name, db)?
+    Ok(crate::select::experiment_pass(store, name, db)?
         .into_iter()
         .map(|c| c.run_id)
         .collect())
-}
-
-/// The finished cells of the newest pass of experiment `name`, in plan
-/// order; a usage error naming the experiment and database when none is
-/// stored.
-pub(crate) fn experiment_pass(
-    store: &Store,
-    name: &str,
-    db: &Location,
-) -> Result<Vec<kvbench_store::FinishedCell>> {
-    let Some(generation) = store.experiment_generation(name)? else {
-        return Err(UsageError(format!(
-            "--experiment '{name}': no run of such an experiment in {}",
-            db
-        ))
-        .into());
-    };
-    Ok(store.finished_cells(name, generation)?)
-}
-
-/// The selection `--runs` names; every stored run without it.
-pub(crate) fn selection(runs: Option<&str>) -> Result<RunSelection> {
-    match runs {
-        None => Ok(RunSelection::All),
-        Some(text) => parse_ids(text)
-            .map(RunSelection::Ids)
-            .map_err(|e| UsageError(format!("--runs '{text}': {e}")).into()),
-    }
-}
-
-/// `3,5-9` → `[3..=3, 5..=9]`.
-pub(crate) fn parse_ids(text: &str) -> Result<Vec<RangeInclusive<i64>>, String> {
-    let id = |s: &str| -> Result<i64, String> {
-        match s.trim().parse::<i64>() {
-            Ok(n) if n > 0 => Ok(n),
-            _ => Err(format!(
-                "'{}' is not a run id (a positive whole number)",
-                s.trim()
-            )),
-        }
-    };
-    text.split(',')
-        .map(|part| match part.split_once('-') {
-            Some((from, to)) => {
-                let (from, to) = (id(from)?, id(to)?);
-                if from > to {
-                    return Err(format!("range '{}' runs backwards", part.trim()));
-                }
-                Ok(from..=to)
-            }
-            None => id(part).map(|n| n..=n),
-        })
-        .collect()
 }
 
 fn destination(a: &ExportArgs) -> Result<Destination> {
@@ -213,19 +159,5 @@ fn user_or_data(e: ExportError) -> anyhow::Error {
         | ExportError::NoWindow { .. }
         | ExportError::NoIntervalHistograms { .. } => UsageError(e.to_string()).into(),
         other => other.into(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ids_and_ranges_parse() {
-        assert_eq!(parse_ids("3").unwrap(), [3..=3]);
-        assert_eq!(parse_ids("3,5-9, 12").unwrap(), [3..=3, 5..=9, 12..=12]);
-        for bad in ["", "3,", "x", "0", "-2", "9-5", "3-", "1.5", "2-x"] {
-            assert!(parse_ids(bad).is_err(), "{bad}");
-        }
     }
 }

@@ -28,7 +28,7 @@ fn selection(
     }
     let mut ranges = Vec::new();
     for text in ids {
-        let parsed = crate::export::parse_ids(text)
+        let parsed = crate::select::parse_ids(text)
             .map_err(|e| UsageError(format!("run ids '{text}': {e}")))?;
         ranges.extend(parsed);
     }

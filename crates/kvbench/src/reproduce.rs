@@ -41,7 +41,7 @@ pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("reports").join(known.name));
-    crate::report::prepare(&out)?;
+    crate::pages::prepare(&out)?;
     let file = scaled(known, scale, &a)?;
     let path = out.join("experiment.toml");
     kvbench_run::atomic::write_atomic(&path, file.as_bytes())?;
@@ -86,12 +86,12 @@ pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         return Ok(verdict);
     }
     let store = open_store(&a.db)?;
-    let w = crate::report::write(
+    let w = crate::pages::write(
         &store,
         &a.db,
-        &crate::report::Selection::Experiment(exp.name.clone()),
+        &crate::pages::Selection::Experiment(exp.name.clone()),
         &out,
-        crate::report::Framing {
+        crate::pages::Framing {
             title: Some(format!("kvbench reproduces {}", paper.paper)),
             experiment_file: Some(file),
             paper: Some(paper),

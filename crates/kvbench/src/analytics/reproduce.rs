@@ -40,7 +40,7 @@ pub fn run(a: &ReproduceArgs, mut paper: Paper) -> Result<Verdict> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("reports").join("zhang2014"));
-    crate::report::prepare(&out)?;
+    crate::pages::prepare(&out)?;
     let common = || AnalyticsCommon {
         graph: "synthetic:google".into(),
         scale,
@@ -79,7 +79,7 @@ pub fn run(a: &ReproduceArgs, mut paper: Paper) -> Result<Verdict> {
     let store = crate::db::open_store(&a.db)?;
     let title = format!("kvbench reproduces {}", paper.paper);
     let w =
-        crate::report::write_analytics(&store, &a.db, &ids, &out, Some(title), Some(paper), true)?;
+        crate::pages::write_analytics(&store, &a.db, &ids, &out, Some(title), Some(paper), true)?;
     if a.json {
         crate::output::print(&serde_json::to_string_pretty(&serde_json::json!({
             "paper": "zhang2014",

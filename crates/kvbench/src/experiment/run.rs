@@ -55,7 +55,7 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         (false, None) => Some(Path::new("reports").join(&exp.name)),
     };
     if let Some(d) = &report_dir {
-        crate::report::prepare(d)?;
+        crate::pages::prepare(d)?;
     }
     let (verdict, records) = execute(&exp, &opts, stop)?;
     // The report shows finished runs: with none, there is nothing to draw,
@@ -78,12 +78,12 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
                 .ok()
             })
             .flatten();
-        let selection = crate::report::Selection::Experiment(exp.name.clone());
-        let framing = crate::report::Framing {
+        let selection = crate::pages::Selection::Experiment(exp.name.clone());
+        let framing = crate::pages::Framing {
             experiment_file: file,
             ..Default::default()
         };
-        let w = crate::report::write(&store, &a.db, &selection, &dir, framing)?;
+        let w = crate::pages::write(&store, &a.db, &selection, &dir, framing)?;
         if !a.json {
             eprintln!(
                 "report ({} figures): {}",
@@ -157,7 +157,7 @@ pub fn verdicts(
     db: &Location,
     name: &str,
 ) -> Result<(Vec<kvbench_report::takeaways::Verdict>, Rule)> {
-    let sources = crate::report::experiment_sources(store, db, name)?;
+    let sources = crate::pages::experiment_sources(store, db, name)?;
     let rule = Rule::recorded(sources.iter().find_map(|s| s.record.config.verdict));
     let cells = kvbench_report::cells::group(&sources).map_err(anyhow::Error::msg)?;
     Ok((kvbench_report::takeaways::matrix(&cells, &rule), rule))

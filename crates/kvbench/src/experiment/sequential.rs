@@ -140,7 +140,7 @@ pub fn run_quietly(
     }
     drop(pool);
     let store = open_store(a.db)?;
-    let records = crate::export::experiment_pass(&store, &exp.name, a.db)?
+    let records = crate::select::experiment_pass(&store, &exp.name, a.db)?
         .iter()
         .map(|c| Ok(store.get_run(c.run_id)?))
         .collect::<Result<Vec<RunRecord>>>()?;
