@@ -284,14 +284,11 @@ fn property_warning(w: &kvbench_workload::ycsb::Warning) -> Mark {
 /// The last value of every property, in first-set order: enough to repeat
 /// the run with `-p` alone.
 fn effective(props: &Properties) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    for e in props.iter() {
-        match out.iter_mut().find(|(n, _)| *n == e.name) {
-            Some(slot) => slot.1 = e.value.clone(),
-            None => out.push((e.name.clone(), e.value.clone())),
-        }
-    }
-    out
+    // `iter` already gives one entry per name, the winning one.
+    props
+        .iter()
+        .map(|e| (e.name.clone(), e.value.clone()))
+        .collect()
 }
 
 /// Checks the flags that are the same for every cell and resolves defaults.

@@ -208,50 +208,6 @@ impl Live {
         }
     }
 
-    /// A cell with settings `s` starts (its servers, then its phases).
-    /// The metrics name it by `tag` (an experiment's cell index from 0 and
-    /// iteration), else by its place among the command's cells from 0.
-    fn cell(&self, s: &RunSettings, tag: Option<(u32, u32)>) {
-        let (cell, iteration) = tag.unwrap_or_else(|| {
-            let place = self
-                .overall
-                .borrow()
-                .as_ref()
-                .and_then(|o| o.current)
-                .map_or(0, |(i, _)| i as u32);
-            (place, 1)
-        });
-        if let Some(m) = &self.metrics {
-            let mut snap = m.lock();
-            snap.cell = Some(CellLabels {
-                system: s.system.to_string(),
-                workload: s.spec.name.clone(),
-                topology: s.topology.to_string(),
-                clients: s.clients,
-                pipeline: s.pipeline,
-                cell: cell.to_string(),
-                iteration,
-            });
-            snap.state = State::Starting;
-            snap.second = None;
-            snap.completed = 0;
-            snap.errors = 0;
-        }
-    }
-
-    /// The observer of one phase: `run` for the run phase (its seconds are
-    /// shown), else the load phase.
-    fn phase(&self, run: bool) -> PhaseView<'_> {
-        self.set_state(State::Starting);
-        let label = if run { "run" } else { "load" };
-        let bar = PhaseBar::new(label, &self.multi);
-        PhaseView {
-            live: self,
-            bar,
-            run,
-        }
-    }
-
     fn set_state(&self, state: State) {
         if let Some(m) = &self.metrics {
             m.lock().state = state;
@@ -347,12 +303,50 @@ impl Phase for PhaseView<'_> {
 
 /// The per-cell sequence (`kvbench_run`) shows its cells and phases here.
 impl View for Live {
+    /// A cell with settings `s` starts (its servers, then its phases).
+    /// The metrics name it by `tag` (an experiment's cell index from 0 and
+    /// iteration), else by its place among the command's cells from 0.
     fn cell(&self, s: &RunSettings, tag: Option<(u32, u32)>) {
-        Live::cell(self, s, tag);
+        let (cell, iteration) = tag.unwrap_or_else(|| {
+            let place = self
+                .overall
+                .borrow()
+                .as_ref()
+                .and_then(|o| o.current)
+                .map_or(0, |(i, _)| i as u32);
+            (place, 1)
+        });
+        if let Some(m) = &self.metrics {
+            let mut snap = m.lock();
+            snap.cell = Some(CellLabels {
+                system: s.system.to_string(),
+                workload: s.spec.name.clone(),
+                topology: s.topology.to_string(),
+                clients: s.clients,
+                pipeline: s.pipeline,
+                cell: cell.to_string(),
+                iteration,
+            });
+            snap.state = State::Starting;
+            snap.second = None;
+            snap.completed = 0;
+            snap.errors = 0;
+        }
     }
+
+    /// The observer of one phase: `run` for the run phase (its seconds are
+    /// shown), else the load phase.
     fn phase(&self, run: bool) -> Box<dyn Phase + '_> {
-        Box::new(Live::phase(self, run))
+        self.set_state(State::Starting);
+        let label = if run { "run" } else { "load" };
+        let bar = PhaseBar::new(label, &self.multi);
+        Box::new(PhaseView {
+            live: self,
+            bar,
+            run,
+        })
     }
+
     fn quiet(&self) -> bool {
         Live::quiet(self)
     }
