@@ -5,13 +5,22 @@
 //! docs/experiments.md.
 //!
 //! A cell's flags are resolved by the binary's own `run` parser (through
-//! [`Resolve`]), so a cell is exactly the run those flags give; listing,
-//! running and resuming cells are the binary's `experiment` commands.
+//! [`Resolve`]), so a cell is exactly the run those flags give.
+//!
+//! A pass over the cells (`pass`) runs those of the current pass not stored
+//! yet, resumably, in the order `plan` lists them with their estimates;
+//! a sequential comparison adds blocks only where a verdict is still open
+//! (`sequential`); `iterations` summarises each cell over its iterations.
+//! The binary's `experiment` commands parse flags and print.
 
 pub mod blocks;
 pub mod cells;
 pub mod file;
+pub mod iterations;
+pub mod pass;
+pub mod plan;
 pub mod resolve;
+pub mod sequential;
 pub mod verdict_plan;
 
 pub use cells::{expand, key, Cell, Experiment};

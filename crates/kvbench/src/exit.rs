@@ -46,7 +46,13 @@ impl Verdict {
 /// What a stored run means for the exit code (a failure after Ctrl-C is
 /// the interruption's).
 pub(crate) fn verdict_of(rec: &RunRecord, stop: &AtomicBool) -> Verdict {
-    match rec.status {
+    status_verdict(rec.status, stop)
+}
+
+/// What a run's status means for the exit code (a failure after Ctrl-C is
+/// the interruption's).
+pub(crate) fn status_verdict(status: RunStatus, stop: &AtomicBool) -> Verdict {
+    match status {
         RunStatus::Ok => Verdict::Ok,
         RunStatus::Invalid => Verdict::Invalid,
         RunStatus::Failed if stop.load(Ordering::Relaxed) => Verdict::Interrupted,

@@ -353,6 +353,18 @@ impl View for Live {
     fn println(&self, line: &str) {
         Live::println(self, line);
     }
+    fn plan(&self, estimates: &[f64], done: usize, total: usize) {
+        Live::plan(self, estimates, done, total);
+    }
+    fn begin_cell(&self, index: usize, what: &str) {
+        Live::begin_cell(self, index, what);
+    }
+    fn end_cell(&self) {
+        Live::end_cell(self);
+    }
+    fn finish(&self) {
+        Live::finish(self);
+    }
 }
 
 impl Observer for PhaseView<'_> {
@@ -381,15 +393,7 @@ impl Observer for PhaseView<'_> {
     }
 }
 
-/// `45s`, `3m05s`, `1h02m`.
-pub fn duration_text(secs: f64) -> String {
-    let s = secs.max(0.0).round() as u64;
-    match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-    }
-}
+pub use kvbench_report::format::duration_text;
 
 #[cfg(test)]
 mod tests {

@@ -3,9 +3,8 @@
 //! Helpers shared by commands live here or in `db`, never in a command's
 //! own module, so commands never import each other.
 
-use crate::live::Live;
 use anyhow::Result;
-use kvbench_model::{RunRecord, RunStatus};
+use kvbench_model::RunRecord;
 use std::io::Write;
 
 /// `text` on stdout, with a final newline.
@@ -17,14 +16,6 @@ pub(crate) fn print(text: &str) -> Result<()> {
     }
     out.flush()?;
     Ok(())
-}
-
-/// One line on stderr for a cell that failed or is marked invalid, with
-/// why (the report's own line for it); the sweep goes on.
-pub(crate) fn warn_unless_ok(live: &Live, rec: &RunRecord) {
-    if rec.status != RunStatus::Ok {
-        live.println(&format!("warning: {}", kvbench_report::text::problem(rec)));
-    }
 }
 
 /// The runs of a sweep side by side, or as a JSON array.

@@ -13,7 +13,6 @@ use kvbench_report::page::{self, Input, Summary};
 use kvbench_report::takeaways::Rule;
 use kvbench_store::Location;
 use kvbench_store::Store;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Which runs a report is of.
@@ -149,21 +148,11 @@ pub fn write(
 }
 
 /// The runs of the newest pass of `name` that did not fail, with their
-/// cells (numbered in plan order), one per cell and iteration.
+/// cells (numbered in plan order), one per cell and iteration; a usage
+/// error naming the experiment and database when none is stored.
 pub fn experiment_sources(store: &Store, db: &Location, name: &str) -> Result<Vec<Source>> {
-    let mut index: HashMap<String, u32> = HashMap::new();
-    let mut out = Vec::new();
-    for c in crate::select::experiment_pass(store, name, db)? {
-        let next = index.len() as u32;
-        let i = *index.entry(c.cell_key.clone()).or_insert(next);
-        out.push(Source {
-            record: store.get_run(c.run_id).map_err(|e| not_found(e, db))?,
-            cell_key: Some(c.cell_key),
-            cell_index: Some(i),
-            block: Some(c.iteration),
-        });
-    }
-    Ok(out)
+    let generation = crate::select::newest_pass(store, name, db)?;
+    kvbench_experiment::pass::sources(store, name, generation)
 }
 
 /// What [`write_analytics`] wrote.

@@ -1,6 +1,6 @@
 //! Which stored runs a command reads: `--runs 3,5-9` and an experiment's
-//! newest pass. `export`, `report`, `label`/`delete` and the sequential
-//! experiment runner all select runs this way.
+//! newest pass. `export`, `report` and `label`/`delete` all select runs
+//! this way.
 
 use crate::exit::UsageError;
 use anyhow::Result;
@@ -15,14 +15,19 @@ pub fn experiment_pass(
     name: &str,
     db: &Location,
 ) -> Result<Vec<kvbench_store::FinishedCell>> {
-    let Some(generation) = store.experiment_generation(name)? else {
-        return Err(UsageError(format!(
-            "--experiment '{name}': no run of such an experiment in {}",
-            db
-        ))
-        .into());
-    };
+    let generation = newest_pass(store, name, db)?;
     Ok(store.finished_cells(name, generation)?)
+}
+
+/// The newest pass of experiment `name`; a usage error naming the
+/// experiment and database when none is stored.
+pub fn newest_pass(store: &Store, name: &str, db: &Location) -> Result<i64> {
+    store.experiment_generation(name)?.ok_or_else(|| {
+        UsageError(format!(
+            "--experiment '{name}': no run of such an experiment in {db}"
+        ))
+        .into()
+    })
 }
 
 /// The selection `--runs` names; every stored run without it.

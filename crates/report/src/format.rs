@@ -62,6 +62,16 @@ pub fn secs(s: f64) -> String {
     format!("{s:.2}")
 }
 
+/// A duration for a person, rounded to the second: `42s`, `3m05s`, `1h07m`.
+pub fn duration_text(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
 /// The server a run measured, as `system version (allocator)`; when the
 /// binary said it was something else than the system it ran as (a Valkey
 /// binary run as `redis`), its own name comes first: `valkey 9.1.2 as redis`.

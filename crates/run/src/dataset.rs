@@ -15,7 +15,7 @@ pub fn data_size(s: &RunSettings) -> DataSize {
     let value_bytes =
         kvbench_engine::driver::Driver::new(s.system, spec, keys).memcached_value_len() as u64;
     DataSize {
-        records: crate::settings::records_at_most(s),
+        records: s.records_at_most(),
         key_bytes,
         record_bytes: spec.record_bytes(),
         value_bytes,

@@ -10,11 +10,14 @@
 //! `sampler` (the servers' counters each second), `marks` (what the cell
 //! measured, judged), `record` (the record planned before anything
 //! starts), `unions`, `failed_keys`, and `unsaved` (a run the database
-//! would not take, kept in a file; `atomic` writes files whole).
+//! would not take, kept in a file; `atomic` writes files whole). Paper D's
+//! analytics runs (PageRank, the random gets) are `analytics`: the same
+//! path from settings to a stored record, for a job that is not a cell.
 //!
 //! The binary builds [`RunSettings`] from flags and shows progress through a
 //! [`view::View`]; nothing here parses arguments or draws.
 
+pub mod analytics;
 pub mod atomic;
 pub mod bounds;
 pub mod companion;

@@ -7,7 +7,7 @@ use crate::settings::RunSettings;
 /// server holds (its keys and values, the data set split over the shards).
 pub fn mb(s: &RunSettings) -> Option<u64> {
     let limit = s.max_memory?;
-    Some(limit.mb(raw_per_server(s, crate::settings::records_at_most(s))))
+    Some(limit.mb(raw_per_server(s, s.records_at_most())))
 }
 
 /// The raw bytes (keys and values) `records` records put on each server

@@ -92,6 +92,110 @@ pub struct RunSettings {
 }
 
 impl RunSettings {
+    /// A cell of `spec` (with its effective `properties`) measured over
+    /// `window` on one local `system` that kvbench starts: what `kvbench
+    /// run` resolves to with every flag left at its default, except those
+    /// whose default depends on the machine or the moment, which are fixed
+    /// here (one worker thread, seed 1). Library callers and tests change
+    /// the fields they need from this.
+    pub fn new(
+        system: SystemKind,
+        spec: WorkloadSpec,
+        properties: Vec<(String, String)>,
+        window: Window,
+    ) -> RunSettings {
+        RunSettings {
+            companion: None,
+            system,
+            spec,
+            properties,
+            warnings: Vec::new(),
+            notes: Vec::new(),
+            clients: 1,
+            pipeline: 1,
+            threads: 1,
+            threads_reason: None,
+            warmup: Duration::from_secs(1),
+            window,
+            seed: 1,
+            seed_source: "user",
+            load_clients: 4,
+            load_pipeline: 64,
+            timeout: Duration::from_secs(10),
+            stall: Duration::from_secs(1),
+            reconnect: Some(kvbench_engine::Backoff::DEFAULT),
+            retry: kvbench_engine::Retry::default(),
+            failed_keys: None,
+            faults: Vec::new(),
+            server_binary: None,
+            server_args: Vec::new(),
+            max_memory: None,
+            eviction: None,
+            target: None,
+            safety: Safety::default(),
+            rate: None,
+            allow_errors: false,
+            allow_incomplete_load: false,
+            no_load: false,
+            io: Io::Tokio,
+            topology: TopologyKind::default(),
+            nodes: 1,
+            replicas: 0,
+            pool_hash: Variant::default(),
+            netns: None,
+            server_cpus: None,
+            client_cpus: None,
+            labels: Labels::new(),
+            scale_out: None,
+            verdict: None,
+        }
+    }
+
+    /// [`RunSettings::new`] for the built-in workload `preset` (`ycsb/a`,
+    /// `read-heavy`, ...) with `properties` set over it as on the command
+    /// line (`-p name=value`), measured over `window`.
+    ///
+    /// # Errors
+    /// An unknown preset, or a property its workload refuses, in one line.
+    pub fn of_preset(
+        system: SystemKind,
+        preset: &str,
+        properties: &[(&str, &str)],
+        window: Window,
+    ) -> Result<RunSettings, String> {
+        let mut props = kvbench_workload::presets::find(preset).map_err(|e| e.to_string())?;
+        for (name, value) in properties {
+            props.set(name, value, kvbench_workload::Origin::CommandLine);
+        }
+        let (mut spec, warnings) =
+            WorkloadSpec::from_properties(&props).map_err(|e| e.to_string())?;
+        if let Some(w) = warnings.first() {
+            return Err(format!("{preset}: {w}"));
+        }
+        spec.name = preset.into();
+        let effective = props
+            .iter()
+            .map(|e| (e.name.clone(), e.value.clone()))
+            .collect();
+        Ok(RunSettings::new(system, spec, effective, window))
+    }
+
+    /// Records the servers may hold when the run ends: those loaded plus
+    /// those it may insert (its operation count's share of inserts, or an
+    /// open loop's rate over its window; a closed loop bounded by time
+    /// cannot say, so 0). Memcached's memory limit and the memory check are
+    /// sized from it.
+    pub fn records_at_most(&self) -> u64 {
+        let ops = match self.window {
+            Window::Operations(n) => n,
+            Window::Duration(d) => self
+                .rate
+                .map_or(0, |r| (r.ops_per_s * d.as_secs_f64()) as u64),
+        };
+        let inserts = (ops as f64 * self.spec.insert_proportion).ceil() as u64;
+        self.spec.record_count.saturating_add(inserts)
+    }
+
     /// The topology with its counts.
     pub fn shape(&self) -> Shape {
         Shape {
@@ -110,17 +214,4 @@ pub struct CompanionSettings {
     pub properties: Vec<(String, String)>,
     pub clients: u32,
     pub pipeline: u32,
-}
-
-/// Records the servers may hold when the run ends: those loaded plus those
-/// it may insert (its operation count's share of inserts, or an open loop's
-/// rate over its window; a closed loop bounded by time cannot say, so 0).
-/// Memcached's memory limit and the memory check are sized from it.
-pub fn records_at_most(s: &RunSettings) -> u64 {
-    let ops = match s.window {
-        Window::Operations(n) => n,
-        Window::Duration(d) => s.rate.map_or(0, |r| (r.ops_per_s * d.as_secs_f64()) as u64),
-    };
-    let inserts = (ops as f64 * s.spec.insert_proportion).ceil() as u64;
-    s.spec.record_count.saturating_add(inserts)
 }

@@ -15,6 +15,19 @@ pub trait View {
     fn quiet(&self) -> bool;
     /// A line for the user, printed without breaking the bars.
     fn println(&self, line: &str);
+    /// A command is about to run cells estimated at `estimates` seconds
+    /// each, after `done` of `total` were found finished.
+    fn plan(&self, estimates: &[f64], done: usize, total: usize) {
+        let _ = (estimates, done, total);
+    }
+    /// Cell `index` (from 0, among those to run) described as `what` starts.
+    fn begin_cell(&self, index: usize, what: &str) {
+        let _ = (index, what);
+    }
+    /// The cell begun last is over.
+    fn end_cell(&self) {}
+    /// The command's cells are over: the overall progress goes.
+    fn finish(&self) {}
 }
 
 /// One phase's view: it hears the engine's events and is told when the

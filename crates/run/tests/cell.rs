@@ -2,14 +2,12 @@
 //! settings built as data, a real server started and stopped by the
 //! sequence, the run saved in a store, nothing shown ([`Silent`]).
 
-use kvbench_engine::route::ketama::Variant;
-use kvbench_engine::{Io, Window};
+use kvbench_engine::Window;
 use kvbench_model::{RunStatus, SystemKind};
-use kvbench_run::target::Safety;
 use kvbench_run::view::Silent;
 use kvbench_run::{run_cell, RunSettings};
-use kvbench_store::{Labels, Store};
-use kvbench_workload::{presets, Origin, WorkloadSpec};
+use kvbench_store::Store;
+
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -23,65 +21,25 @@ const OPERATIONS: u64 = 3_000;
 /// --workload ycsb/a --records 1000 --operations 3000` resolves to, minus
 /// the machine-dependent defaults.
 fn settings(system: &str) -> RunSettings {
-    let mut props = presets::find("ycsb/a").expect("a built-in preset");
-    props.set("recordcount", &RECORDS.to_string(), Origin::CommandLine);
-    props.set(
-        "operationcount",
-        &OPERATIONS.to_string(),
-        Origin::CommandLine,
-    );
-    let (mut spec, warnings) = WorkloadSpec::from_properties(&props).expect("the preset parses");
-    assert!(warnings.is_empty(), "{warnings:?}");
-    spec.name = "ycsb/a".into();
     let system: SystemKind = system.parse().expect("a system name");
-    let properties = props
-        .iter()
-        .map(|e| (e.name.clone(), e.value.clone()))
-        .collect();
-    RunSettings {
-        companion: None,
+    let (records, operations) = (RECORDS.to_string(), OPERATIONS.to_string());
+    let base = RunSettings::of_preset(
         system,
-        spec,
-        properties,
-        warnings: Vec::new(),
-        notes: Vec::new(),
+        "ycsb/a",
+        &[("recordcount", &records), ("operationcount", &operations)],
+        Window::Operations(OPERATIONS),
+    )
+    .expect("the preset with these properties");
+    RunSettings {
         clients: 2,
-        pipeline: 1,
-        threads: 1,
-        threads_reason: None,
         warmup: Duration::ZERO,
-        window: Window::Operations(OPERATIONS),
         seed: 7,
-        seed_source: "user",
         load_clients: 2,
         load_pipeline: 16,
         timeout: Duration::from_secs(5),
         stall: Duration::ZERO,
         reconnect: None,
-        retry: kvbench_engine::Retry::default(),
-        failed_keys: None,
-        faults: Vec::new(),
-        server_binary: None,
-        server_args: Vec::new(),
-        max_memory: None,
-        eviction: None,
-        target: None,
-        safety: Safety::default(),
-        rate: None,
-        allow_errors: false,
-        allow_incomplete_load: false,
-        no_load: false,
-        io: Io::Tokio,
-        topology: Default::default(),
-        nodes: 1,
-        replicas: 0,
-        pool_hash: Variant::default(),
-        netns: None,
-        server_cpus: None,
-        client_cpus: None,
-        labels: Labels::new(),
-        scale_out: None,
-        verdict: None,
+        ..base
     }
 }
 

@@ -57,7 +57,7 @@ pub fn run(a: &ReproduceArgs, mut paper: Paper) -> Result<Verdict> {
             paper.substitutions.len()
         );
     }
-    let pagerank = super::pagerank_run(
+    let pagerank = super::pagerank(
         &PagerankArgs {
             common: common(),
             impls: split(PAGERANK),
@@ -67,7 +67,7 @@ pub fn run(a: &ReproduceArgs, mut paper: Paper) -> Result<Verdict> {
         },
         false,
     )?;
-    let lookups = super::lookup::measure(
+    let lookups = super::lookup::run(
         &LookupArgs {
             common: common(),
             impls: split(LOOKUP),

@@ -1,14 +1,14 @@
 //! The `experiment` commands: a file expanded into cells by the
 //! kvbench-experiment crate (each cell's flags resolved by `run`'s own
 //! parser, [`crate::config::RunFlags`]), listed with estimates (`plan`),
-//! run resumably (`run`, `sequential`) and summarised (`iterations`); and
-//! `compare`, whose cells are built from flags. See docs/experiments.md.
+//! run resumably as a pass of `kvbench_experiment::pass` (`run`) and
+//! summarised (`iterations`); and `compare`, whose cells are built from
+//! flags. See docs/experiments.md.
 
 mod compare;
 mod iterations;
 mod plan;
 mod run;
-pub(crate) mod sequential;
 
 pub(crate) use compare::experiment as compare_experiment;
 pub(crate) use run::{execute, execute_quietly, Options};
@@ -33,9 +33,10 @@ pub fn dispatch(a: ExperimentArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
 fn summary(a: ExperimentPlanArgs) -> Result<Verdict> {
     let exp = kvbench_experiment::expand(&a.file, &RunFlags)?;
     let store = crate::db::open_for_reading(&a.db)?;
-    let generation = plan::generation(Some(&store), &exp.name, false)?;
-    let rows = plan::plan(&exp, Some(&store), generation)?;
-    let cells = iterations::summarise(&rows, |id| Ok(store.get_run(id)?))?;
+    let generation = kvbench_experiment::plan::generation(Some(&store), &exp.name, false)?;
+    let rows =
+        kvbench_experiment::plan::plan(&exp, Some(&store), generation, &run::leave_if_stopped)?;
+    let cells = kvbench_experiment::iterations::summarise(&rows, |id| Ok(store.get_run(id)?))?;
     if a.json {
         print(&serde_json::to_string_pretty(&cells)?)?;
     } else if cells.is_empty() {
@@ -52,8 +53,9 @@ fn summary(a: ExperimentPlanArgs) -> Result<Verdict> {
 fn show_plan(a: ExperimentPlanArgs) -> Result<Verdict> {
     let exp = kvbench_experiment::expand(&a.file, &RunFlags)?;
     let store = run::existing_store(&a.db)?;
-    let generation = plan::generation(store.as_ref(), &exp.name, false)?;
-    let rows = plan::plan(&exp, store.as_ref(), generation)?;
+    let generation = kvbench_experiment::plan::generation(store.as_ref(), &exp.name, false)?;
+    let rows =
+        kvbench_experiment::plan::plan(&exp, store.as_ref(), generation, &run::leave_if_stopped)?;
     if a.json {
         print(&serde_json::to_string_pretty(&plan::json(&exp, &rows))?)?;
     } else {

@@ -26,6 +26,7 @@ pub enum Stop {
 }
 
 impl Stop {
+    /// Why the search ended, in a sentence.
     pub fn explain(self) -> &'static str {
         match self {
             Stop::Converged => "converged: the rate found met the objective in two probes, and a rate within the precision above it failed in two",
@@ -43,6 +44,7 @@ pub struct Outcome {
     pub best: Option<f64>,
     /// The lowest rate that failed (`None`: none did).
     pub lowest_failure: Option<f64>,
+    /// Why the search ended.
     pub stop: Stop,
     /// Each probed rate and whether it passed, in order.
     pub steps: Vec<(f64, bool)>,
@@ -51,11 +53,15 @@ pub struct Outcome {
 /// Limits of the search.
 #[derive(Debug, Clone, Copy)]
 pub struct Bounds {
+    /// The first rate probed.
     pub start: f64,
+    /// The lowest rate the search may probe.
     pub min: f64,
+    /// The highest rate the search may probe.
     pub max: f64,
     /// Converged when the lowest failure is at most this much above the best.
     pub precision: f64,
+    /// The most probes.
     pub max_steps: usize,
 }
 

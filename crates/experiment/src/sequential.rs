@@ -15,74 +15,82 @@
 //! alike. Bonferroni holds for any looks up to that number, wherever they
 //! fall, so a look moved earlier by the budget keeps the guarantee.
 
-use super::plan;
-use super::run::{execute_pooled, verdicts, Options};
-use crate::db::open_store;
-use crate::exit::Verdict;
+use crate::blocks;
+use crate::pass::{pooled, verdicts, worse, Options, Pass};
+use crate::plan;
+use crate::verdict_plan::Limits;
+use crate::{Cell, Experiment};
 use anyhow::Result;
-use kvbench_experiment::blocks;
-use kvbench_experiment::verdict_plan::Limits;
-use kvbench_experiment::{Cell, Experiment};
 use kvbench_model::RunRecord;
+use kvbench_report::format::duration_text;
 use kvbench_report::takeaways;
+use kvbench_run::view::View;
 use kvbench_stats::paired::{look_points, MIN_BLOCKS};
+use kvbench_store::Store;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 /// Runs `exp` (its first blocks), then adds blocks for undecided places
-/// within `limits`; returns the verdict, every run of the pass and the pass.
-pub fn run_quietly(
+/// within `limits`; returns every run of the pass.
+///
+/// # Errors
+/// As [`crate::pass::run`].
+pub fn run(
     exp: &Experiment,
-    a: &Options<'_>,
+    o: &Options<'_>,
+    store: &mut Store,
+    view: &dyn View,
     stop: &Arc<AtomicBool>,
     limits: &Limits,
-) -> Result<(Verdict, Vec<RunRecord>, i64)> {
+) -> Result<Pass> {
     let started = Instant::now();
-    if let (Some(budget), false) = (limits.budget, a.quiet || a.json) {
-        let store = open_store(a.db)?;
-        let generation = plan::generation(Some(&store), &exp.name, a.restart)?;
-        let first: f64 = plan::plan(exp, Some(&store), generation)?
+    let say = |line: String| {
+        if !o.quiet {
+            view.println(&line);
+        }
+    };
+    if let Some(budget) = limits.budget {
+        let generation = plan::generation(Some(store), &exp.name, o.restart)?;
+        let first: f64 = plan::plan(exp, Some(store), generation, o.checkpoint)?
             .iter()
             .filter(|p| p.finished.is_none())
             .map(|p| p.estimate_s)
             .sum();
         if first > budget.as_secs_f64() {
-            eprintln!(
+            say(format!(
                 "until-decided: the first {} blocks are estimated at {}, more than the budget of {}; they run whole, and no block is added after them",
                 exp.iterations,
-                crate::live::duration_text(first),
-                crate::live::duration_text(budget.as_secs_f64())
-            );
+                duration_text(first),
+                duration_text(budget.as_secs_f64())
+            ));
         }
     }
     // Servers stay up from round to round (the pool stops them at the end).
     let mut pool = kvbench_run::reuse::Pool::default();
-    let (mut verdict, _, generation) = execute_pooled(exp, a, stop, &mut pool, true)?;
+    let pass = pooled(exp, o, store, view, stop, &mut pool, true)?;
+    let (mut worst, generation) = (pass.worst, pass.generation);
     let resume = Options {
         restart: false,
-        ..*a
+        ..*o
     };
     let first: Vec<&Cell> = exp.cells.iter().filter(|c| c.iteration == 1).collect();
     let seed = first.first().map_or(0, |c| c.settings.seed);
     let mut done_blocks = exp.iterations;
     while !stop.load(Ordering::Relaxed) {
-        let store = open_store(a.db)?;
-        let (vs, _) = verdicts(&store, a.db, &exp.name)?;
+        let (vs, _) = verdicts(store, &exp.name, generation)?;
         let open: Vec<&takeaways::Verdict> = vs.iter().filter(|v| !v.call().decided()).collect();
         let left = limits.budget.map(|b| b.saturating_sub(started.elapsed()));
-        if !a.quiet && !a.json {
-            eprintln!(
-                "until-decided: {done_blocks} blocks: {} of {} places decided{}",
-                vs.len() - open.len(),
-                vs.len(),
-                left.map_or(String::new(), |l| format!(
-                    ", {} of the budget left",
-                    crate::live::duration_text(l.as_secs_f64())
-                ))
-            );
-        }
+        say(format!(
+            "until-decided: {done_blocks} blocks: {} of {} places decided{}",
+            vs.len() - open.len(),
+            vs.len(),
+            left.map_or(String::new(), |l| format!(
+                ", {} of the budget left",
+                duration_text(l.as_secs_f64())
+            ))
+        ));
         if open.is_empty() || done_blocks >= limits.max_blocks {
             break;
         }
@@ -111,7 +119,7 @@ pub fn run_quietly(
         let round = loop {
             let round = round(exp, &open_cells, done_blocks, upto, seed);
             let Some(left) = left else { break Some(round) };
-            let cost: f64 = plan::plan(&round, Some(&store), generation)?
+            let cost: f64 = plan::plan(&round, Some(store), generation, o.checkpoint)?
                 .iter()
                 .filter(|p| p.finished.is_none())
                 .map(|p| p.estimate_s)
@@ -120,31 +128,32 @@ pub fn run_quietly(
                 break Some(round);
             }
             if upto == done_blocks + 1 {
-                if !a.quiet && !a.json {
-                    eprintln!(
-                        "until-decided: the next block (about {}) would pass the budget; {} place{} left undecided",
-                        crate::live::duration_text(cost),
-                        open.len(),
-                        if open.len() == 1 { "" } else { "s" }
-                    );
-                }
+                say(format!(
+                    "until-decided: the next block (about {}) would pass the budget; {} place{} left undecided",
+                    duration_text(cost),
+                    open.len(),
+                    if open.len() == 1 { "" } else { "s" }
+                ));
                 break None;
             }
             upto -= 1;
         };
         let Some(round) = round else { break };
-        drop(store);
-        let (v, _, _) = execute_pooled(&round, &resume, stop, &mut pool, true)?;
-        verdict = verdict.max(v);
+        let r = pooled(&round, &resume, store, view, stop, &mut pool, true)?;
+        worst = worse(worst, r.worst);
         done_blocks = upto;
     }
     drop(pool);
-    let store = open_store(a.db)?;
-    let records = crate::select::experiment_pass(&store, &exp.name, a.db)?
+    let records = store
+        .finished_cells(&exp.name, generation)?
         .iter()
         .map(|c| Ok(store.get_run(c.run_id)?))
         .collect::<Result<Vec<RunRecord>>>()?;
-    Ok((verdict, records, generation))
+    Ok(Pass {
+        records,
+        generation,
+        worst,
+    })
 }
 
 /// `exp` with every block up to `blocks` (the first pass's cells again

@@ -1,0 +1,163 @@
+//! Paper D's random get: one node's record at a time, by key, on a loaded
+//! Memcached, Redis or Valkey (one GET on one connection, waited for before
+//! the next) and on Spark (a `lookup` job on a cached RDD of the same
+//! records), so each answer's latency shows what one get costs in each: a
+//! round trip, or a Spark job's start-up.
+
+use super::{record, say, start_server, Finished, GraphSpec};
+use crate::view::View;
+use anyhow::{bail, Context, Result};
+use kvbench_analytics::kv::{Kv, Wire};
+use kvbench_analytics::Graph;
+use kvbench_analytics::{mapreduce, spark};
+use kvbench_model::analytics::{AnalyticsKind, AnalyticsSettings, LookupResult};
+use kvbench_store::Store;
+use rand_core::{RngCore, SeedableRng};
+use std::time::Instant;
+
+/// The systems, by the names `--impl` takes.
+pub const IMPLS: &[&str] = &["redis", "valkey", "memcached", "spark"];
+
+/// One lookup run's settings.
+#[derive(Debug, Clone)]
+pub struct LookupSettings {
+    /// The graph; its seed also picks the keys.
+    pub graph: GraphSpec,
+    /// Systems, in the order they run (names from [`IMPLS`]).
+    pub impls: Vec<String>,
+    /// Lookups per system.
+    pub count: u32,
+    /// Where Spark runs (`local[2]` or a master URL).
+    pub spark_master: String,
+}
+
+/// Runs the lookups on every system of `s` and stores the run in `store`.
+///
+/// # Errors
+/// A graph that cannot be built (a [`crate::UsageError`]), a system that
+/// fails or answers wrongly (the run is stored `failed` first, with what
+/// finished before).
+pub fn run(s: &LookupSettings, store: &mut Store, view: &dyn View) -> Result<Finished> {
+    let (g, name) = super::graph(&s.graph)?;
+    say(
+        view,
+        &format!("graph {name}: {} nodes, {} edges", g.nodes(), g.edges()),
+    );
+    let record = record::begin(
+        AnalyticsKind::Lookup,
+        &s.graph,
+        &g,
+        name,
+        AnalyticsSettings {
+            implementations: s.impls.clone(),
+            iterations: None,
+            damping: None,
+            drivers: None,
+            count: Some(s.count),
+            spark_master: s.spark_master.clone(),
+            tolerance: None,
+        },
+    );
+    record::run_all(
+        store,
+        record,
+        &s.impls,
+        view,
+        |imp| {
+            say(view, &format!("{imp}: {} lookups", s.count));
+            match imp {
+                "spark" => on_spark(&g, s),
+                other => on_kv(other, &g, s),
+            }
+        },
+        |r, l| r.lookups.push(l),
+    )
+}
+
+/// The nodes to look up: seeded, the same for every system.
+fn keys(g: &Graph, s: &LookupSettings) -> Vec<u32> {
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(s.graph.seed ^ 0x6c6f_6f6b_7570);
+    (0..s.count)
+        .map(|_| (rng.next_u64() % u64::from(g.nodes())) as u32)
+        .collect()
+}
+
+/// The median, 99th percentile and maximum of `us` (not empty), each a
+/// measured value (the nearest rank).
+fn percentiles(mut us: Vec<f64>) -> (f64, f64, f64) {
+    us.sort_by(f64::total_cmp);
+    let at = |q: f64| us[((q * us.len() as f64).ceil() as usize).clamp(1, us.len()) - 1];
+    (at(0.5), at(0.99), us[us.len() - 1])
+}
+
+fn on_kv(imp: &str, g: &Graph, s: &LookupSettings) -> Result<LookupResult> {
+    let (system, wire) =
+        Wire::store(imp).ok_or_else(|| anyhow::anyhow!("--impl {imp}: not a key-value store"))?;
+    let (server, version) = start_server(imp, system, wire, g)?;
+    let measured = (|| -> Result<(f64, Vec<f64>)> {
+        let mut loaders: Vec<Kv> = (0..4)
+            .map(|_| Kv::connect(server.addr(), wire))
+            .collect::<Result<_>>()?;
+        let t = Instant::now();
+        mapreduce::on_each(&mut loaders, |p, kv| mapreduce::load(kv, g, p, 4))?;
+        let setup_s = t.elapsed().as_secs_f64();
+        let kv = &mut loaders[0];
+        let mut vals = Vec::new();
+        let mut us = Vec::with_capacity(s.count as usize);
+        for v in keys(g, s) {
+            let key = vec![format!("pr:n:{v}").into_bytes()];
+            let t = Instant::now();
+            kv.get_many(&key, &mut vals)?;
+            us.push(t.elapsed().as_secs_f64() * 1e6);
+            let got = vals.first().cloned().flatten().map(|b| b.len() / 4);
+            if got != Some(g.neighbours(v).len()) {
+                bail!(
+                    "{imp}: node {v} has {} neighbours, the lookup answered {got:?}",
+                    g.neighbours(v).len()
+                );
+            }
+        }
+        Ok((setup_s, us))
+    })();
+    let stopped = server.stop();
+    let (setup_s, us) = measured?;
+    stopped.with_context(|| format!("{imp} did not stop cleanly"))?;
+    if us.is_empty() {
+        bail!("{imp}: no lookups were asked (count 0)");
+    }
+    let (p50_us, p99_us, max_us) = percentiles(us);
+    Ok(LookupResult {
+        implementation: imp.into(),
+        count: s.count,
+        setup_s,
+        p50_us,
+        p99_us,
+        max_us,
+        detail: format!("{version}, GET on one connection"),
+    })
+}
+
+fn on_spark(g: &Graph, s: &LookupSettings) -> Result<LookupResult> {
+    let work = tempfile::tempdir().context("a directory for Spark's files")?;
+    let r = spark::lookup(g, s.count, s.graph.seed, &s.spark_master, work.path())?;
+    if r.lookup_us.len() != s.count as usize || r.lookup_us.is_empty() {
+        bail!(
+            "spark: {} lookups reported, {} asked",
+            r.lookup_us.len(),
+            s.count
+        );
+    }
+    let (p50_us, p99_us, max_us) = percentiles(r.lookup_us);
+    Ok(LookupResult {
+        implementation: "spark".into(),
+        count: s.count,
+        setup_s: r.cache_s,
+        p50_us,
+        p99_us,
+        max_us,
+        detail: format!(
+            "Spark {} on {}, rdd.lookup on a cached RDD",
+            r.spark_version, s.spark_master
+        ),
+    })
+}
