@@ -97,7 +97,7 @@ fn analytics_report(store: &Store, a: &ReportArgs, text: &str) -> Result<Verdict
     ids.sort_unstable();
     ids.dedup();
     prepare(&a.out)?;
-    let paper = crate::papers::zhang2014()?;
+    let paper = kvbench_papers::zhang2014()?;
     let w = write_analytics(
         store,
         &a.db,

@@ -555,14 +555,20 @@ fn variant_names(src: &Path, dir: &Path, found: &mut Vec<(String, usize)>, read:
 /// Issue 32: the binary names no system, topology or protocol variant
 /// outside its argument parsing and printing, and neither do the
 /// application crates it drives (`kvbench-run`, `kvbench-experiment`,
-/// `kvbench-findmax`). A new `match` on a system or a
+/// `kvbench-findmax`, `kvbench-papers`). A new `match` on a system or a
 /// topology belongs in `servers`, `connect`, the engine or the model, not in
 /// the application; a test picks a system by its name, as `--system` does.
 #[test]
 fn the_binary_spells_no_system_or_topology_variant_outside_args_and_output() {
     let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let (mut found, mut read) = (Vec::new(), 0);
-    for dir in ["kvbench/src", "run/src", "experiment/src", "findmax/src"] {
+    for dir in [
+        "kvbench/src",
+        "run/src",
+        "experiment/src",
+        "findmax/src",
+        "papers/src",
+    ] {
         let src = crates.join(dir);
         let before = found.len();
         variant_names(&src, &src, &mut found, &mut read);

@@ -34,7 +34,7 @@ pub fn run(a: &ReproduceArgs, mut paper: Paper) -> Result<Verdict> {
             .into());
         }
     }
-    let scale = crate::papers::scale(a, 1.0)?;
+    let scale = kvbench_papers::check_scale(a.scale, 1.0)?;
     paper.at_scale(scale >= 1.0);
     let out = a
         .out
