@@ -11,7 +11,12 @@ mod load;
 #[path = "support/serial.rs"]
 mod serial;
 
+mod aerospike;
 mod cluster;
 mod engine_timing;
 mod load_phase;
+mod pipelined;
+mod pool;
 mod run_phase;
+mod ycsb;
+mod zunion;

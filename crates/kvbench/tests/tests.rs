@@ -4,8 +4,6 @@
 //! also when an assertion fails.
 
 mod doc_commands;
-#[path = "../../engine/tests/support/fake_server.rs"]
-mod fake_server;
 mod inputs;
 #[path = "../../engine/tests/support/load.rs"]
 mod load;

@@ -118,3 +118,18 @@ pub fn exchange<T>(
         buf.extend_from_slice(&chunk[..n]);
     }
 }
+
+/// The asd the Aerospike tests run (`KVBENCH_AEROSPIKE_BIN`), or `None`
+/// after saying why `test` is skipped.
+pub fn aerospike_binary(test: &str) -> Option<std::path::PathBuf> {
+    let env = kvbench_servers::aerospike::BIN_ENV;
+    match std::env::var_os(env).filter(|v| !v.is_empty()) {
+        Some(p) => Some(std::path::PathBuf::from(p)),
+        None => {
+            eprintln!(
+                "{test} skipped: {env} is not set (build asd as docs/aerospike.md says and name it there)"
+            );
+            None
+        }
+    }
+}
