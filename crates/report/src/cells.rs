@@ -297,6 +297,57 @@ fn cell(
     let c = &r0.config;
     let phases: Vec<_> = recs.iter().filter_map(|r| r.run.as_ref()).collect();
     let throughput = summary(phases.iter().map(|p| p.throughput));
+    let ops = cell_ops(&phases)?;
+    let flags = cell_flags(&recs, &throughput);
+    let Names {
+        label,
+        topology,
+        place,
+        series,
+        shape,
+    } = names(r0);
+    Ok(Cell {
+        system: c.system.as_str().to_string(),
+        label,
+        topology,
+        place,
+        series,
+        workload: match &c.companion {
+            Some(w) => format!("{}{}", c.workload, with_suffix(&w.workload)),
+            None => c.workload.clone(),
+        },
+        companion: c.companion.as_ref().map(|w| CellCompanion {
+            workload: w.workload.clone(),
+            clients: w.clients,
+            pipeline: w.pipeline,
+        }),
+        clients: c.clients,
+        pipeline: c.pipeline,
+        rate: c.rate,
+        shape,
+        run_ids: recs.iter().filter_map(|r| r.id).collect(),
+        samples: samples(sources, unusual, &runs),
+        throughput,
+        ops,
+        flags,
+        memory: memory(&recs),
+        dataset_bytes: dataset_bytes(c),
+        server_cpu_us: opt_summary(
+            recs.iter()
+                .filter_map(|r| r.cpu.as_ref().and_then(|c| c.server_us_per_op)),
+        ),
+        client_cpu_us: opt_summary(
+            recs.iter()
+                .filter_map(|r| r.cpu.as_ref().and_then(|c| c.client_us_per_op)),
+        ),
+        order,
+        runs,
+    })
+}
+
+/// Each operation kind of a cell over its runs: throughput and percentiles
+/// summarised, latencies from the runs' histograms merged.
+fn cell_ops(phases: &[&kvbench_model::PhaseResult]) -> Result<Vec<CellOp>, String> {
     let mut ops = Vec::new();
     for op in op_kinds(phases.iter().flat_map(|p| p.ops.iter().map(|o| o.op))) {
         let results: Vec<_> = phases
@@ -321,8 +372,14 @@ fn cell(
             spectrum: kvbench_stats::hist::spectrum(&merged, SPECTRUM_PER_NINE),
         });
     }
+    Ok(ops)
+}
+
+/// What a cell's runs were marked or warned with, once each, redirects,
+/// and whether its throughput was noisy over its runs.
+fn cell_flags(recs: &[&RunRecord], throughput: &Summary) -> Vec<Flag> {
     let mut flags: Vec<Flag> = Vec::new();
-    for r in &recs {
+    for r in recs {
         let redirected = r
             .run
             .as_ref()
@@ -341,6 +398,21 @@ fn cell(
     if throughput.n > 1 && throughput.noisy() {
         flags.push(Flag::Noisy);
     }
+    flags
+}
+
+/// How a cell is named in tables and figures.
+struct Names {
+    label: String,
+    topology: String,
+    place: String,
+    series: String,
+    shape: String,
+}
+
+/// A cell's names, from its first run's configuration.
+fn names(r0: &RunRecord) -> Names {
+    let c = &r0.config;
     let mut label = crate::format::server_label(c.system, &r0.environment);
     if !c.server_args.is_empty() {
         label.push_str(&format!(" [{}]", c.server_args.join(" ")));
@@ -385,70 +457,45 @@ fn cell(
     } else {
         (format!("{} nodes", c.nodes), format!("{label}, {topology}"))
     };
-    Ok(Cell {
-        system: c.system.as_str().to_string(),
+    Names {
         label,
         topology,
         place,
         series,
-        workload: match &c.companion {
-            Some(w) => format!("{}{}", c.workload, with_suffix(&w.workload)),
-            None => c.workload.clone(),
-        },
-        companion: c.companion.as_ref().map(|w| CellCompanion {
-            workload: w.workload.clone(),
-            clients: w.clients,
-            pipeline: w.pipeline,
-        }),
-        clients: c.clients,
-        pipeline: c.pipeline,
-        rate: c.rate,
         shape,
-        run_ids: recs.iter().filter_map(|r| r.id).collect(),
-        samples: runs
-            .iter()
-            .filter_map(|&i| {
-                let r = &sources[i].record;
-                r.run.as_ref().map(|p| {
-                    let main = p.ops.iter().max_by_key(|o| o.completed);
-                    Sample {
-                        block: sources[i].block,
-                        throughput: p.throughput,
-                        server_cpu_us: r.cpu.as_ref().and_then(|c| c.server_us_per_op),
-                        unusual: unusual.get(i).cloned().flatten(),
-                        p50_us: main.map(|o| o.latency.p50_us).filter(|v| *v > 0.0),
-                        p99_us: main.map(|o| o.latency.p99_us).filter(|v| *v > 0.0),
-                        ops: p
-                            .ops
-                            .iter()
-                            .map(|o| SampleOp {
-                                op: o.op,
-                                throughput: o.throughput,
-                                p50_us: o.latency.p50_us,
-                                per_pipeline_p50_us: o.per_pipeline.as_ref().map(|l| l.p50_us),
-                            })
-                            .collect(),
-                        memory_after_run: memory(&[r]).at("after_run"),
-                    }
-                })
+    }
+}
+
+/// Each run of a cell as one sample, with its block and the noise canary's
+/// note when its block was unusual.
+fn samples(sources: &[Source], unusual: &[Option<String>], runs: &[usize]) -> Vec<Sample> {
+    runs.iter()
+        .filter_map(|&i| {
+            let r = &sources[i].record;
+            r.run.as_ref().map(|p| {
+                let main = p.ops.iter().max_by_key(|o| o.completed);
+                Sample {
+                    block: sources[i].block,
+                    throughput: p.throughput,
+                    server_cpu_us: r.cpu.as_ref().and_then(|c| c.server_us_per_op),
+                    unusual: unusual.get(i).cloned().flatten(),
+                    p50_us: main.map(|o| o.latency.p50_us).filter(|v| *v > 0.0),
+                    p99_us: main.map(|o| o.latency.p99_us).filter(|v| *v > 0.0),
+                    ops: p
+                        .ops
+                        .iter()
+                        .map(|o| SampleOp {
+                            op: o.op,
+                            throughput: o.throughput,
+                            p50_us: o.latency.p50_us,
+                            per_pipeline_p50_us: o.per_pipeline.as_ref().map(|l| l.p50_us),
+                        })
+                        .collect(),
+                    memory_after_run: memory(&[r]).at("after_run"),
+                }
             })
-            .collect(),
-        throughput,
-        ops,
-        flags,
-        memory: memory(&recs),
-        dataset_bytes: dataset_bytes(c),
-        server_cpu_us: opt_summary(
-            recs.iter()
-                .filter_map(|r| r.cpu.as_ref().and_then(|c| c.server_us_per_op)),
-        ),
-        client_cpu_us: opt_summary(
-            recs.iter()
-                .filter_map(|r| r.cpu.as_ref().and_then(|c| c.client_us_per_op)),
-        ),
-        order,
-        runs,
-    })
+        })
+        .collect()
 }
 
 /// Raw bytes per record: field count x length, or for sorted sets what the

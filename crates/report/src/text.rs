@@ -380,98 +380,11 @@ pub fn run_summary(rec: &RunRecord) -> String {
         ));
     }
     if let Some(run) = &rec.run {
-        s.push_str(&format!(
-            "\nmeasured window: {} s (after {} s warm-up)\n",
-            secs(run.duration_s),
-            secs(c.warmup_s)
-        ));
-        s.push_str(&phase_table(run));
-        for (kind, template) in command_templates(c) {
-            s.push_str(&format!("  {kind}: {template}\n"));
-        }
-        if let Some(offered) = run.offered_rate {
-            s.push_str(&format!(
-                "\nopen loop: {} ops/s offered, {} achieved; latency above is response time (from the intended send)\n",
-                rate(offered),
-                rate(run.throughput)
-            ));
-            s.push_str(&open_loop_table(run));
-        }
-        if run.ops.iter().any(|o| o.per_pipeline.is_some()) {
-            s.push_str(&format!(
-                "\nlatency above is per request, from its send to its reply. Divided by the \
-                 pipeline ({}), as paper C and others publish it (not a time any request took):\n",
-                c.pipeline
-            ));
-            s.push_str(&per_pipeline_table(run));
-        }
-        if c.topology == kvbench_model::TopologyKind::Cluster {
-            s.push_str(&format!(
-                "redirects (sent again, never counted as completed): {} MOVED, {} ASK; {} retried after CLUSTERDOWN, TRYAGAIN or a lost connection\n",
-                count(run.redirects_moved),
-                count(run.redirects_ask),
-                count(run.retries)
-            ));
-        }
-        if !run.errors_by_kind.is_empty() {
-            let kinds: Vec<String> = run
-                .errors_by_kind
-                .iter()
-                .map(|(k, n)| format!("{k} {}", count(*n)))
-                .collect();
-            s.push_str(&format!("errors by kind: {}\n", kinds.join(", ")));
-        }
-        s.push_str(&outage_lines(run));
-        s.push_str(&cache_lines(c, run));
-        s.push_str(&split_lines(run));
-        for e in &run.error_replies {
-            let times = match e.count {
-                0 => "before the window".to_string(),
-                n => format!("{} times", count(n)),
-            };
-            s.push_str(&format!("  the server replied {}: {}\n", times, e.first));
-        }
-        for m in &run.error_samples {
-            s.push_str(&format!("  error seen: {m}\n"));
-        }
+        s.push_str(&window_lines(c, run));
     }
     if !rec.probes.is_empty() {
-        let mut t = Table::new(&[
-            "server",
-            ">rss MiB",
-            ">own memory MiB",
-            ">items",
-            ">evictions",
-            ">cpu s",
-        ]);
-        for p in &rec.probes {
-            let stage = p.stage.replace('_', " ");
-            let total = if p.nodes.is_empty() {
-                stage
-            } else {
-                format!("{stage} (sum)")
-            };
-            t.row(vec![
-                total,
-                opt(p.rss_bytes, mib),
-                opt(p.server_memory_bytes, mib),
-                opt(p.items, count),
-                opt(p.evictions, count),
-                opt(p.cpu_seconds, secs),
-            ]);
-            for n in &p.nodes {
-                t.row(vec![
-                    format!("  {} {}", n.role, n.addr),
-                    opt(n.rss_bytes, mib),
-                    opt(n.server_memory_bytes, mib),
-                    opt(n.items, count),
-                    opt(n.evictions, count),
-                    opt(n.cpu_seconds, secs),
-                ]);
-            }
-        }
         s.push('\n');
-        s.push_str(&t.to_text());
+        s.push_str(&probe_table(&rec.probes));
     }
     if let Some(cpu) = &rec.cpu {
         s.push_str(&format!(
@@ -483,6 +396,109 @@ pub fn run_summary(rec: &RunRecord) -> String {
         ));
     }
     s
+}
+
+/// The measured window of a run summary: its length, the operations'
+/// table and what the window says beside it (open loop, per-pipeline
+/// latency, redirects, errors, outages, the cache, the server's share).
+fn window_lines(c: &kvbench_model::RunConfig, run: &kvbench_model::PhaseResult) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "\nmeasured window: {} s (after {} s warm-up)\n",
+        secs(run.duration_s),
+        secs(c.warmup_s)
+    ));
+    s.push_str(&phase_table(run));
+    for (kind, template) in command_templates(c) {
+        s.push_str(&format!("  {kind}: {template}\n"));
+    }
+    if let Some(offered) = run.offered_rate {
+        s.push_str(&format!(
+            "\nopen loop: {} ops/s offered, {} achieved; latency above is response time (from the intended send)\n",
+            rate(offered),
+            rate(run.throughput)
+        ));
+        s.push_str(&open_loop_table(run));
+    }
+    if run.ops.iter().any(|o| o.per_pipeline.is_some()) {
+        s.push_str(&format!(
+            "\nlatency above is per request, from its send to its reply. Divided by the \
+             pipeline ({}), as paper C and others publish it (not a time any request took):\n",
+            c.pipeline
+        ));
+        s.push_str(&per_pipeline_table(run));
+    }
+    if c.topology == kvbench_model::TopologyKind::Cluster {
+        s.push_str(&format!(
+            "redirects (sent again, never counted as completed): {} MOVED, {} ASK; {} retried after CLUSTERDOWN, TRYAGAIN or a lost connection\n",
+            count(run.redirects_moved),
+            count(run.redirects_ask),
+            count(run.retries)
+        ));
+    }
+    if !run.errors_by_kind.is_empty() {
+        let kinds: Vec<String> = run
+            .errors_by_kind
+            .iter()
+            .map(|(k, n)| format!("{k} {}", count(*n)))
+            .collect();
+        s.push_str(&format!("errors by kind: {}\n", kinds.join(", ")));
+    }
+    s.push_str(&outage_lines(run));
+    s.push_str(&cache_lines(c, run));
+    s.push_str(&split_lines(run));
+    for e in &run.error_replies {
+        let times = match e.count {
+            0 => "before the window".to_string(),
+            n => format!("{} times", count(n)),
+        };
+        s.push_str(&format!("  the server replied {}: {}\n", times, e.first));
+    }
+    for m in &run.error_samples {
+        s.push_str(&format!("  error seen: {m}\n"));
+    }
+
+    s
+}
+
+/// The servers' probes of a run summary, each stage summed over the
+/// nodes, then each node.
+fn probe_table(probes: &[kvbench_model::Probe]) -> String {
+    let mut t = Table::new(&[
+        "server",
+        ">rss MiB",
+        ">own memory MiB",
+        ">items",
+        ">evictions",
+        ">cpu s",
+    ]);
+    for p in probes {
+        let stage = p.stage.replace('_', " ");
+        let total = if p.nodes.is_empty() {
+            stage
+        } else {
+            format!("{stage} (sum)")
+        };
+        t.row(vec![
+            total,
+            opt(p.rss_bytes, mib),
+            opt(p.server_memory_bytes, mib),
+            opt(p.items, count),
+            opt(p.evictions, count),
+            opt(p.cpu_seconds, secs),
+        ]);
+        for n in &p.nodes {
+            t.row(vec![
+                format!("  {} {}", n.role, n.addr),
+                opt(n.rss_bytes, mib),
+                opt(n.server_memory_bytes, mib),
+                opt(n.items, count),
+                opt(n.evictions, count),
+                opt(n.cpu_seconds, secs),
+            ]);
+        }
+    }
+    t.to_text()
 }
 
 /// Column headers and cells shared by the terminal and Markdown comparisons.
