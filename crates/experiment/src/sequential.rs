@@ -51,7 +51,8 @@ pub fn run(
             view.println(&line);
         }
     };
-    if let Some(budget) = limits.budget {
+    // The first blocks' cost is planned only to be said.
+    if let (Some(budget), false) = (limits.budget, o.quiet) {
         let generation = plan::generation(Some(store), &exp.name, o.restart)?;
         let first: f64 = plan::plan(exp, Some(store), generation, o.checkpoint)?
             .iter()

@@ -69,13 +69,16 @@ pub struct Found {
     pub max_rate_run: Option<i64>,
     /// The lowest rate that failed.
     pub lowest_failing_rate: Option<f64>,
-    /// Why the search ended, in words.
-    pub stop: String,
-    /// Why the search ended.
-    #[serde(skip)]
+    /// Why the search ended (in `--json`, the sentence that explains it).
+    #[serde(rename = "stop", serialize_with = "explained")]
     pub stopped: Stop,
     /// Every step, in order.
     pub steps: Vec<Step>,
+}
+
+/// A stop as its sentence.
+fn explained<S: serde::Serializer>(stop: &Stop, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(stop.explain())
 }
 
 impl Found {
@@ -159,7 +162,6 @@ pub fn find(
         max_rate: outcome.best,
         max_rate_run,
         lowest_failing_rate: outcome.lowest_failure,
-        stop: outcome.stop.explain().to_string(),
         stopped: outcome.stop,
         steps,
     })

@@ -197,6 +197,6 @@ fn text(r: &Found) -> String {
         r.experiment,
         r.experiment,
         t.to_text(),
-        r.stop
+        r.stopped.explain()
     )
 }

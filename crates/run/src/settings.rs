@@ -156,7 +156,8 @@ impl RunSettings {
     /// line (`-p name=value`), measured over `window`.
     ///
     /// # Errors
-    /// An unknown preset, or a property its workload refuses, in one line.
+    /// An unknown preset, or a property its workload refuses or warns about
+    /// (settings built here carry no warnings), in one line.
     pub fn of_preset(
         system: SystemKind,
         preset: &str,

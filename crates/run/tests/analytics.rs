@@ -89,6 +89,14 @@ fn lookups_answer_every_key_and_their_percentiles_are_ordered() {
         count: 50,
         spark_master: "local[2]".into(),
     };
+    // No lookups asked: bad input, refused before any server starts.
+    let none = LookupSettings {
+        count: 0,
+        ..s.clone()
+    };
+    let err = lookup::run(&none, &mut store, &Silent).expect_err("count 0");
+    assert!(err.downcast_ref::<UsageError>().is_some(), "{err:#}");
+    assert!(store.list_analytics(None).expect("listed").is_empty());
     let record = lookup::run(&s, &mut store, &Silent)
         .expect("runs")
         .saved()

@@ -34,8 +34,12 @@ fn summary(a: ExperimentPlanArgs) -> Result<Verdict> {
     let exp = kvbench_experiment::expand(&a.file, &RunFlags)?;
     let store = crate::db::open_for_reading(&a.db)?;
     let generation = kvbench_experiment::plan::generation(Some(&store), &exp.name, false)?;
-    let rows =
-        kvbench_experiment::plan::plan(&exp, Some(&store), generation, &run::leave_if_stopped)?;
+    let rows = kvbench_experiment::plan::plan(
+        &exp,
+        Some(&store),
+        generation,
+        &crate::signals::leave_if_stopped,
+    )?;
     let cells = kvbench_experiment::iterations::summarise(&rows, |id| Ok(store.get_run(id)?))?;
     if a.json {
         print(&serde_json::to_string_pretty(&cells)?)?;
@@ -54,8 +58,12 @@ fn show_plan(a: ExperimentPlanArgs) -> Result<Verdict> {
     let exp = kvbench_experiment::expand(&a.file, &RunFlags)?;
     let store = run::existing_store(&a.db)?;
     let generation = kvbench_experiment::plan::generation(store.as_ref(), &exp.name, false)?;
-    let rows =
-        kvbench_experiment::plan::plan(&exp, store.as_ref(), generation, &run::leave_if_stopped)?;
+    let rows = kvbench_experiment::plan::plan(
+        &exp,
+        store.as_ref(),
+        generation,
+        &crate::signals::leave_if_stopped,
+    )?;
     if a.json {
         print(&serde_json::to_string_pretty(&plan::json(&exp, &rows))?)?;
     } else {

@@ -131,7 +131,12 @@ pub fn print_pass(
         exp
     };
     if exp.iterations > 1 {
-        let rows = plan::plan(exp, Some(&store), generation, &leave_if_stopped)?;
+        let rows = plan::plan(
+            exp,
+            Some(&store),
+            generation,
+            &crate::signals::leave_if_stopped,
+        )?;
         let cells = kvbench_experiment::iterations::summarise(&rows, |id| Ok(store.get_run(id)?))?;
         print(&format!("\n{}", super::iterations::text(&cells)))?;
     }
@@ -143,11 +148,6 @@ pub fn print_pass(
         ))?;
     }
     Ok(())
-}
-
-/// Where planning can be left at a stop (nothing runs yet).
-pub(super) fn leave_if_stopped(what: &str) {
-    crate::signals::leave_if_stopped(what);
 }
 
 /// [`execute`] without printing the tables at the end; also returns the
@@ -166,7 +166,7 @@ pub fn execute_quietly(
         labels: &labels,
         skip_memory_check: a.skip_memory_check,
         quiet: a.quiet || a.json,
-        checkpoint: &leave_if_stopped,
+        checkpoint: &crate::signals::leave_if_stopped,
     };
     let pass = pass::run(exp, &o, &mut store, &live, stop)?;
     Ok((
