@@ -241,6 +241,20 @@ fn preflight(todo: &[&Planned<'_>], skip_memory_check: bool) -> Result<(), Usage
     Ok(())
 }
 
+/// The newest pass of experiment `name`; a usage error naming the
+/// experiment and database when none is stored.
+///
+/// # Errors
+/// No pass of `name` in `db`; a store that fails.
+pub fn newest(store: &Store, name: &str, db: &kvbench_store::Location) -> Result<i64> {
+    store.experiment_generation(name)?.ok_or_else(|| {
+        UsageError(format!(
+            "--experiment '{name}': no run of such an experiment in {db}"
+        ))
+        .into()
+    })
+}
+
 /// The runs of pass `generation` of experiment `name` that did not fail,
 /// with their cells (numbered in plan order), one per cell and iteration:
 /// what the report and the verdicts read.

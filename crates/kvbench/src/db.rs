@@ -47,11 +47,4 @@ pub(crate) fn open_for_reading(db: &Location) -> Result<Store> {
 }
 
 /// An unknown run id is bad input (exit 2); any other store error is not.
-pub(crate) fn not_found(e: kvbench_store::StoreError, db: &Location) -> anyhow::Error {
-    match e {
-        kvbench_store::StoreError::NotFound(id) => {
-            UsageError(format!("no run with id {id} in {}", db)).into()
-        }
-        other => other.into(),
-    }
-}
+pub(crate) use kvbench_run::usage::unknown_run as not_found;

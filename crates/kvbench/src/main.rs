@@ -23,7 +23,6 @@ mod manage;
 mod memtier_args;
 mod metrics;
 mod output;
-mod pages;
 mod papers;
 mod progress;
 mod report;

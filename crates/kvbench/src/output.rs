@@ -26,3 +26,11 @@ pub(crate) fn print_comparison(records: &[RunRecord], json: bool) -> Result<()> 
         print(&kvbench_report::text::comparison(records))
     }
 }
+
+/// Said after a report is written when no font was found: its PNG figures
+/// have no text.
+pub(crate) fn warn_if_no_font(no_font: bool) {
+    if no_font {
+        eprintln!("warning: no font found on this machine, so the PNG figures have no text (the SVGs and index.html are fine); scripts/setup installs DejaVu");
+    }
+}

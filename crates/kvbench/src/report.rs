@@ -1,11 +1,11 @@
 //! `kvbench report`: which runs (`--experiment`, `--runs`, `--last`,
-//! `--analytics`) go into the report `pages` writes.
+//! `--analytics`) go into the report `kvbench_pages` writes.
 
 use crate::args::ReportArgs;
 use crate::db::{not_found, open_for_reading};
 use crate::exit::{UsageError, Verdict};
-use crate::pages::{prepare, write, write_analytics, Framing, Selection};
 use anyhow::Result;
+use kvbench_pages::{prepare, write, write_analytics, Framing, Selection};
 use kvbench_store::Location;
 use kvbench_store::{RunFilter, Store};
 
@@ -55,6 +55,7 @@ pub fn report(a: ReportArgs) -> Result<Verdict> {
             margin,
         },
     )?;
+    crate::output::warn_if_no_font(written.no_font);
     if a.json {
         crate::output::print(&serde_json::to_string_pretty(&serde_json::json!({
             "out": a.out,

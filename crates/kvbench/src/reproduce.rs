@@ -1,16 +1,19 @@
-//! `kvbench reproduce PAPER`: runs a paper's matrix (its experiment file,
-//! scaled to this machine) and writes the report with a paper-vs-kvbench
-//! table: every finding the paper reported (data in `papers/PAPER.toml`)
-//! beside what was measured here. The experiment file actually run is
-//! written into the report's directory, so the report says exactly what ran.
+//! `kvbench reproduce PAPER`: its flags checked, the live view, and the
+//! paper-vs-kvbench table printed; `kvbench_papers::reproduce` scales the
+//! paper's matrix, runs it and writes the report (paper D: the binary's
+//! analytics commands, composed in `analytics/reproduce.rs`).
 
 use crate::args::ReproduceArgs;
 use crate::db::open_store;
-use crate::exit::{UsageError, Verdict};
+use crate::exit::{status_verdict, UsageError, Verdict};
+use crate::live::Live;
 use crate::output::print;
 use crate::papers::table;
 use anyhow::Result;
-use kvbench_papers::scale::{scaled, Overrides};
+use kvbench_experiment::pass;
+use kvbench_papers::reproduce;
+use kvbench_papers::scale::Overrides;
+use kvbench_store::Labels;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -27,80 +30,48 @@ pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         ))
         .into());
     };
-    let mut paper = kvbench_papers::findings(known)?;
     let scale = kvbench_papers::check_scale(a.scale, known.default_scale)?;
-    paper.at_scale(scale >= 1.0);
     let out = a
         .out
         .clone()
         .unwrap_or_else(|| Path::new("reports").join(known.name));
-    crate::pages::prepare(&out)?;
     let overrides = Overrides {
         duration: a.duration.clone(),
         warmup: a.warmup.clone(),
         iterations: a.iterations,
         clients: a.clients.clone(),
     };
-    let file = scaled(known, scale, &overrides)?;
-    let path = out.join("experiment.toml");
-    kvbench_run::atomic::write_atomic(&path, file.as_bytes())?;
-    let exp = kvbench_experiment::expand(&path, &crate::config::RunFlags)?;
-    // An optional system left out (no asd here) is said in the report.
-    paper.substitutions.extend(exp.absent.iter().cloned());
+    let prepared = reproduce::prepare(known, scale, &overrides, &out, &crate::config::RunFlags)?;
+    let name = prepared.experiment.name.clone();
     if !a.quiet && !a.json {
-        // Each workload's own count: a paper may give its workloads
-        // different data sets (paper C: keys for SET:GET, sorted sets).
-        let mut loads: Vec<String> = Vec::new();
-        for c in &exp.cells {
-            let load = format!(
-                "{} {}",
-                c.workload,
-                kvbench_report::format::count(c.settings.spec.record_count)
-            );
-            if !loads.contains(&load) {
-                loads.push(load);
-            }
-        }
         eprintln!(
-            "reproduce {} at scale {scale} of the paper's data ({}), {} cells as experiment '{}'; {} substitutions listed in the report",
+            "reproduce {} at scale {scale} of the paper's data ({}), {} cells as experiment '{name}'; {} substitutions listed in the report",
             known.name,
-            loads.join(", "),
-            exp.cells.len(),
-            exp.name,
-            paper.substitutions.len()
+            prepared.loads().join(", "),
+            prepared.experiment.cells.len(),
+            prepared.paper.substitutions.len()
         );
     }
-    let opts = crate::experiment::Options {
-        db: &a.db,
+    let mut store = open_store(&a.db)?;
+    let live = Live::new(a.quiet, None);
+    let options = pass::Options {
         restart: a.restart,
-        quiet: a.quiet,
-        json: a.json,
-        labels: &[],
-        metrics_listen: None,
+        labels: &Labels::default(),
         skip_memory_check: a.skip_memory_check,
+        quiet: a.quiet || a.json,
+        checkpoint: &crate::signals::leave_if_stopped,
     };
     // The comparison table is not printed here: the paper table is the point.
-    let (verdict, records, _) = crate::experiment::execute_quietly(&exp, &opts, stop)?;
-    if records.is_empty() {
+    let done = reproduce::run(prepared, &mut store, &a.db, &options, &live, stop)?;
+    let verdict = status_verdict(done.pass.worst, stop);
+    let Some(w) = done.written else {
         return Ok(verdict);
-    }
-    let store = open_store(&a.db)?;
-    let w = crate::pages::write(
-        &store,
-        &a.db,
-        &crate::pages::Selection::Experiment(exp.name.clone()),
-        &out,
-        crate::pages::Framing {
-            title: Some(format!("kvbench reproduces {}", paper.paper)),
-            experiment_file: Some(file),
-            paper: Some(paper),
-            margin: None,
-        },
-    )?;
+    };
+    crate::output::warn_if_no_font(w.no_font);
     if a.json {
         print(&serde_json::to_string_pretty(&serde_json::json!({
             "paper": known.name,
-            "experiment": exp.name,
+            "experiment": name,
             "index": out.join("index.html"),
             "findings": w.summary.paper,
             "report": w.summary,

@@ -21,14 +21,7 @@ pub fn experiment_pass(
 
 /// The newest pass of experiment `name`; a usage error naming the
 /// experiment and database when none is stored.
-pub fn newest_pass(store: &Store, name: &str, db: &Location) -> Result<i64> {
-    store.experiment_generation(name)?.ok_or_else(|| {
-        UsageError(format!(
-            "--experiment '{name}': no run of such an experiment in {db}"
-        ))
-        .into()
-    })
-}
+pub use kvbench_experiment::pass::newest as newest_pass;
 
 /// The selection `--runs` names; every stored run without it.
 pub fn selection(runs: Option<&str>) -> Result<RunSelection> {

@@ -3,10 +3,12 @@
 //! and its matrix scaled to this machine (`scale`): record counts, window,
 //! iterations and client counts, under a name that carries a hash of the
 //! result, so runs at another scale are another experiment and are never
-//! mixed into this one's report. Running them and writing the report is the
-//! binary's `reproduce` command.
+//! mixed into this one's report; and a paper run from its experiment file
+//! with its report written (`reproduce`). Paper D's runs are the binary's
+//! `analytics` commands composed.
 #![deny(missing_docs)]
 
+pub mod reproduce;
 pub mod scale;
 
 use anyhow::{Context, Result};

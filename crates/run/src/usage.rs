@@ -5,3 +5,14 @@
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct UsageError(pub String);
+
+/// An unknown run id is bad input (exit 2); any other store error is not.
+#[must_use]
+pub fn unknown_run(e: kvbench_store::StoreError, db: &kvbench_store::Location) -> anyhow::Error {
+    match e {
+        kvbench_store::StoreError::NotFound(id) => {
+            UsageError(format!("no run with id {id} in {db}")).into()
+        }
+        other => other.into(),
+    }
+}

@@ -11,7 +11,7 @@ mod plan;
 mod run;
 
 pub(crate) use compare::experiment as compare_experiment;
-pub(crate) use run::{execute, execute_quietly, Options};
+pub(crate) use run::{execute, Options};
 
 use crate::args::{ExperimentArgs, ExperimentCommand, ExperimentPlanArgs};
 use crate::config::RunFlags;

@@ -50,7 +50,7 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
         (false, None) => Some(Path::new("reports").join(&exp.name)),
     };
     if let Some(d) = &report_dir {
-        crate::pages::prepare(d)?;
+        kvbench_pages::prepare(d)?;
     }
     let (verdict, records) = execute(&exp, &opts, stop)?;
     // The report shows finished runs: with none, there is nothing to draw,
@@ -73,12 +73,13 @@ pub fn run(a: ExperimentRunArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
                 .ok()
             })
             .flatten();
-        let selection = crate::pages::Selection::Experiment(exp.name.clone());
-        let framing = crate::pages::Framing {
+        let selection = kvbench_pages::Selection::Experiment(exp.name.clone());
+        let framing = kvbench_pages::Framing {
             experiment_file: file,
             ..Default::default()
         };
-        let w = crate::pages::write(&store, &a.db, &selection, &dir, framing)?;
+        let w = kvbench_pages::write(&store, &a.db, &selection, &dir, framing)?;
+        crate::output::warn_if_no_font(w.no_font);
         if !a.json {
             eprintln!(
                 "report ({} figures): {}",

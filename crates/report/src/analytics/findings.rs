@@ -7,9 +7,16 @@
 use crate::paper::{not_measured, outcome, ratio_range, Finding, Kind, Outcome, Paper, Verdict};
 use kvbench_model::analytics::{AnalyticsRecord, LookupResult, PagerankResult};
 
-/// Every finding of `paper`; those about run cells are not measured here.
+/// Every finding of `paper`, from the records of the paper's own graph
+/// (those of another dataset run beside it are not its results); those
+/// about run cells are not measured here.
 pub fn evaluate(paper: &Paper, records: &[AnalyticsRecord]) -> Vec<Outcome> {
-    paper.judge_each(|f| check(f, paper, records))
+    let own: Vec<AnalyticsRecord> = records
+        .iter()
+        .filter(|r| paper.graph.as_ref().is_none_or(|g| g.is(&r.graph)))
+        .cloned()
+        .collect();
+    paper.judge_each(|f| check(f, paper, &own))
 }
 
 /// The newest record's result of `implementation`.

@@ -150,6 +150,39 @@ fn the_newest_record_is_judged() {
     assert_eq!(of(&verdicts(&[old, new]), "D3"), Verdict::Differs);
 }
 
+/// Paper D's Pokec graph run beside the Google graph: a newer record of
+/// another dataset is shown, never judged against the Google figures, and
+/// its memory figure has no paper series scaled to it.
+#[test]
+fn a_run_of_another_dataset_is_not_judged_against_the_papers_graph() {
+    let mut google = record(1, AnalyticsKind::Pagerank, 875_713);
+    google.pagerank = vec![result("redis", 176.0, 0.96, 0.27)];
+    let mut pokec = record(5, AnalyticsKind::Pagerank, 1_632_803);
+    pokec.graph.source = "synthetic:pokec".into();
+    // 85 MB x 1.865 (the node ratio) would agree, were it judged.
+    pokec.pagerank = vec![result("redis", 160.0, 0.96, 0.27)];
+    let both = [google.clone(), pokec.clone()];
+    let outcomes = findings::evaluate(&paper(), &both);
+    let d3 = outcomes.iter().find(|o| o.id == "D3").expect("D3");
+    assert_eq!(d3.verdict, Verdict::Differs, "{d3:?}");
+    assert!(d3.measured.contains("176.0 MB"), "{}", d3.measured);
+    assert_eq!(of(&verdicts(&[pokec.clone()]), "D3"), Verdict::NotMeasured);
+    // The real file of the paper's size is the paper's graph whatever its name.
+    let mut file = google;
+    file.graph.source = "web-Google.txt".into();
+    file.graph.edges = 5_105_039;
+    assert_eq!(of(&verdicts(&[file]), "D3"), Verdict::Differs);
+    let figs = figures::build(&both, Some(&paper()));
+    let series = |id: &str| {
+        figs.iter()
+            .find(|f| f.id == id)
+            .map(|f| f.panels[0].series.len())
+            .unwrap_or_else(|| panic!("{id}"))
+    };
+    assert_eq!(series("graph-memory-1"), 2, "ours and the paper's");
+    assert_eq!(series("graph-memory-5"), 1, "ours only");
+}
+
 #[test]
 fn the_page_has_every_figure_with_the_papers_memory_beside_ours() {
     let mut pr = record(3, AnalyticsKind::Pagerank, 875_713);

@@ -80,6 +80,21 @@ pub struct PaperGraph {
     pub nodes: u32,
     /// Its edges.
     pub edges: u64,
+    /// What `kvbench analytics --graph` calls its synthetic stand-in
+    /// (`synthetic:google`), so that a run on another dataset beside it
+    /// (paper D's Pokec graph) is reported but never judged against it.
+    #[serde(default)]
+    pub synthetic: Option<String>,
+}
+
+impl PaperGraph {
+    /// Whether `g` is this dataset: its synthetic stand-in at any scale, or
+    /// a graph of exactly its size (the real file).
+    #[must_use]
+    pub fn is(&self, g: &kvbench_model::analytics::GraphInfo) -> bool {
+        self.synthetic.as_deref() == Some(g.source.as_str())
+            || (g.nodes == self.nodes && g.edges == self.edges)
+    }
 }
 
 impl Paper {

@@ -3,14 +3,16 @@
 //! their experiment cells, so iterations are grouped), has
 //! `kvbench_report::page` render them, and writes each file whole
 //! (temporary file, then rename), `index.html` last, so a reader never
-//! opens a page whose figures are not there yet.
+//! opens a page whose figures are not there yet. Kept apart from
+//! `kvbench-report`, which renders bytes and never touches a file or the
+//! store's connection.
 
-use crate::db::not_found;
-use crate::exit::UsageError;
 use anyhow::{Context, Result};
 use kvbench_report::cells::Source;
 use kvbench_report::page::{self, Input, Summary};
 use kvbench_report::takeaways::Rule;
+use kvbench_run::usage::unknown_run;
+use kvbench_run::UsageError;
 use kvbench_store::Location;
 use kvbench_store::Store;
 use std::path::{Path, PathBuf};
@@ -25,6 +27,9 @@ pub enum Selection {
 
 /// Creates `out` and `out/figures` before anything is measured or read, so
 /// an unwritable place is bad input, not a late failure.
+///
+/// # Errors
+/// A usage error naming `--out` when the directory cannot be created.
 pub fn prepare(out: &Path) -> Result<()> {
     std::fs::create_dir_all(out.join("figures")).map_err(|e| {
         UsageError(format!(
@@ -52,6 +57,9 @@ pub struct Framing {
 pub struct Written {
     pub files: Vec<PathBuf>,
     pub summary: Summary,
+    /// No font was found on this machine, so the PNG figures have no text
+    /// (the SVGs and `index.html` are fine): the caller says so.
+    pub no_font: bool,
 }
 
 /// Renders the report of `selection` into `out` (which [`prepare`] made).
@@ -99,7 +107,7 @@ pub fn write(
             let mut sources = Vec::new();
             for &id in ids {
                 sources.push(Source {
-                    record: store.get_run(id).map_err(|e| not_found(e, db))?,
+                    record: store.get_run(id).map_err(|e| unknown_run(e, db))?,
                     cell_key: None,
                     cell_index: None,
                     block: None,
@@ -136,22 +144,22 @@ pub fn write(
         paper,
         rule,
     };
-    if !kvbench_report::plot::has_font() {
-        eprintln!("warning: no font found on this machine, so the PNG figures have no text (the SVGs and index.html are fine); scripts/setup installs DejaVu");
-    }
     let rendered = page::render(&input).map_err(anyhow::Error::msg)?;
     let files = write_files(out, rendered.files)?;
     Ok(Written {
         files,
         summary: rendered.summary,
+        no_font: !kvbench_report::plot::has_font(),
     })
 }
 
 /// The runs of the newest pass of `name` that did not fail, with their
-/// cells (numbered in plan order), one per cell and iteration; a usage
-/// error naming the experiment and database when none is stored.
+/// cells (numbered in plan order), one per cell and iteration.
+///
+/// # Errors
+/// A usage error naming the experiment and database when none is stored.
 pub fn experiment_sources(store: &Store, db: &Location, name: &str) -> Result<Vec<Source>> {
-    let generation = crate::select::newest_pass(store, name, db)?;
+    let generation = kvbench_experiment::pass::newest(store, name, db)?;
     kvbench_experiment::pass::sources(store, name, generation)
 }
 
