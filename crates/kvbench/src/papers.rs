@@ -1,6 +1,7 @@
 //! What every way of reproducing a paper prints: the paper-vs-kvbench
-//! table. `reproduce` runs papers A to C, `analytics::reproduce` paper D;
-//! the papers themselves (files, findings, scaling) are `kvbench_papers`.
+//! table, for papers A to C and for paper D (`reproduce/zhang2014.rs`);
+//! the papers themselves (files, findings, scaling, running) are
+//! `kvbench_papers`.
 
 use kvbench_report::paper::Outcome;
 

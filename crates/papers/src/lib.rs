@@ -4,10 +4,11 @@
 //! iterations and client counts, under a name that carries a hash of the
 //! result, so runs at another scale are another experiment and are never
 //! mixed into this one's report; and a paper run from its experiment file
-//! with its report written (`reproduce`). Paper D's runs are the binary's
-//! `analytics` commands composed.
+//! with its report written (`reproduce`), or paper D from its analytics
+//! runs (`analytics`).
 #![deny(missing_docs)]
 
+pub mod analytics;
 pub mod reproduce;
 pub mod scale;
 

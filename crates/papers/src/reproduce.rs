@@ -4,7 +4,7 @@
 //! (`DIR/experiment.toml`, so the report says exactly what ran), [`run`]
 //! runs it as a resumable experiment pass and writes the report with the
 //! paper's findings judged. Paper D, which is not an experiment file, is
-//! not reproduced here.
+//! `analytics.rs`.
 
 use crate::scale::{scaled, Overrides};
 use crate::Known;

@@ -128,3 +128,13 @@ fn bad_input_is_a_usage_error_before_anything_runs() {
     .expect("bad --clients");
     assert!(usage_text(&e).contains("--clients"), "{e:#}");
 }
+
+/// Paper D checks where its report goes before it builds a graph.
+#[test]
+fn paper_d_refuses_an_unwritable_report_directory_first() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("file"), b"x").expect("write");
+    let e = kvbench_papers::analytics::check(&dir.path().join("file/rep"))
+        .expect_err("a file is in the way");
+    assert!(usage_text(&e).starts_with("--out "), "{e:#}");
+}

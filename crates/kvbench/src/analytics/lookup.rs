@@ -11,11 +11,11 @@ use kvbench_run::analytics::check_names;
 use kvbench_run::analytics::lookup::{LookupSettings, IMPLS};
 
 /// Runs the lookups and returns what was stored; prints the table (or
-/// JSON) when `print`, also when the database would not take it.
+/// JSON), also when the database would not take it.
 ///
 /// # Errors
 /// Bad input (exit 2), a system that fails, or a wrong answer.
-pub(crate) fn run(a: &LookupArgs, print: bool) -> Result<AnalyticsRecord> {
+pub(crate) fn run(a: &LookupArgs) -> Result<AnalyticsRecord> {
     check_names(&a.impls, IMPLS)?;
     if a.count == 0 || a.count > 1_000_000 {
         return Err(UsageError(format!(
@@ -36,9 +36,7 @@ pub(crate) fn run(a: &LookupArgs, print: bool) -> Result<AnalyticsRecord> {
     };
     let live = Live::new(a.common.quiet, None);
     let finished = kvbench_run::analytics::lookup::run(&settings, &mut store, &live)?;
-    if print {
-        super::show(&a.common, &finished.record, || table(&finished.record))?;
-    }
+    super::show(&a.common, &finished.record, || table(&finished.record))?;
     finished.saved()
 }
 

@@ -3,7 +3,6 @@
 //! private servers, checks and stores them; the results printed here.
 
 pub(crate) mod lookup;
-pub mod reproduce;
 
 use crate::args::{
     AnalyticsArgs, AnalyticsCommand, AnalyticsCommon, AnalyticsListArgs, PagerankArgs,
@@ -22,8 +21,8 @@ use kvbench_run::analytics::{check_names, GraphSpec};
 /// Bad input (exit 2), a system that fails, or ranks that disagree.
 pub fn dispatch(a: AnalyticsArgs) -> Result<Verdict> {
     match a.command {
-        AnalyticsCommand::Pagerank(p) => pagerank(&p, true).map(|_| Verdict::Ok),
-        AnalyticsCommand::Lookup(l) => lookup::run(&l, true).map(|_| Verdict::Ok),
+        AnalyticsCommand::Pagerank(p) => pagerank(&p).map(|_| Verdict::Ok),
+        AnalyticsCommand::Lookup(l) => lookup::run(&l).map(|_| Verdict::Ok),
         AnalyticsCommand::List(l) => list(&l),
     }
 }
@@ -47,8 +46,8 @@ fn show(a: &AnalyticsCommon, record: &AnalyticsRecord, table: impl Fn() -> Strin
 }
 
 /// Runs `kvbench analytics pagerank` and returns what it stored; prints the
-/// table (or JSON) when `show`, also when the database would not take it.
-pub(crate) fn pagerank(a: &PagerankArgs, print: bool) -> Result<AnalyticsRecord> {
+/// table (or JSON), also when the database would not take it.
+fn pagerank(a: &PagerankArgs) -> Result<AnalyticsRecord> {
     if a.iterations == 0 || a.iterations > 1000 {
         return Err(UsageError(format!(
             "--iterations must be between 1 and 1000, got {}",
@@ -82,11 +81,9 @@ pub(crate) fn pagerank(a: &PagerankArgs, print: bool) -> Result<AnalyticsRecord>
     };
     let live = Live::new(a.common.quiet, None);
     let finished = kvbench_run::analytics::pagerank::run(&settings, &mut store, &live)?;
-    if print {
-        show(&a.common, &finished.record, || {
-            table(&finished.record.pagerank, a.iterations)
-        })?;
-    }
+    show(&a.common, &finished.record, || {
+        table(&finished.record.pagerank, a.iterations)
+    })?;
     finished.saved()
 }
 

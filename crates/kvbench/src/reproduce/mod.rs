@@ -1,7 +1,9 @@
 //! `kvbench reproduce PAPER`: its flags checked, the live view, and the
 //! paper-vs-kvbench table printed; `kvbench_papers::reproduce` scales the
-//! paper's matrix, runs it and writes the report (paper D: the binary's
-//! analytics commands, composed in `analytics/reproduce.rs`).
+//! paper's matrix, runs it and writes the report (paper D:
+//! `zhang2014.rs`).
+
+mod zhang2014;
 
 use crate::args::ReproduceArgs;
 use crate::db::open_store;
@@ -20,7 +22,7 @@ use std::sync::Arc;
 
 pub fn reproduce(a: ReproduceArgs, stop: &Arc<AtomicBool>) -> Result<Verdict> {
     if a.paper == "zhang2014" {
-        return crate::analytics::reproduce::run(&a, kvbench_papers::zhang2014()?);
+        return zhang2014::run(&a, kvbench_papers::zhang2014()?);
     }
     let Some(known) = kvbench_papers::find(&a.paper) else {
         return Err(UsageError(format!(
