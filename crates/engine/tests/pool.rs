@@ -2,10 +2,10 @@
 //! client library's ketama ring puts it (libmemcached's and spymemcached's
 //! rings), each node's share of a run reported and adding up.
 
-use crate::load::spec;
+use crate::load::{phase_on, spec};
 use kvbench_engine::route::ketama::Variant;
 use kvbench_engine::route::{pool_ring, Topology};
-use kvbench_engine::{run_phase, Io, PhaseConfig, PhaseKind, Silent, Window};
+use kvbench_engine::{run_phase, PhaseConfig, PhaseKind, Silent, Window};
 use kvbench_model::SystemKind;
 use kvbench_proto::memcache_text as mc;
 use kvbench_servers::{Pool, ServerSpec};
@@ -52,22 +52,17 @@ fn every_key_is_on_the_server_the_clients_ring_chooses() {
         let spec = spec(4000, 2, 20, 0.5);
         let keys = KeyNamer::default();
         let mut cfg = PhaseConfig {
-            topology: Topology::Pool(pool.addrs(), variant),
-            system: SystemKind::Memcached,
-            spec: spec.clone(),
             keys: keys.clone(),
-            kind: PhaseKind::Load,
-            clients: 3,
-            pipeline: 16,
             threads: 2,
             seed: 5,
-            timeout: Duration::from_secs(10),
-            connect_timeout: Duration::from_secs(5),
-            reconnect: None,
-            retry: kvbench_engine::Retry::default(),
-            stall: kvbench_engine::phase::DEFAULT_STALL,
-            access: Default::default(),
-            io: Io::auto(),
+            ..phase_on(
+                Topology::Pool(pool.addrs(), variant),
+                SystemKind::Memcached,
+                &spec,
+                PhaseKind::Load,
+                3,
+                16,
+            )
         };
         let stop = Arc::new(AtomicBool::new(false));
         let load = run_phase(&cfg, &Silent, &stop).expect("load");

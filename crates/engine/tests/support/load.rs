@@ -47,8 +47,27 @@ pub fn phase_config(
     clients: u32,
     pipeline: u32,
 ) -> PhaseConfig {
+    phase_on(
+        Topology::Single(addr),
+        system,
+        spec,
+        kind,
+        clients,
+        pipeline,
+    )
+}
+
+/// [`phase_config`] against any topology (a pool, a cluster).
+pub fn phase_on(
+    topology: Topology,
+    system: SystemKind,
+    spec: &WorkloadSpec,
+    kind: PhaseKind,
+    clients: u32,
+    pipeline: u32,
+) -> PhaseConfig {
     PhaseConfig {
-        topology: Topology::Single(addr),
+        topology,
         system,
         spec: spec.clone(),
         keys: spec.key_namer(),
@@ -80,22 +99,10 @@ pub fn start(system: SystemKind, memory_limit_mb: Option<u64>) -> Server {
 
 pub fn load(server: &Server, spec: &WorkloadSpec, seed: u64) -> kvbench_engine::PhaseOutput {
     let cfg = PhaseConfig {
-        topology: Topology::Single(server.addr()),
-        system: server.system(),
-        spec: spec.clone(),
         keys: KeyNamer::default(),
-        kind: PhaseKind::Load,
-        clients: 3,
-        pipeline: 32,
         threads: 2,
         seed,
-        timeout: Duration::from_secs(10),
-        connect_timeout: Duration::from_secs(5),
-        reconnect: None,
-        retry: kvbench_engine::Retry::default(),
-        stall: kvbench_engine::phase::DEFAULT_STALL,
-        access: Default::default(),
-        io: kvbench_engine::Io::auto(),
+        ..phase_config(server.addr(), server.system(), spec, PhaseKind::Load, 3, 32)
     };
     run_phase(&cfg, &Silent, &Arc::new(AtomicBool::new(false))).expect("load runs")
 }

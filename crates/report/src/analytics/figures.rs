@@ -140,7 +140,7 @@ fn memory(r: &AnalyticsRecord, paper: Option<&Paper>) -> Option<Figure> {
         return None;
     }
     // The paper's figures go beside a run of its own graph only.
-    let paper = paper.filter(|p| p.graph.as_ref().is_none_or(|g| g.is(&r.graph)));
+    let paper = paper.filter(|p| p.measures(&r.graph));
     let k = paper
         .and_then(|p| p.graph.as_ref())
         .map_or(1.0, |g| f64::from(r.graph.nodes) / f64::from(g.nodes));

@@ -13,7 +13,7 @@ use kvbench_model::analytics::{AnalyticsRecord, LookupResult, PagerankResult};
 pub fn evaluate(paper: &Paper, records: &[AnalyticsRecord]) -> Vec<Outcome> {
     let own: Vec<AnalyticsRecord> = records
         .iter()
-        .filter(|r| paper.graph.as_ref().is_none_or(|g| g.is(&r.graph)))
+        .filter(|r| paper.measures(&r.graph))
         .cloned()
         .collect();
     paper.judge_each(|f| check(f, paper, &own))

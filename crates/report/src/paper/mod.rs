@@ -111,6 +111,14 @@ impl Paper {
             .collect()
     }
 
+    /// Whether a run on graph `g` measures the paper's dataset (always,
+    /// for a paper that names none): only those feed its findings and sit
+    /// beside its figures.
+    #[must_use]
+    pub fn measures(&self, g: &kvbench_model::analytics::GraphInfo) -> bool {
+        self.graph.as_ref().is_none_or(|own| own.is(g))
+    }
+
     /// Keeps the substitutions that hold at the run's scale (below the
     /// paper's, or the paper's own) in `substitutions`.
     pub fn at_scale(&mut self, full: bool) {
