@@ -1209,8 +1209,33 @@ fn run(opts: &Opts) -> Result<()> {
             opts.kvbench.display()
         );
     }
-    let env = kvbench_servers::machine_environment();
     let memaslap = find_memaslap(opts);
+    print_preamble(opts, memaslap.as_deref())?;
+    let dir = tempfile::Builder::new()
+        .prefix("kvbench-efficiency-")
+        .tempdir()
+        .context("create a temporary directory")?;
+    let mut finals: Vec<Final> = Vec::new();
+    for &system in &opts.systems {
+        finals.extend(run_system(opts, system, dir.path(), memaslap.as_deref())?);
+    }
+    println!();
+    println!("load average at end: {}", loadavg());
+    print_finals(&finals);
+    let failed = finals
+        .iter()
+        .filter(|f| matches!(f.outcome, Outcome::Failed(_)))
+        .count();
+    if failed > 0 {
+        bail!("{failed} case(s) had no repetition measured (their lines above say why)");
+    }
+    Ok(())
+}
+
+/// What the run measures, with what, and how: the lines before the first
+/// system's table.
+fn print_preamble(opts: &Opts, memaslap: Option<&Path>) -> Result<()> {
+    let env = kvbench_servers::machine_environment();
     println!("kvbench efficiency: client CPU per operation, kvbench vs redis-benchmark / memaslap");
     println!(
         "machine: {} ({} cores visible), {:.1} GiB RAM, kernel {}, host {}",
@@ -1234,12 +1259,11 @@ fn run(opts: &Opts) -> Result<()> {
         );
     }
     if opts.systems.contains(&SystemKind::Memcached) {
-        match &memaslap {
+        match memaslap {
             Some(p) => println!("memaslap:        {} ({})", p.display(), tool_version(p, "-V")),
             None => bail!("memaslap not found (memcaslap or memaslap on PATH; apt-get install libmemcached-tools) or pass --memaslap PATH"),
         }
     }
-    let memtier_on = opts.memtier.is_some();
     if let Some(p) = &opts.memtier {
         println!("memtier:         {}", memtier::describe(p)?);
     }
@@ -1271,115 +1295,129 @@ fn run(opts: &Opts) -> Result<()> {
     }
     println!("ops = data operations counted by the server; wall s includes the tool's start-up and exit;");
     println!("client CPU s = user + system time of the tool process (wait4 rusage, all threads, whole process).");
+    Ok(())
+}
 
-    let dir = tempfile::Builder::new()
-        .prefix("kvbench-efficiency-")
-        .tempdir()
-        .context("create a temporary directory")?;
-    let mut finals: Vec<Final> = Vec::new();
-    for &system in &opts.systems {
-        let spec = ServerSpec {
-            system,
-            binary: None,
-            memory_limit_mb: (system == SystemKind::Memcached).then_some(MEMCACHED_MB),
-            eviction: None,
-            extra_args: Vec::new(),
-        };
-        let server = Server::start(&spec).with_context(|| format!("start {system}"))?;
-        let version = server
-            .version()
-            .with_context(|| format!("{system} version"))?;
-        println!();
-        println!(
-            "== {system} {}{} at {} (pid {}), one server for every case and both tools ==",
-            version.version,
-            version
-                .allocator
-                .map(|a| format!(" ({a})"))
-                .unwrap_or_default(),
-            server.addr(),
-            server.pid()
-        );
-        let settings: Vec<String> = server
-            .settings()
-            .iter()
-            .map(|s| {
-                if s.value.is_empty() {
-                    format!("{} \"\"", s.name)
-                } else {
-                    format!("{} {}", s.name, s.value)
-                }
-            })
-            .collect();
-        if !settings.is_empty() {
-            println!("settings: {}", settings.join(", "));
-        }
-        let ctx = Ctx {
-            opts,
-            servers: vec![&server],
-            cluster: false,
-            dir: dir.path(),
-            memaslap: memaslap.as_deref(),
-        };
-        let load_s = ctx.load()?;
-        println!("loaded {RECORDS} records with kvbench in {load_s:.2} s (not measured)");
-        if system == SystemKind::Redis {
-            let keys = ctx.preload_redis_benchmark()?;
-            println!(
-                "filled redis-benchmark's key space with 1,000,000 random SETs (not measured): db0 now holds {keys} keys"
-            );
-        }
-        if memtier_on {
-            ctx.fill_memtier()?;
-            println!(
-                "filled memtier_benchmark's key space (memtier-1 .. memtier-{RECORDS}) once (not measured)"
-            );
-        }
-        table_header();
-        for case in &opts.cases {
-            // memaslap cannot pipeline: the case runs without it, and its
-            // line says so.
-            let no_other = (system == SystemKind::Memcached && case.pipeline > 1).then(|| {
-                format!(
-                    "memaslap cannot pipeline (each connection waits for its reply; -d only batches GETs into one multi-get), so pipeline {} has no memaslap equivalent",
-                    case.pipeline
-                )
-            });
-            let mut tools = vec![Tool::Kvbench];
-            if opts.bare.contains(&case.name) {
-                tools.push(Tool::Bare);
-            }
-            if no_other.is_none() {
-                tools.push(Tool::Other);
-            }
-            if memtier_on {
-                tools.push(Tool::Memtier);
-            }
-            let f = case::run(&ctx, case, &tools, opts.repeat);
-            // With the other tool in every measured repetition, no ratio
-            // means no repetition was measured.
-            let outcome = match (f.other, no_other) {
-                (Some((m, _, _)), _) => Outcome::Ratio(m),
-                (None, Some(why)) if f.measured > 0 || tools.len() == 1 => {
-                    println!("  ->  case {} {system}: {why}", case.name);
-                    Outcome::Skipped(why)
-                }
-                _ => Outcome::Failed(f.failure.unwrap_or_else(|| "no repetition measured".into())),
-            };
-            finals.push(Final {
-                case: case.name,
-                system,
-                outcome,
-                kvbench_bare: f.kvbench_bare,
-                memtier: f.memtier,
-            });
-        }
-        server.stop().with_context(|| format!("stop {system}"))?;
-    }
+/// Starts one private server of `system`, loads it, and runs every case
+/// against it.
+fn run_system(
+    opts: &Opts,
+    system: SystemKind,
+    dir: &Path,
+    memaslap: Option<&Path>,
+) -> Result<Vec<Final>> {
+    let spec = ServerSpec {
+        system,
+        binary: None,
+        memory_limit_mb: (system == SystemKind::Memcached).then_some(MEMCACHED_MB),
+        eviction: None,
+        extra_args: Vec::new(),
+    };
+    let server = Server::start(&spec).with_context(|| format!("start {system}"))?;
+    let version = server
+        .version()
+        .with_context(|| format!("{system} version"))?;
     println!();
-    println!("load average at end: {}", loadavg());
+    println!(
+        "== {system} {}{} at {} (pid {}), one server for every case and both tools ==",
+        version.version,
+        version
+            .allocator
+            .map(|a| format!(" ({a})"))
+            .unwrap_or_default(),
+        server.addr(),
+        server.pid()
+    );
+    let settings: Vec<String> = server
+        .settings()
+        .iter()
+        .map(|s| {
+            if s.value.is_empty() {
+                format!("{} \"\"", s.name)
+            } else {
+                format!("{} {}", s.name, s.value)
+            }
+        })
+        .collect();
+    if !settings.is_empty() {
+        println!("settings: {}", settings.join(", "));
+    }
+    let ctx = Ctx {
+        opts,
+        servers: vec![&server],
+        cluster: false,
+        dir,
+        memaslap,
+    };
+    let load_s = ctx.load()?;
+    println!("loaded {RECORDS} records with kvbench in {load_s:.2} s (not measured)");
+    if system == SystemKind::Redis {
+        let keys = ctx.preload_redis_benchmark()?;
+        println!(
+            "filled redis-benchmark's key space with 1,000,000 random SETs (not measured): db0 now holds {keys} keys"
+        );
+    }
+    if opts.memtier.is_some() {
+        ctx.fill_memtier()?;
+        println!(
+            "filled memtier_benchmark's key space (memtier-1 .. memtier-{RECORDS}) once (not measured)"
+        );
+    }
+    table_header();
+    let finals = opts
+        .cases
+        .iter()
+        .map(|case| run_case(&ctx, system, case))
+        .collect();
+    server.stop().with_context(|| format!("stop {system}"))?;
+    Ok(finals)
+}
+
+/// One case's pairs against `system`'s server, and what they came to.
+fn run_case(ctx: &Ctx<'_>, system: SystemKind, case: &Case) -> Final {
+    let opts = ctx.opts;
+    // memaslap cannot pipeline: the case runs without it, and its
+    // line says so.
+    let no_other = (system == SystemKind::Memcached && case.pipeline > 1).then(|| {
+        format!(
+            "memaslap cannot pipeline (each connection waits for its reply; -d only batches GETs into one multi-get), so pipeline {} has no memaslap equivalent",
+            case.pipeline
+        )
+    });
+    let mut tools = vec![Tool::Kvbench];
+    if opts.bare.contains(&case.name) {
+        tools.push(Tool::Bare);
+    }
+    if no_other.is_none() {
+        tools.push(Tool::Other);
+    }
+    if opts.memtier.is_some() {
+        tools.push(Tool::Memtier);
+    }
+    let f = case::run(ctx, case, &tools, opts.repeat);
+    // With the other tool in every measured repetition, no ratio
+    // means no repetition was measured.
+    let outcome = match (f.other, no_other) {
+        (Some((m, _, _)), _) => Outcome::Ratio(m),
+        (None, Some(why)) if f.measured > 0 || tools.len() == 1 => {
+            println!("  ->  case {} {system}: {why}", case.name);
+            Outcome::Skipped(why)
+        }
+        _ => Outcome::Failed(f.failure.unwrap_or_else(|| "no repetition measured".into())),
+    };
+    Final {
+        case: case.name,
+        system,
+        outcome,
+        kvbench_bare: f.kvbench_bare,
+        memtier: f.memtier,
+    }
+}
+
+/// The closing lines, one per case and system, that scripts read.
+fn print_finals(finals: &[Final]) {
     println!("ratio = kvbench client CPU per operation / the other tool's, median over the repetitions (goals: (b) <= 0.5, (c) <= 0.7)");
-    for f in &finals {
+    for f in finals {
         let (case, system) = (f.case, f.system);
         match &f.outcome {
             Outcome::Ratio(r) => println!("case {case} {system} ratio {r:.2}"),
@@ -1395,14 +1433,6 @@ fn run(opts: &Opts) -> Result<()> {
             println!("case {case} {system} memtier ratio {km:.2}");
         }
     }
-    let failed = finals
-        .iter()
-        .filter(|f| matches!(f.outcome, Outcome::Failed(_)))
-        .count();
-    if failed > 0 {
-        bail!("{failed} case(s) had no repetition measured (their lines above say why)");
-    }
-    Ok(())
 }
 
 #[cfg(test)]

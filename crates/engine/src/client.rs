@@ -476,6 +476,22 @@ enum ScanReads {
     AllDown,
 }
 
+/// What became of one reply.
+struct Settled {
+    /// Measured operations it completed successfully.
+    done: u64,
+    /// A followed master answered READONLY: the connection is reopened.
+    demoted: bool,
+}
+
+/// What became of an error reply.
+enum ErrorReply {
+    /// Sent again (a redirect, a retry), or failed, there and then.
+    Handled(Settled),
+    /// The request fails with it.
+    Fails { p: Pending, demoted: bool },
+}
+
 /// How a read went.
 pub(crate) enum ReadResult {
     /// Replies were processed; this many measured operations completed.
@@ -877,175 +893,42 @@ impl Client {
         // connection is opened again to the master the sentinels announced
         // (redis-py's Sentinel connections do the same).
         let mut demoted = false;
-        while let Some(head) = self.lanes[lane].pending.front_mut() {
+        let protocol_error = |e: &dyn std::fmt::Display| {
+            ReadResult::Failed(ErrorKind::Protocol, format!("protocol error: {e}"))
+        };
+        while let Some(head) = self.lanes[lane].pending.front() {
             if demoted {
                 break;
             }
             if head.asking {
-                // The `+OK` of the `ASKING` sent before this request.
-                match resp::parse_reply(&buf[pos..]) {
-                    Ok(Some(r)) => {
-                        pos += r.consumed;
-                        head.asking = false;
-                        if r.kind != resp::ReplyKind::Status {
-                            let p = *head;
-                            self.lanes[lane].pending.pop_front();
-                            rec.note_error("ASKING was refused after an ASK redirect");
-                            done += self.complete_part(p, Outcome::Error, arrived, arrived_ns, rec);
-                        }
+                match self.asking_reply(lane, &buf[pos..], arrived, arrived_ns, rec) {
+                    Ok(Some((used, d))) => {
+                        pos += used;
+                        done += d;
                         continue;
                     }
                     Ok(None) => break,
-                    Err(e) => {
-                        return (
-                            ReadResult::Failed(ErrorKind::Protocol, format!("protocol error: {e}")),
-                            pos,
-                        )
-                    }
+                    Err(e) => return (protocol_error(&e), pos),
                 }
             }
             let (op, step) = (head.op, head.part.step());
             let (outcome, used) = match driver.classify_step(&op, step, &buf[pos..]) {
                 Ok(Some(r)) => r,
                 Ok(None) => break,
-                Err(e) => {
-                    return (
-                        ReadResult::Failed(ErrorKind::Protocol, format!("protocol error: {e}")),
-                        pos,
-                    )
-                }
+                Err(e) => return (protocol_error(&e), pos),
             };
-            let reply = pos..pos + used;
+            let reply = &buf[pos..pos + used];
             pos += used;
             let Some(p) = self.lanes[lane].pending.pop_front() else {
                 break;
             };
-            if outcome == Outcome::Error && self.router.redirects() {
-                if let Some(r) = Redirect::parse(&buf[reply.clone()]) {
-                    if let Some(failed) = self.redirect(p, r, arrived_ns, rec) {
-                        done +=
-                            self.complete_part(failed, Outcome::Error, arrived, arrived_ns, rec);
-                    }
-                    continue;
+            match self.settle(lane, p, outcome, reply, arrived, arrived_ns, rec) {
+                Ok(s) => {
+                    done += s.done;
+                    demoted = s.demoted;
                 }
-                if slots::asks_to_retry(&buf[reply.clone()]) {
-                    self.park(p, arrived_ns, RETRY_LATER);
-                    continue;
-                }
+                Err(failed) => return (failed, pos),
             }
-            let text = match outcome {
-                Outcome::Error => driver.error_text(&buf[reply.clone()]),
-                _ => None,
-            };
-            demoted =
-                self.router.follows().is_some() && text.is_some_and(|t| t.starts_with(b"READONLY"));
-            // "Not now" (LOADING, READONLY, ...): sent again when retries are on.
-            let p = match text {
-                Some(t) if self.retry.max > 0 && retryable_reply(t) => {
-                    match self.retry_failed(p, arrived_ns) {
-                        None => continue,
-                        Some(p) => p,
-                    }
-                }
-                _ => p,
-            };
-            if p.measured {
-                rec.count_node_reply(lane, outcome == Outcome::Error);
-            }
-            if let Some(text) = text {
-                let measured = self.limit.records(p.measured, arrived);
-                rec.note_error_reply(text, measured);
-                // "Not now" (LOADING after a restart): the store is not
-                // available yet, which is the outage's business.
-                if measured && retryable_reply(text) {
-                    rec.timeline.failed(1, arrived);
-                }
-            }
-            // An error on a reply whose values are checked: tell an integrity
-            // failure (with the key and field that differ) from an error reply.
-            if outcome == Outcome::Error && driver.verifies(&op, step) {
-                if let Err(why) = driver.verify(&op, &buf[reply.clone()]) {
-                    self.integrity_failure = Some(why);
-                }
-            }
-            // A follow-up step only after a successful first step.
-            let next = match (outcome, driver.next_step(&op, step)) {
-                (Outcome::Ok, Some(next)) if p.group == NO_GROUP => Some(next),
-                _ => None,
-            };
-            match next {
-                Some(Step::RmwWrite) => {
-                    driver.write_key(&op, &mut self.key);
-                    let to = self.router.node_of(&self.key);
-                    if self.lanes[to].dead {
-                        done += self.complete_part(p, Outcome::Error, arrived, arrived_ns, rec);
-                        continue;
-                    }
-                    driver.encode_rmw_write(
-                        &op,
-                        self.source.rng(),
-                        &mut self.key,
-                        &mut self.lanes[to].wbuf,
-                    );
-                    self.lanes[to].pending.push_back(Pending {
-                        part: Part::RmwWrite,
-                        ..p
-                    });
-                    continue;
-                }
-                Some(Step::ScanRead) => match self.send_scan_reads(p, &buf[reply]) {
-                    Ok(ScanReads::None) => {}
-                    Ok(ScanReads::Sent) => continue,
-                    Ok(ScanReads::AllDown) => {
-                        done += self.complete_part(p, Outcome::Error, arrived, arrived_ns, rec);
-                        continue;
-                    }
-                    Err(e) => {
-                        return (
-                            ReadResult::Failed(
-                                ErrorKind::Protocol,
-                                format!("protocol error in a scan's key list: {e}"),
-                            ),
-                            pos,
-                        )
-                    }
-                },
-                _ => {}
-            }
-            // Cache-aside: the miss is the store's answer, recorded now; the
-            // operation goes on with the set of the record after the
-            // backend's penalty (its slot stays taken, as the application
-            // thread waits).
-            if let (Outcome::Miss, Part::Main, OpKind::Read, Some(penalty)) =
-                (outcome, p.part, op.kind, driver.cache_aside())
-            {
-                if p.group == NO_GROUP {
-                    self.record_outcome(&p, Outcome::Miss, arrived, arrived_ns, rec);
-                    let wait = penalty.draw_ns(&mut self.penalty_rng);
-                    // The application's latency: the miss, then the
-                    // backend's penalty as modelled (kvbench's own delay in
-                    // sending the set is measured apart, as the fills'
-                    // lateness).
-                    if self.limit.records(p.measured, arrived) {
-                        let from = self.start_ns(&p);
-                        rec.record_app(
-                            op.kind,
-                            arrived_ns.saturating_sub(from).saturating_add(wait),
-                        );
-                    }
-                    self.parked.push(Parked {
-                        due_ns: arrived_ns.saturating_add(wait),
-                        since_ns: arrived_ns,
-                        p: Pending {
-                            part: Part::Fill,
-                            ..p
-                        },
-                        why: CACHE_FILL,
-                    });
-                    continue;
-                }
-            }
-            done += self.complete_part(p, outcome, arrived, arrived_ns, rec);
         }
         if demoted {
             return (
@@ -1074,6 +957,250 @@ impl Client {
             );
         }
         (ReadResult::Progress(done), pos)
+    }
+
+    /// The `+OK` of the `ASKING` sent before the request at the head of
+    /// `lane`, at the start of `buf`: returns the bytes it took and the
+    /// measured operations it completed (the request fails when `ASKING`
+    /// was refused); `None` while it is incomplete.
+    #[cold]
+    fn asking_reply(
+        &mut self,
+        lane: usize,
+        buf: &[u8],
+        arrived: Instant,
+        arrived_ns: u64,
+        rec: &mut Recorder,
+    ) -> Result<Option<(usize, u64)>, kvbench_proto::DecodeError> {
+        let Some(r) = resp::parse_reply(buf)? else {
+            return Ok(None);
+        };
+        let pending = &mut self.lanes[lane].pending;
+        let Some(head) = pending.front_mut() else {
+            return Ok(Some((r.consumed, 0)));
+        };
+        head.asking = false;
+        if r.kind == resp::ReplyKind::Status {
+            return Ok(Some((r.consumed, 0)));
+        }
+        let p = *head;
+        pending.pop_front();
+        rec.note_error("ASKING was refused after an ASK redirect");
+        let done = self.complete_part(p, Outcome::Error, arrived, arrived_ns, rec);
+        Ok(Some((r.consumed, done)))
+    }
+
+    /// Request `p`, answered on `lane` with `reply` classified as
+    /// `outcome`: completes its operation, or sends what comes next
+    /// (a redirect, a retry, a follow-up step, a cache-aside fill).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn settle(
+        &mut self,
+        lane: usize,
+        p: Pending,
+        outcome: Outcome,
+        reply: &[u8],
+        arrived: Instant,
+        arrived_ns: u64,
+        rec: &mut Recorder,
+    ) -> Result<Settled, ReadResult> {
+        let (p, demoted) = if outcome == Outcome::Error {
+            match self.error_reply(lane, p, reply, arrived, arrived_ns, rec) {
+                ErrorReply::Handled(s) => return Ok(s),
+                ErrorReply::Fails { p, demoted } => (p, demoted),
+            }
+        } else {
+            if p.measured {
+                rec.count_node_reply(lane, false);
+            }
+            (p, false)
+        };
+        let settled = |done| Ok(Settled { done, demoted });
+        // A follow-up step only after a successful first step.
+        if outcome == Outcome::Ok && p.group == NO_GROUP {
+            if let Some(next) = self.driver.next_step(&p.op, p.part.step()) {
+                if let Some(done) = self.follow_up(p, next, reply, arrived, arrived_ns, rec)? {
+                    return settled(done);
+                }
+            }
+        }
+        // Cache-aside: the miss is the store's answer, recorded now; the
+        // operation goes on with the set of the record after the
+        // backend's penalty.
+        if let (Outcome::Miss, Part::Main, OpKind::Read, NO_GROUP) =
+            (outcome, p.part, p.op.kind, p.group)
+        {
+            if let Some(penalty) = self.driver.cache_aside() {
+                self.await_fill(p, penalty, arrived, arrived_ns, rec);
+                return settled(0);
+            }
+        }
+        settled(self.complete_part(p, outcome, arrived, arrived_ns, rec))
+    }
+
+    /// An error reply to `p` on `lane`: a cluster's redirect or "try
+    /// again" sends it again, a "not now" is retried when retries are on;
+    /// otherwise it is counted and noted, and fails.
+    #[cold]
+    #[inline(never)]
+    fn error_reply(
+        &mut self,
+        lane: usize,
+        p: Pending,
+        reply: &[u8],
+        arrived: Instant,
+        arrived_ns: u64,
+        rec: &mut Recorder,
+    ) -> ErrorReply {
+        if self.router.redirects() {
+            if let Some(r) = Redirect::parse(reply) {
+                let done = match self.redirect(p, r, arrived_ns, rec) {
+                    Some(failed) => {
+                        self.complete_part(failed, Outcome::Error, arrived, arrived_ns, rec)
+                    }
+                    None => 0,
+                };
+                return ErrorReply::Handled(Settled {
+                    done,
+                    demoted: false,
+                });
+            }
+            if slots::asks_to_retry(reply) {
+                self.park(p, arrived_ns, RETRY_LATER);
+                return ErrorReply::Handled(Settled {
+                    done: 0,
+                    demoted: false,
+                });
+            }
+        }
+        let text = self.driver.error_text(reply);
+        let demoted =
+            self.router.follows().is_some() && text.is_some_and(|t| t.starts_with(b"READONLY"));
+        // "Not now" (LOADING, READONLY, ...): sent again when retries are on.
+        let p = match text {
+            Some(t) if self.retry.max > 0 && retryable_reply(t) => {
+                match self.retry_failed(p, arrived_ns) {
+                    None => return ErrorReply::Handled(Settled { done: 0, demoted }),
+                    Some(p) => p,
+                }
+            }
+            _ => p,
+        };
+        if p.measured {
+            rec.count_node_reply(lane, true);
+        }
+        if let Some(text) = text {
+            let measured = self.limit.records(p.measured, arrived);
+            rec.note_error_reply(text, measured);
+            // "Not now" (LOADING after a restart): the store is not
+            // available yet, which is the outage's business.
+            if measured && retryable_reply(text) {
+                rec.timeline.failed(1, arrived);
+            }
+        }
+        // An error on a reply whose values are checked: tell an integrity
+        // failure (with the key and field that differ) from an error reply.
+        let (op, step) = (p.op, p.part.step());
+        if self.driver.verifies(&op, step) {
+            if let Err(why) = self.driver.verify(&op, reply) {
+                self.integrity_failure = Some(why);
+            }
+        }
+        ErrorReply::Fails { p, demoted }
+    }
+
+    /// Sends step `next` of `p`, whose first step succeeded with `reply`:
+    /// a read-modify-write's write, or a scan's record reads. Returns the
+    /// measured operations completed when that ended the operation here,
+    /// `None` when it completes as it is (a scan of an empty range).
+    #[allow(clippy::too_many_arguments)]
+    fn follow_up(
+        &mut self,
+        p: Pending,
+        next: Step,
+        reply: &[u8],
+        arrived: Instant,
+        arrived_ns: u64,
+        rec: &mut Recorder,
+    ) -> Result<Option<u64>, ReadResult> {
+        match next {
+            Step::RmwWrite => {
+                self.driver.write_key(&p.op, &mut self.key);
+                let to = self.router.node_of(&self.key);
+                if self.lanes[to].dead {
+                    return Ok(Some(self.complete_part(
+                        p,
+                        Outcome::Error,
+                        arrived,
+                        arrived_ns,
+                        rec,
+                    )));
+                }
+                self.driver.encode_rmw_write(
+                    &p.op,
+                    self.source.rng(),
+                    &mut self.key,
+                    &mut self.lanes[to].wbuf,
+                );
+                self.lanes[to].pending.push_back(Pending {
+                    part: Part::RmwWrite,
+                    ..p
+                });
+                Ok(Some(0))
+            }
+            Step::ScanRead => match self.send_scan_reads(p, reply) {
+                Ok(ScanReads::None) => Ok(None),
+                Ok(ScanReads::Sent) => Ok(Some(0)),
+                Ok(ScanReads::AllDown) => Ok(Some(self.complete_part(
+                    p,
+                    Outcome::Error,
+                    arrived,
+                    arrived_ns,
+                    rec,
+                ))),
+                Err(e) => Err(ReadResult::Failed(
+                    ErrorKind::Protocol,
+                    format!("protocol error in a scan's key list: {e}"),
+                )),
+            },
+            Step::First | Step::Fill => Ok(None),
+        }
+    }
+
+    /// Cache-aside: read `p` missed. The miss is recorded as the store's
+    /// answer, and the operation waits out the backend's penalty before
+    /// the set of the record (its slot stays taken, as the application
+    /// thread waits).
+    fn await_fill(
+        &mut self,
+        p: Pending,
+        penalty: kvbench_workload::cache_aside::Penalty,
+        arrived: Instant,
+        arrived_ns: u64,
+        rec: &mut Recorder,
+    ) {
+        self.record_outcome(&p, Outcome::Miss, arrived, arrived_ns, rec);
+        let wait = penalty.draw_ns(&mut self.penalty_rng);
+        // The application's latency: the miss, then the backend's penalty
+        // as modelled (kvbench's own delay in sending the set is measured
+        // apart, as the fills' lateness).
+        if self.limit.records(p.measured, arrived) {
+            let from = self.start_ns(&p);
+            rec.record_app(
+                p.op.kind,
+                arrived_ns.saturating_sub(from).saturating_add(wait),
+            );
+        }
+        self.parked.push(Parked {
+            due_ns: arrived_ns.saturating_add(wait),
+            since_ns: arrived_ns,
+            p: Pending {
+                part: Part::Fill,
+                ..p
+            },
+            why: CACHE_FILL,
+        });
     }
 
     /// Sends one read per key in a scan's key list, each on its node's

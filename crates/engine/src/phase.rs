@@ -281,43 +281,20 @@ pub fn run_share(
     observer: &dyn Observer,
     stop: &Arc<AtomicBool>,
 ) -> Result<PhaseOutput, EngineError> {
-    let slice = share.slice;
-    if cfg.clients == 0 {
-        return Err(EngineError::Config("clients must be at least 1".into()));
-    }
-    if cfg.pipeline == 0 {
-        return Err(EngineError::Config("pipeline must be at least 1".into()));
-    }
-    let clients = cfg.clients as usize;
-    let mine = slice.clients_of(cfg.clients) as usize;
-    if mine == 0 {
-        return Err(EngineError::Config(format!(
-            "worker {slice} has none of the {clients} clients: use at most as many workers as clients"
-        )));
-    }
-    let threads = (cfg.threads.max(1) as usize).min(mine);
-    let (warmup, window, rate) = match cfg.kind {
-        PhaseKind::Load => (Duration::ZERO, None, None),
-        PhaseKind::Run {
-            warmup,
-            window,
-            rate,
-        } => (warmup, Some(window), rate),
-    };
-    if let Some(r) = rate {
-        if !(r.ops_per_s.is_finite() && r.ops_per_s > 0.0) {
-            return Err(EngineError::Config(
-                "rate must be a positive number of operations per second".into(),
-            ));
-        }
-    }
-    crate::limits::ensure_open_files(cfg.clients as u64).map_err(EngineError::Config)?;
-
+    let shape = Shape::of(cfg, share.slice)?;
+    let Shape {
+        clients,
+        threads,
+        warmup,
+        window,
+        rate,
+        ..
+    } = shape;
     let Dealt {
         per_worker,
         expected,
         insert_counter,
-    } = deal(cfg, slice, threads, window, rate)?;
+    } = deal(cfg, share.slice, threads, window, rate)?;
 
     let shared = Arc::new(Shared {
         barrier: Barrier::new(threads),
@@ -328,24 +305,12 @@ pub fn run_share(
     let counters: Vec<Arc<AtomicU64>> = (0..threads).map(|_| Arc::new(AtomicU64::new(0))).collect();
     // Each worker sends its finished seconds here (the live view).
     let (live_tx, live_rx) = mpsc::channel();
-    let driver = Driver::new(cfg.system, &cfg.spec, cfg.keys.clone());
-    let library = if cfg.system.protocol().through_library() {
-        Some(LibraryJob::new(cfg, &driver)?)
-    } else {
-        None
-    };
-    let (nodes, router) = match &library {
-        // The library finds the cluster's nodes and partitions itself.
-        Some(_) => (Vec::new(), Router::Single),
-        None => {
-            crate::route::connect_plan(&cfg.topology, &driver, &cfg.access, cfg.connect_timeout)?
-        }
-    };
-    // Failovers are followed while the phase runs (the watcher ends with it).
-    if let Some(s) = router.follows() {
-        s.watch()
-            .map_err(|e| EngineError::Config(format!("cannot start the Sentinel watcher: {e}")))?;
-    }
+    let Reach {
+        driver,
+        library,
+        nodes,
+        router,
+    } = Reach::of(cfg)?;
 
     let mut handles = Vec::with_capacity(threads);
     for (w, sources) in per_worker.into_iter().enumerate() {
@@ -379,9 +344,14 @@ pub fn run_share(
         handles.push(h);
     }
 
-    let time_bound = match window {
-        Some(Window::Duration(d)) => Some(d),
-        _ => None,
+    let edges = Edges {
+        warmup,
+        window,
+        time_bound: match window {
+            Some(Window::Duration(d)) => Some(d),
+            _ => None,
+        },
+        expected,
     };
     let Coordinated {
         start,
@@ -394,12 +364,7 @@ pub fn run_share(
         &handles,
         &counters,
         (live_rx, threads),
-        Edges {
-            warmup,
-            window,
-            time_bound,
-            expected,
-        },
+        edges,
         observer,
     );
     let Joined {
@@ -409,38 +374,9 @@ pub fn run_share(
         worker_busy,
     } = join(handles);
     let interrupted = stop.load(Ordering::Relaxed);
-    let cut_short = match (window, start) {
-        // A load, or a run stopped before its window: nothing to keep.
-        (None, _) | (_, None) => None,
-        (Some(_), Some(s)) if interrupted => {
-            (ended_at > s + warmup).then_some(CutShort::Interrupted)
-        }
-        (Some(Window::Duration(d)), Some(s)) => {
-            (ended_at + TICK < s + warmup + d).then_some(CutShort::ConnectionsLost)
-        }
-        (Some(Window::Operations(_)), Some(_)) => {
-            // A miss is an answered operation too: it counts against the
-            // quota the workers stop at.
-            let ended = merged.completed() + merged.misses_total() + merged.errors_total();
-            (ended < expected).then_some(CutShort::ConnectionsLost)
-        }
-    };
-    // A window cut short ends at its last reply (or when the workers were
-    // seen to end), so its rates are over the time it really lasted.
-    let window_len = |start: Instant| match (time_bound, cut_short) {
-        (Some(d), None) => d,
-        (Some(d), Some(_)) => merged
-            .last_reply
-            .unwrap_or(ended_at)
-            .saturating_duration_since(start + warmup)
-            .min(d),
-        (None, _) => merged
-            .last_reply
-            .map(|t| t.saturating_duration_since(start + warmup))
-            .unwrap_or_default(),
-    };
+    let cut_short = edges.cut_short(start, interrupted, ended_at, &merged);
     if let (Some(start), Some(live)) = (start, live.as_mut()) {
-        for second in live.rest(window_len(start)) {
+        for second in live.rest(edges.window_len(start, cut_short, &merged, ended_at)) {
             observer.second(&second);
         }
     }
@@ -464,27 +400,15 @@ pub fn run_share(
     if interrupted && cut_short.is_none() {
         return Err(EngineError::Interrupted);
     }
-    let window_len = window_len(start);
+    let window_len = edges.window_len(start, cut_short, &merged, ended_at);
     let mut result = merged.to_phase_result(window_len.as_secs_f64());
     result.series = SeriesRecorder::merge(&mut series);
-    // A share offers its clients' part of the rate (each client's schedule
-    // is the whole phase's rate over every client).
-    let offered = rate.map(|r| r.ops_per_s * mine as f64 / clients as f64);
-    result.offered_rate = offered;
-    if cfg.pipeline > 1 && rate.is_none() && matches!(cfg.kind, PhaseKind::Run { .. }) {
-        for op in &mut result.ops {
-            op.per_pipeline = Some(op.latency.divided_by(cfg.pipeline));
-        }
-    }
     // A cluster's list includes the nodes that joined while it ran.
     let nodes = match &router {
         Router::Cluster(t) => t.all_nodes(),
         _ => nodes,
     };
-    if nodes.len() > 1 {
-        result.nodes = node_counts(&nodes, &merged);
-    }
-    let overloaded = offered.and_then(|r| overload(r, &result, &merged));
+    let overloaded = shape.complete(cfg, &mut result, &merged, &nodes);
     Ok(PhaseOutput {
         result,
         recorder: merged,
@@ -496,13 +420,193 @@ pub fn run_share(
     })
 }
 
+/// What the phase's requests go through: the driver, and either a client
+/// library (Aerospike's, which finds the nodes itself) or the nodes and
+/// the router kvbench's own connections use.
+struct Reach {
+    driver: Driver,
+    library: Option<LibraryJob>,
+    nodes: Vec<SocketAddr>,
+    router: Router,
+}
+
+impl Reach {
+    fn of(cfg: &PhaseConfig) -> Result<Reach, EngineError> {
+        let driver = Driver::new(cfg.system, &cfg.spec, cfg.keys.clone());
+        let library = if cfg.system.protocol().through_library() {
+            Some(LibraryJob::new(cfg, &driver)?)
+        } else {
+            None
+        };
+        let (nodes, router) = match &library {
+            // The library finds the cluster's nodes and partitions itself.
+            Some(_) => (Vec::new(), Router::Single),
+            None => crate::route::connect_plan(
+                &cfg.topology,
+                &driver,
+                &cfg.access,
+                cfg.connect_timeout,
+            )?,
+        };
+        // Failovers are followed while the phase runs (the watcher ends with it).
+        if let Some(s) = router.follows() {
+            s.watch().map_err(|e| {
+                EngineError::Config(format!("cannot start the Sentinel watcher: {e}"))
+            })?;
+        }
+        Ok(Reach {
+            driver,
+            library,
+            nodes,
+            router,
+        })
+    }
+}
+
+/// What a phase's configuration makes of one share, checked before
+/// anything starts.
+#[derive(Clone, Copy)]
+struct Shape {
+    /// Clients of the whole phase, over every share.
+    clients: usize,
+    /// This share's clients.
+    mine: usize,
+    threads: usize,
+    warmup: Duration,
+    window: Option<Window>,
+    rate: Option<Rate>,
+}
+
+impl Shape {
+    fn of(cfg: &PhaseConfig, slice: Slice) -> Result<Shape, EngineError> {
+        if cfg.clients == 0 {
+            return Err(EngineError::Config("clients must be at least 1".into()));
+        }
+        if cfg.pipeline == 0 {
+            return Err(EngineError::Config("pipeline must be at least 1".into()));
+        }
+        let clients = cfg.clients as usize;
+        let mine = slice.clients_of(cfg.clients) as usize;
+        if mine == 0 {
+            return Err(EngineError::Config(format!(
+                "worker {slice} has none of the {clients} clients: use at most as many workers as clients"
+            )));
+        }
+        let (warmup, window, rate) = match cfg.kind {
+            PhaseKind::Load => (Duration::ZERO, None, None),
+            PhaseKind::Run {
+                warmup,
+                window,
+                rate,
+            } => (warmup, Some(window), rate),
+        };
+        if let Some(r) = rate {
+            if !(r.ops_per_s.is_finite() && r.ops_per_s > 0.0) {
+                return Err(EngineError::Config(
+                    "rate must be a positive number of operations per second".into(),
+                ));
+            }
+        }
+        crate::limits::ensure_open_files(cfg.clients as u64).map_err(EngineError::Config)?;
+        Ok(Shape {
+            clients,
+            mine,
+            threads: (cfg.threads.max(1) as usize).min(mine),
+            warmup,
+            window,
+            rate,
+        })
+    }
+
+    /// Completes a share's `result` with what the shape decides: the rate
+    /// it offered, the latency per pipelined request, the counts of each
+    /// of `nodes`. Returns why an open-loop run fell behind its rate.
+    fn complete(
+        &self,
+        cfg: &PhaseConfig,
+        result: &mut PhaseResult,
+        merged: &Recorder,
+        nodes: &[SocketAddr],
+    ) -> Option<Finding> {
+        // A share offers its clients' part of the rate (each client's schedule
+        // is the whole phase's rate over every client).
+        let offered = self
+            .rate
+            .map(|r| r.ops_per_s * self.mine as f64 / self.clients as f64);
+        result.offered_rate = offered;
+        if cfg.pipeline > 1 && self.rate.is_none() && matches!(cfg.kind, PhaseKind::Run { .. }) {
+            for op in &mut result.ops {
+                op.per_pipeline = Some(op.latency.divided_by(cfg.pipeline));
+            }
+        }
+        if nodes.len() > 1 {
+            result.nodes = node_counts(nodes, merged);
+        }
+        offered.and_then(|r| overload(r, result, merged))
+    }
+}
+
 /// The window as the coordinator marks it.
+#[derive(Clone, Copy)]
 struct Edges {
     warmup: Duration,
     window: Option<Window>,
     time_bound: Option<Duration>,
     /// The progress bar's total (a load's or an operation-count window's).
     expected: u64,
+}
+
+impl Edges {
+    /// Whether (and why) the window ended before its end, given the
+    /// workers' common `start` and when they were seen to end.
+    fn cut_short(
+        &self,
+        start: Option<Instant>,
+        interrupted: bool,
+        ended_at: Instant,
+        merged: &Recorder,
+    ) -> Option<CutShort> {
+        match (self.window, start) {
+            // A load, or a run stopped before its window: nothing to keep.
+            (None, _) | (_, None) => None,
+            (Some(_), Some(s)) if interrupted => {
+                (ended_at > s + self.warmup).then_some(CutShort::Interrupted)
+            }
+            (Some(Window::Duration(d)), Some(s)) => {
+                (ended_at + TICK < s + self.warmup + d).then_some(CutShort::ConnectionsLost)
+            }
+            (Some(Window::Operations(_)), Some(_)) => {
+                // A miss is an answered operation too: it counts against the
+                // quota the workers stop at.
+                let ended = merged.completed() + merged.misses_total() + merged.errors_total();
+                (ended < self.expected).then_some(CutShort::ConnectionsLost)
+            }
+        }
+    }
+
+    /// How long the window lasted. A window cut short ends at its last
+    /// reply (or when the workers were seen to end), so its rates are over
+    /// the time it really lasted.
+    fn window_len(
+        &self,
+        start: Instant,
+        cut_short: Option<CutShort>,
+        merged: &Recorder,
+        ended_at: Instant,
+    ) -> Duration {
+        match (self.time_bound, cut_short) {
+            (Some(d), None) => d,
+            (Some(d), Some(_)) => merged
+                .last_reply
+                .unwrap_or(ended_at)
+                .saturating_duration_since(start + self.warmup)
+                .min(d),
+            (None, _) => merged
+                .last_reply
+                .map(|t| t.saturating_duration_since(start + self.warmup))
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// What the coordinator saw of a phase.

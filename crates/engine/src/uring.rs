@@ -28,6 +28,7 @@ use crate::client::{Client, ReadResult};
 use crate::cpu::thread_cpu_seconds;
 use crate::recorder::{ErrorKind, Recorder};
 use crate::reopen::{reset_on_close, Reopener, Reopening};
+use crate::route::sentinel::Sentinel;
 use crate::timer::earliest;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use std::net::TcpStream;
@@ -228,6 +229,8 @@ pub fn setup(n: usize) -> Result<(IoUring, BufRing), String> {
     Ok((ring, bufs))
 }
 
+/// Runs the loop over `input`'s clients until none has an operation in
+/// flight; see [`Loop`].
 fn drive(
     ring: &mut IoUring,
     bufs: &mut BufRing,
@@ -235,400 +238,518 @@ fn drive(
     env: &Env<'_>,
     rec: &mut Recorder,
 ) -> Result<Option<(Instant, f64)>, String> {
-    let now = Instant::now();
-    // Each client's connections, by lane (`None` while a lane for a node
-    // that joined waits for its first connection).
-    let mut lane_conn: Vec<Vec<Option<usize>>> = Vec::with_capacity(input.len());
-    let mut clients = Vec::with_capacity(input.len());
-    let mut conns: Vec<Conn> = Vec::new();
-    for (ci, (socks, client)) in input.into_iter().enumerate() {
-        let mut lanes = Vec::with_capacity(socks.len());
-        for (lane, sock) in socks.into_iter().enumerate() {
-            lanes.push(Some(conns.len()));
-            conns.push(Conn::new(sock, ci, lane, now, false));
-        }
-        lane_conn.push(lanes);
-        clients.push(client);
-    }
-    let mut joining: Vec<Joining> = Vec::new();
-    let fds: Vec<i32> = conns.iter().map(|c| c.sock.as_raw_fd()).collect();
-    let files = match ring.submitter().register_files(&fds) {
-        Ok(()) => Files::Fixed,
-        Err(_) => Files::Raw,
-    };
-    let mut in_flight = 0usize;
-    // Sends queued since the last submission: their completions arrive at
-    // once (a send to a socket with buffer space completes inline), so the
-    // wait asks for one completion more, which is what the loop waits for.
-    let mut sends_queued = 0usize;
-    let mut cpu_start = None;
-    // Clients with something to do: their lanes' sends, receives, ends.
-    let mut dirty: Vec<usize> = (0..clients.len()).collect();
-    let mut was_awaiting: Vec<bool> = Vec::new();
-    let mut completions: Vec<(u64, i32, u32)> = Vec::with_capacity(4 * conns.len() + 8);
-    let mut next_sweep = now + TICK;
-    let mut stopped = false;
-    // When the earliest parked request of any client is due (cluster retries).
-    let mut retry_at: Option<Instant> = None;
-    // Connections on their way back, when the next attempt is due, and
-    // whether one is under way (then the loop looks for its end often).
-    let mut reopening = 0usize;
-    let mut reopen_at: Option<Instant> = None;
-    let mut attempting = false;
-    // A Sentinel group's master, followed across failovers.
-    let follow = env.reopen.as_ref().and_then(|r| r.follow.clone());
-    let mut moves_seen = 0;
+    Loop::new(ring, bufs, input, env, rec).run()
+}
 
-    loop {
+/// The loop's state between iterations. Each iteration: notice what
+/// changed without a completion (Ctrl-C, a failover, due retries,
+/// timeouts), advance connections on their way back, queue every dirty
+/// client's sends and receives, then submit, wait and handle completions.
+struct Loop<'a, 'e> {
+    ring: &'a mut IoUring,
+    bufs: &'a mut BufRing,
+    env: &'a Env<'e>,
+    rec: &'a mut Recorder,
+    files: Files,
+    clients: Vec<Client>,
+    conns: Vec<Conn>,
+    /// Each client's connections, by lane (`None` while a lane for a node
+    /// that joined waits for its first connection).
+    lane_conn: Vec<Vec<Option<usize>>>,
+    joining: Vec<Joining>,
+    in_flight: usize,
+    /// Sends queued since the last submission: their completions arrive at
+    /// once (a send to a socket with buffer space completes inline), so the
+    /// wait asks for one completion more, which is what the loop waits for.
+    sends_queued: usize,
+    /// Clients with something to do: their lanes' sends, receives, ends.
+    dirty: Vec<usize>,
+    was_awaiting: Vec<bool>,
+    completions: Vec<(u64, i32, u32)>,
+    next_sweep: Instant,
+    stopped: bool,
+    /// When the earliest parked request of any client is due (cluster retries).
+    retry_at: Option<Instant>,
+    /// Connections on their way back, when the next attempt is due, and
+    /// whether one is under way (then the loop looks for its end often).
+    reopening: usize,
+    reopen_at: Option<Instant>,
+    attempting: bool,
+    /// A Sentinel group's master, followed across failovers.
+    follow: Option<Arc<Sentinel>>,
+    moves_seen: u64,
+}
+
+impl<'a, 'e> Loop<'a, 'e> {
+    fn new(
+        ring: &'a mut IoUring,
+        bufs: &'a mut BufRing,
+        input: Vec<(Vec<TcpStream>, Client)>,
+        env: &'a Env<'e>,
+        rec: &'a mut Recorder,
+    ) -> Self {
         let now = Instant::now();
-        if cpu_start.is_none() && now >= env.measure_from {
-            cpu_start = Some((now, thread_cpu_seconds()));
+        let mut lane_conn: Vec<Vec<Option<usize>>> = Vec::with_capacity(input.len());
+        let mut clients = Vec::with_capacity(input.len());
+        let mut conns: Vec<Conn> = Vec::new();
+        for (ci, (socks, client)) in input.into_iter().enumerate() {
+            let mut lanes = Vec::with_capacity(socks.len());
+            for (lane, sock) in socks.into_iter().enumerate() {
+                lanes.push(Some(conns.len()));
+                conns.push(Conn::new(sock, ci, lane, now, false));
+            }
+            lane_conn.push(lanes);
+            clients.push(client);
         }
-        if !stopped && env.stop.load(Ordering::Relaxed) {
-            stopped = true;
-            for (ci, c) in clients.iter_mut().enumerate() {
-                c.stop_sending();
-                dirty.push(ci);
+        let fds: Vec<i32> = conns.iter().map(|c| c.sock.as_raw_fd()).collect();
+        let files = match ring.submitter().register_files(&fds) {
+            Ok(()) => Files::Fixed,
+            Err(_) => Files::Raw,
+        };
+        Loop {
+            ring,
+            bufs,
+            env,
+            rec,
+            files,
+            dirty: (0..clients.len()).collect(),
+            completions: Vec::with_capacity(4 * conns.len() + 8),
+            clients,
+            conns,
+            lane_conn,
+            joining: Vec::new(),
+            in_flight: 0,
+            sends_queued: 0,
+            was_awaiting: Vec::new(),
+            next_sweep: now + TICK,
+            stopped: false,
+            retry_at: None,
+            reopening: 0,
+            reopen_at: None,
+            attempting: false,
+            follow: env.reopen.as_ref().and_then(|r| r.follow.clone()),
+            moves_seen: 0,
+        }
+    }
+
+    /// Returns the thread's CPU time at the window's start, when reached.
+    fn run(mut self) -> Result<Option<(Instant, f64)>, String> {
+        let mut cpu_start = None;
+        loop {
+            let now = Instant::now();
+            if cpu_start.is_none() && now >= self.env.measure_from {
+                cpu_start = Some((now, thread_cpu_seconds()));
+            }
+            self.notice(now);
+            if self.reopening > 0 {
+                self.reopen(now);
+            }
+            self.queue(now)?;
+            // The next parked request, reopening attempt, or look at one under way.
+            let wake = earliest(self.retry_at, self.reopen_at);
+            let mut wait = wake.map_or(TICK, |t| t.saturating_duration_since(now).min(TICK));
+            if self.attempting {
+                wait = wait.min(REOPEN_POLL);
+            }
+            if self.in_flight == 0 {
+                if wake.is_none() && self.reopening == 0 {
+                    return Ok(cpu_start);
+                }
+                // Every request left is parked, or waits for its connection.
+                std::thread::sleep(wait);
+                continue;
+            }
+            self.submit_and_wait(wait)?;
+            let arrived = Instant::now();
+            let done = self.complete(arrived)?;
+            if done > 0 {
+                self.env.progress.fetch_add(done, Ordering::Relaxed);
             }
         }
-        if let Some(master) = follow.as_ref().and_then(|f| f.moved(&mut moves_seen)) {
+    }
+
+    /// What changed without a completion: Ctrl-C, a followed master that
+    /// moved, parked requests that are due, and connections that waited
+    /// past the timeout.
+    fn notice(&mut self, now: Instant) {
+        if !self.stopped && self.env.stop.load(Ordering::Relaxed) {
+            self.stopped = true;
+            for (ci, c) in self.clients.iter_mut().enumerate() {
+                c.stop_sending();
+                self.dirty.push(ci);
+            }
+        }
+        let moved = self
+            .follow
+            .as_ref()
+            .and_then(|f| f.moved(&mut self.moves_seen));
+        if let Some(master) = moved {
             // Connections to the old master are given up and reopened
             // to the new one (see `route/sentinel.rs`).
             let msg = format!("the master moved to {master} (+switch-master)");
-            for c in conns.iter_mut() {
+            for c in self.conns.iter_mut() {
                 if !c.failed && !c.finished && c.sock.peer_addr().ok() != Some(master) {
                     let ci = c.client;
-                    reopening += fail(c, &mut clients[ci], ErrorKind::Closed, &msg, rec, env);
-                    dirty.push(ci);
+                    let client = &mut self.clients[ci];
+                    self.reopening += fail(c, client, ErrorKind::Closed, &msg, self.rec, self.env);
+                    self.dirty.push(ci);
                 }
             }
         }
-        if retry_at.is_some_and(|t| now >= t) {
-            retry_at = None;
-            dirty.extend((0..clients.len()).filter(|&ci| clients[ci].has_parked()));
+        if self.retry_at.is_some_and(|t| now >= t) {
+            self.retry_at = None;
+            let clients = &self.clients;
+            self.dirty
+                .extend((0..clients.len()).filter(|&ci| clients[ci].has_parked()));
         }
-        if now >= next_sweep {
-            next_sweep = now + TICK;
+        if now >= self.next_sweep {
+            self.next_sweep = now + TICK;
             // A worker waiting for replies still finishes its seconds on time.
-            rec.series.tick(now);
-            for c in conns.iter_mut() {
+            self.rec.series.tick(now);
+            let timeout = self.env.timeout;
+            for c in self.conns.iter_mut() {
                 if !c.failed
-                    && clients[c.client].awaiting(c.lane)
-                    && now.saturating_duration_since(c.last_progress) > env.timeout
+                    && self.clients[c.client].awaiting(c.lane)
+                    && now.saturating_duration_since(c.last_progress) > timeout
                 {
                     let ci = c.client;
-                    let msg = format!("timeout: no reply within {:?}", env.timeout);
-                    reopening += fail(c, &mut clients[ci], ErrorKind::Timeout, &msg, rec, env);
-                    dirty.push(ci);
+                    let msg = format!("timeout: no reply within {timeout:?}");
+                    let client = &mut self.clients[ci];
+                    self.reopening += fail(c, client, ErrorKind::Timeout, &msg, self.rec, self.env);
+                    self.dirty.push(ci);
                 }
             }
         }
-        if reopening > 0 {
-            reopen_at = None;
-            attempting = false;
-            let env_reopen = env.reopen.as_ref();
-            for (i, c) in conns.iter_mut().enumerate() {
-                let idle = c.idle();
-                let (Some(l), Some(r)) = (c.lost.as_mut(), env_reopen) else {
-                    continue;
-                };
-                let client = &mut clients[c.client];
-                if client.is_done() {
-                    // Nothing left to send on it.
-                    c.lost = None;
-                    reopening -= 1;
-                    dirty.push(c.client);
-                    continue;
-                }
-                let Some(attempt) = &l.attempt else {
-                    if now >= l.state.due && idle {
-                        l.attempt = Some(r.open_plain(c.lane, client.lane_addr(c.lane)));
-                        attempting = true;
-                    } else {
-                        reopen_at = earliest(reopen_at, Some(l.state.due));
-                    }
-                    continue;
-                };
-                let opened = match attempt.try_recv() {
-                    Err(TryRecvError::Empty) => {
-                        attempting = true;
-                        continue;
-                    }
-                    Err(TryRecvError::Disconnected) => {
-                        Err("the attempt ended without a word".into())
-                    }
-                    Ok(Ok(sock)) => match files {
-                        Files::Fixed if !c.raw => ring
-                            .submitter()
-                            .register_files_update(i as u32, &[sock.as_raw_fd()])
-                            .map(|_| sock)
-                            .map_err(|e| format!("cannot register the new socket: {e}")),
-                        _ => Ok(sock),
-                    },
-                    Ok(Err(e)) => Err(e),
-                };
-                l.attempt = None;
-                match opened {
-                    Ok(sock) => {
-                        // The old socket closes here, the ring no longer holding it.
-                        c.sock = sock;
-                        c.failed = false;
-                        c.sending.clear();
-                        c.sent = 0;
-                        c.last_progress = now;
-                        c.lost = None;
-                        reopening -= 1;
-                        client.lane_up(c.lane, now, rec);
-                        dirty.push(c.client);
-                    }
-                    Err(e) => {
-                        let addr = r.addr_for(c.lane, client.lane_addr(c.lane));
-                        if let Some(why) = r.attempt_failed(&mut l.state, addr, &e, now) {
-                            c.lost = None;
-                            c.finished = true;
-                            reopening -= 1;
-                            client.give_up(c.lane, &why, now, rec);
-                            dirty.push(c.client);
-                        }
-                    }
-                }
-            }
-            if let Some(r) = env_reopen.filter(|_| !joining.is_empty()) {
-                let mut joins = Joins {
-                    conns: &mut conns,
-                    lane_conn: &mut lane_conn,
-                    clients: &mut clients,
-                    rec,
-                    dirty: &mut dirty,
-                    now,
-                };
-                let (ended, due, under_way) = joins.advance(&mut joining, r);
-                reopening -= ended;
-                reopen_at = earliest(reopen_at, due);
-                attempting |= under_way;
-            }
-        }
-        // Give every lane of a client that changed something to send, a
-        // receive armed while it awaits replies, and a cancel once the
-        // client is done (a lane may get requests again until then).
-        for ci in dirty.drain(..) {
-            let client = &mut clients[ci];
-            was_awaiting.clear();
-            was_awaiting.extend((0..client.lanes()).map(|l| client.awaiting(l)));
-            client.fill(now, rec);
-            if let Some(t) = client.next_retry() {
-                retry_at = Some(retry_at.map_or(t, |r| r.min(t)));
-            }
-            // Nodes that joined the cluster: lanes wait for a connection.
-            while lane_conn[ci].len() < client.lanes() {
-                let lane = lane_conn[ci].len();
-                lane_conn[ci].push(None);
-                match &env.reopen {
-                    Some(r) => {
-                        joining.push(Joining {
-                            client: ci,
-                            lane,
-                            state: r.join(lane, rec.connections, now),
-                            attempt: None,
-                        });
-                        reopening += 1;
-                        reopen_at = Some(now);
-                    }
-                    None => client.give_up(lane, crate::conn::NO_JOIN, now, rec),
-                }
-            }
-            for i in lane_conn[ci].iter().flatten().copied() {
-                let c = &mut conns[i];
-                if c.finished {
-                    continue;
-                }
-                if c.failed {
-                    // Its receive ends (the socket is shut down); cancel it
-                    // too, so the socket is free to be replaced.
-                    if c.reading && !c.cancelling {
-                        let e = opcode::AsyncCancel::new(tag(i, READ))
-                            .build()
-                            .user_data(tag(i, CANCEL));
-                        push(ring, e)?;
-                        c.cancelling = true;
-                        in_flight += 1;
-                    }
-                    if c.lost.is_none() {
-                        c.finished = true;
-                    }
-                    continue;
-                }
-                if !c.writing {
-                    let wbuf = client.wbuf(c.lane);
-                    if !wbuf.is_empty() {
-                        std::mem::swap(&mut c.sending, wbuf);
-                        c.sent = 0;
-                        push(ring, send(c, i, files))?;
-                        c.writing = true;
-                        in_flight += 1;
-                        sends_queued += 1;
-                    }
-                }
-                if client.awaiting(c.lane) {
-                    if !was_awaiting.get(c.lane).copied().unwrap_or(true) {
-                        c.last_progress = now;
-                    }
-                    if !c.reading {
-                        push(ring, recv(c, i, files))?;
-                        c.reading = true;
-                        in_flight += 1;
-                    }
-                }
-                if client.is_done() {
-                    c.finished = true;
-                    if c.reading && !c.cancelling {
-                        let e = opcode::AsyncCancel::new(tag(i, READ))
-                            .build()
-                            .user_data(tag(i, CANCEL));
-                        push(ring, e)?;
-                        in_flight += 1;
-                    }
-                }
-            }
-        }
-        // The next parked request, reopening attempt, or look at one under way.
-        let wake = earliest(retry_at, reopen_at);
-        let mut wait = wake.map_or(TICK, |t| t.saturating_duration_since(now).min(TICK));
-        if attempting {
-            wait = wait.min(REOPEN_POLL);
-        }
-        if in_flight == 0 {
-            if wake.is_none() && reopening == 0 {
-                return Ok(cpu_start);
-            }
-            // Every request left is parked, or waits for its connection.
-            std::thread::sleep(wait);
-            continue;
-        }
+    }
 
-        bufs.publish();
+    /// Advances every connection on its way back: lost ones, and the first
+    /// connections of lanes for nodes that joined.
+    fn reopen(&mut self, now: Instant) {
+        self.reopen_at = None;
+        self.attempting = false;
+        let Some(r) = self.env.reopen.as_ref() else {
+            return;
+        };
+        for i in 0..self.conns.len() {
+            self.reopen_lost(i, r, now);
+        }
+        if !self.joining.is_empty() {
+            let mut joins = Joins {
+                conns: &mut self.conns,
+                lane_conn: &mut self.lane_conn,
+                clients: &mut self.clients,
+                rec: self.rec,
+                dirty: &mut self.dirty,
+                now,
+            };
+            let (ended, due, under_way) = joins.advance(&mut self.joining, r);
+            self.reopening -= ended;
+            self.reopen_at = earliest(self.reopen_at, due);
+            self.attempting |= under_way;
+        }
+    }
+
+    /// Connection `i`, if lost: starts its next attempt when due, or takes
+    /// in the one that ended (the connection is back, or given up).
+    fn reopen_lost(&mut self, i: usize, r: &Arc<Reopener>, now: Instant) {
+        let c = &mut self.conns[i];
+        let idle = c.idle();
+        let Some(l) = c.lost.as_mut() else {
+            return;
+        };
+        let client = &mut self.clients[c.client];
+        if client.is_done() {
+            // Nothing left to send on it.
+            c.lost = None;
+            self.reopening -= 1;
+            self.dirty.push(c.client);
+            return;
+        }
+        let Some(attempt) = &l.attempt else {
+            if now >= l.state.due && idle {
+                l.attempt = Some(r.open_plain(c.lane, client.lane_addr(c.lane)));
+                self.attempting = true;
+            } else {
+                self.reopen_at = earliest(self.reopen_at, Some(l.state.due));
+            }
+            return;
+        };
+        let opened = match attempt.try_recv() {
+            Err(TryRecvError::Empty) => {
+                self.attempting = true;
+                return;
+            }
+            Err(TryRecvError::Disconnected) => Err("the attempt ended without a word".into()),
+            Ok(Ok(sock)) => match self.files {
+                Files::Fixed if !c.raw => self
+                    .ring
+                    .submitter()
+                    .register_files_update(i as u32, &[sock.as_raw_fd()])
+                    .map(|_| sock)
+                    .map_err(|e| format!("cannot register the new socket: {e}")),
+                _ => Ok(sock),
+            },
+            Ok(Err(e)) => Err(e),
+        };
+        l.attempt = None;
+        match opened {
+            Ok(sock) => {
+                // The old socket closes here, the ring no longer holding it.
+                c.sock = sock;
+                c.failed = false;
+                c.sending.clear();
+                c.sent = 0;
+                c.last_progress = now;
+                c.lost = None;
+                self.reopening -= 1;
+                client.lane_up(c.lane, now, self.rec);
+                self.dirty.push(c.client);
+            }
+            Err(e) => {
+                let addr = r.addr_for(c.lane, client.lane_addr(c.lane));
+                if let Some(why) = r.attempt_failed(&mut l.state, addr, &e, now) {
+                    c.lost = None;
+                    c.finished = true;
+                    self.reopening -= 1;
+                    client.give_up(c.lane, &why, now, self.rec);
+                    self.dirty.push(c.client);
+                }
+            }
+        }
+    }
+
+    /// Gives every lane of a client that changed something to send, a
+    /// receive armed while it awaits replies, and a cancel once the
+    /// client is done (a lane may get requests again until then).
+    fn queue(&mut self, now: Instant) -> Result<(), String> {
+        let mut dirty = std::mem::take(&mut self.dirty);
+        for ci in dirty.drain(..) {
+            self.queue_client(ci, now)?;
+        }
+        // Nothing above adds to `dirty`: keep its allocation.
+        self.dirty = dirty;
+        Ok(())
+    }
+
+    fn queue_client(&mut self, ci: usize, now: Instant) -> Result<(), String> {
+        let client = &mut self.clients[ci];
+        self.was_awaiting.clear();
+        self.was_awaiting
+            .extend((0..client.lanes()).map(|l| client.awaiting(l)));
+        client.fill(now, self.rec);
+        if let Some(t) = client.next_retry() {
+            self.retry_at = Some(self.retry_at.map_or(t, |r| r.min(t)));
+        }
+        // Nodes that joined the cluster: lanes wait for a connection.
+        while self.lane_conn[ci].len() < client.lanes() {
+            let lane = self.lane_conn[ci].len();
+            self.lane_conn[ci].push(None);
+            match &self.env.reopen {
+                Some(r) => {
+                    self.joining.push(Joining {
+                        client: ci,
+                        lane,
+                        state: r.join(lane, self.rec.connections, now),
+                        attempt: None,
+                    });
+                    self.reopening += 1;
+                    self.reopen_at = Some(now);
+                }
+                None => client.give_up(lane, crate::conn::NO_JOIN, now, self.rec),
+            }
+        }
+        for i in self.lane_conn[ci].iter().flatten().copied() {
+            let c = &mut self.conns[i];
+            if c.finished {
+                continue;
+            }
+            if c.failed {
+                // Its receive ends (the socket is shut down); cancel it
+                // too, so the socket is free to be replaced.
+                if c.reading && !c.cancelling {
+                    push(self.ring, cancel(i))?;
+                    c.cancelling = true;
+                    self.in_flight += 1;
+                }
+                if c.lost.is_none() {
+                    c.finished = true;
+                }
+                continue;
+            }
+            if !c.writing {
+                let wbuf = client.wbuf(c.lane);
+                if !wbuf.is_empty() {
+                    std::mem::swap(&mut c.sending, wbuf);
+                    c.sent = 0;
+                    push(self.ring, send(c, i, self.files))?;
+                    c.writing = true;
+                    self.in_flight += 1;
+                    self.sends_queued += 1;
+                }
+            }
+            if client.awaiting(c.lane) {
+                if !self.was_awaiting.get(c.lane).copied().unwrap_or(true) {
+                    c.last_progress = now;
+                }
+                if !c.reading {
+                    push(self.ring, recv(c, i, self.files))?;
+                    c.reading = true;
+                    self.in_flight += 1;
+                }
+            }
+            if client.is_done() {
+                c.finished = true;
+                if c.reading && !c.cancelling {
+                    push(self.ring, cancel(i))?;
+                    self.in_flight += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Submits what is queued and waits up to `wait` for completions.
+    fn submit_and_wait(&mut self, wait: Duration) -> Result<(), String> {
+        self.bufs.publish();
         let ts = types::Timespec::new().nsec(wait.as_nanos() as u32);
         let args = types::SubmitArgs::new().timespec(&ts);
         // Without this, a batch of sends would return at once with their own
         // completions and cost a second system call to wait for the replies.
-        let want = (sends_queued + 1).min(in_flight);
-        sends_queued = 0;
-        match ring.submitter().submit_with_args(want, &args) {
-            Ok(_) => {}
+        let want = (self.sends_queued + 1).min(self.in_flight);
+        self.sends_queued = 0;
+        match self.ring.submitter().submit_with_args(want, &args) {
+            Ok(_) => Ok(()),
             Err(e)
                 if matches!(
                     e.raw_os_error(),
                     Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY)
-                ) => {}
-            Err(e) => return Err(format!("io_uring_enter failed: {e}")),
+                ) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(format!("io_uring_enter failed: {e}")),
         }
-        let arrived = Instant::now();
+    }
+
+    /// Handles every completion that arrived; returns how many measured
+    /// operations completed.
+    fn complete(&mut self, arrived: Instant) -> Result<u64, String> {
+        let mut completions = std::mem::take(&mut self.completions);
         completions.extend(
-            ring.completion()
+            self.ring
+                .completion()
                 .map(|c| (c.user_data(), c.result(), c.flags())),
         );
         let mut done = 0u64;
+        let mut result = Ok(());
         for &(data, res, flags) in &completions {
             let i = (data >> 2) as usize;
-            let ci = conns[i].client;
-            dirty.push(ci);
+            self.dirty.push(self.conns[i].client);
             match data & 3 {
                 WRITE => {
-                    in_flight -= 1;
-                    let c = &mut conns[i];
-                    c.writing = false;
-                    if c.failed {
-                        continue;
-                    }
-                    if res < 0 {
-                        let msg =
-                            format!("write failed: {}", std::io::Error::from_raw_os_error(-res));
-                        reopening += fail(
-                            &mut conns[i],
-                            &mut clients[ci],
-                            ErrorKind::Io,
-                            &msg,
-                            rec,
-                            env,
-                        );
-                        continue;
-                    }
-                    c.sent += res as usize;
-                    if c.sent < c.sending.len() {
-                        push(ring, send(c, i, files))?;
-                        c.writing = true;
-                        in_flight += 1;
-                        sends_queued += 1;
-                    } else {
-                        c.sending.clear();
+                    if let Err(e) = self.sent(i, res) {
+                        result = Err(e);
+                        break;
                     }
                 }
-                READ => {
-                    let c = &mut conns[i];
-                    if !cqueue::more(flags) {
-                        in_flight -= 1;
-                        c.reading = false;
-                    }
-                    if res > 0 {
-                        let Some(bid) = cqueue::buffer_select(flags) else {
-                            let msg = "receive completed without a buffer";
-                            reopening += fail(
-                                &mut conns[i],
-                                &mut clients[ci],
-                                ErrorKind::Io,
-                                msg,
-                                rec,
-                                env,
-                            );
-                            continue;
-                        };
-                        if !c.failed {
-                            c.last_progress = arrived;
-                            let lane = c.lane;
-                            let bytes = bufs.buffer(bid, res as usize);
-                            match clients[ci].on_bytes(lane, bytes, arrived, rec) {
-                                ReadResult::Progress(n) => done += n,
-                                ReadResult::Failed(kind, msg) => {
-                                    reopening +=
-                                        fail(&mut conns[i], &mut clients[ci], kind, &msg, rec, env)
-                                }
-                            }
-                        }
-                        bufs.give_back(bid);
-                        continue;
-                    }
-                    if c.failed {
-                        continue;
-                    }
-                    let why = match -res {
-                        // Cancelled at the end, or out of buffers: armed again if still needed.
-                        libc::ECANCELED | libc::ENOBUFS => continue,
-                        0 if c.finished => continue,
-                        0 => (ErrorKind::Closed, "connection closed by server".to_string()),
-                        libc::EINVAL => (
-                            ErrorKind::Io,
-                            "the kernel refused a multishot receive (needs Linux 6.0): use --io tokio"
-                                .to_string(),
-                        ),
-                        e => (
-                            ErrorKind::Io,
-                            format!("read failed: {}", std::io::Error::from_raw_os_error(e)),
-                        ),
-                    };
-                    reopening += fail(&mut conns[i], &mut clients[ci], why.0, &why.1, rec, env);
-                }
+                READ => done += self.received(i, res, flags, arrived),
                 _ => {
                     // CANCEL: its receive reports for itself.
-                    in_flight -= 1;
-                    conns[i].cancelling = false;
+                    self.in_flight -= 1;
+                    self.conns[i].cancelling = false;
                 }
             }
         }
         completions.clear();
-        if done > 0 {
-            env.progress.fetch_add(done, Ordering::Relaxed);
-        }
+        self.completions = completions;
+        result.map(|()| done)
     }
+
+    /// A send on connection `i` completed with `res`: the rest of its
+    /// bytes are sent again, or the connection failed.
+    fn sent(&mut self, i: usize, res: i32) -> Result<(), String> {
+        self.in_flight -= 1;
+        let c = &mut self.conns[i];
+        c.writing = false;
+        if c.failed {
+            return Ok(());
+        }
+        if res < 0 {
+            let msg = format!("write failed: {}", std::io::Error::from_raw_os_error(-res));
+            let client = &mut self.clients[c.client];
+            self.reopening += fail(c, client, ErrorKind::Io, &msg, self.rec, self.env);
+            return Ok(());
+        }
+        c.sent += res as usize;
+        if c.sent < c.sending.len() {
+            push(self.ring, send(c, i, self.files))?;
+            c.writing = true;
+            self.in_flight += 1;
+            self.sends_queued += 1;
+        } else {
+            c.sending.clear();
+        }
+        Ok(())
+    }
+
+    /// A receive on connection `i` completed with `res`: its bytes go to
+    /// the client, or the connection failed (or the receive is armed again
+    /// when still needed). Returns how many measured operations completed.
+    fn received(&mut self, i: usize, res: i32, flags: u32, arrived: Instant) -> u64 {
+        let c = &mut self.conns[i];
+        let client = &mut self.clients[c.client];
+        if !cqueue::more(flags) {
+            self.in_flight -= 1;
+            c.reading = false;
+        }
+        if res > 0 {
+            let Some(bid) = cqueue::buffer_select(flags) else {
+                let msg = "receive completed without a buffer";
+                self.reopening += fail(c, client, ErrorKind::Io, msg, self.rec, self.env);
+                return 0;
+            };
+            let mut done = 0;
+            if !c.failed {
+                c.last_progress = arrived;
+                let bytes = self.bufs.buffer(bid, res as usize);
+                match client.on_bytes(c.lane, bytes, arrived, self.rec) {
+                    ReadResult::Progress(n) => done = n,
+                    ReadResult::Failed(kind, msg) => {
+                        self.reopening += fail(c, client, kind, &msg, self.rec, self.env)
+                    }
+                }
+            }
+            self.bufs.give_back(bid);
+            return done;
+        }
+        if c.failed {
+            return 0;
+        }
+        let why = match -res {
+            // Cancelled at the end, or out of buffers: armed again if still needed.
+            libc::ECANCELED | libc::ENOBUFS => return 0,
+            0 if c.finished => return 0,
+            0 => (ErrorKind::Closed, "connection closed by server".to_string()),
+            libc::EINVAL => (
+                ErrorKind::Io,
+                "the kernel refused a multishot receive (needs Linux 6.0): use --io tokio"
+                    .to_string(),
+            ),
+            e => (
+                ErrorKind::Io,
+                format!("read failed: {}", std::io::Error::from_raw_os_error(e)),
+            ),
+        };
+        self.reopening += fail(c, client, why.0, &why.1, self.rec, self.env);
+        0
+    }
+}
+
+/// A cancel of connection `i`'s armed receive.
+fn cancel(i: usize) -> squeue::Entry {
+    opcode::AsyncCancel::new(tag(i, READ))
+        .build()
+        .user_data(tag(i, CANCEL))
 }
 
 fn tag(i: usize, kind: u64) -> u64 {

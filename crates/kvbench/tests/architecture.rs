@@ -495,6 +495,91 @@ fn no_crate_has_a_module_circle_of_more_than_two_files() {
     );
 }
 
+/// Issue 32: no function of the workspace's sources (crates and benches,
+/// not their `tests/` folders) runs over this many lines.
+const LONGEST_FUNCTION: usize = 150;
+
+/// The functions of `text` longer than `limit` lines, as (first line,
+/// name, lines). Sources are rustfmt-formatted, so a function ends at the
+/// first line that is its indentation followed by `}`.
+fn long_functions(text: &str, limit: usize) -> Vec<(usize, String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let body = line.trim_start();
+        let indent = &line[..line.len() - body.len()];
+        let mut words = body.split_whitespace().skip_while(|w| {
+            w.starts_with("pub") || matches!(*w, "async" | "const" | "unsafe" | "extern" | "\"C\"")
+        });
+        if words.next() != Some("fn") || body.ends_with(';') {
+            continue;
+        }
+        let name: String = words
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let close = format!("{indent}}}");
+        if let Some(end) = lines[i + 1..].iter().position(|l| *l == close) {
+            let n = end + 2;
+            if n > limit {
+                out.push((i + 1, name, n));
+            }
+        }
+    }
+    out
+}
+
+/// Every `.rs` file under `dir`, skipping `tests/` folders and build output.
+fn sources_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().to_string();
+        if p.is_dir() {
+            if name != "tests" && name != "target" {
+                sources_under(&p, out);
+            }
+        } else if name.ends_with(".rs") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn the_length_check_finds_a_long_function_and_only_it() {
+    let long = format!("fn long() {{\n{}}}\n", "    x();\n".repeat(LONGEST_FUNCTION));
+    let text = format!("pub(crate) fn short() {{\n    y();\n}}\n{long}fn declared();\n");
+    let found = long_functions(&text, LONGEST_FUNCTION);
+    assert_eq!(found, vec![(4, "long".to_string(), LONGEST_FUNCTION + 2)]);
+}
+
+#[test]
+fn no_function_is_longer_than_150_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files = Vec::new();
+    sources_under(&root.join("crates"), &mut files);
+    sources_under(&root.join("bench"), &mut files);
+    files.sort();
+    assert!(files.len() > 100, "the workspace's sources: {}", files.len());
+    let mut over = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("a source file");
+        for (line, name, n) in long_functions(&text, LONGEST_FUNCTION) {
+            let at = f.strip_prefix(&root).unwrap_or(f).display().to_string();
+            over.push(format!("{at}:{line} {name}: {n} lines"));
+        }
+    }
+    assert!(
+        over.is_empty(),
+        "functions over {LONGEST_FUNCTION} lines (split them where a part can be named):\n{}",
+        over.join("\n")
+    );
+}
+
 /// How many system, topology or protocol variants `text` names
 /// (`TopologyKind::Cluster`, not `TopologyKind::default()` or
 /// `MySystemKind::X`).

@@ -508,6 +508,104 @@ fn fault_text(f: &InjectedFault) -> String {
     }
 }
 
+fn start_spread(
+    f: &mut fmt::Formatter<'_>,
+    spread_ms: f64,
+    bound_ms: f64,
+    window_ms: Option<f64>,
+) -> fmt::Result {
+    write!(
+        f,
+        "start-spread: the workers started {spread_ms:.1} ms apart (bound {bound_ms} ms)"
+    )?;
+    match window_ms {
+        Some(w) => write!(
+            f,
+            ", over 1% of the {w:.0} ms window, so their windows cover different stretches of time"
+        ),
+        None => f.write_str("; a busy client machine wakes them late (docs/scale-out.md)"),
+    }
+}
+
+fn errors(
+    f: &mut fmt::Formatter<'_>,
+    failed: u64,
+    by_kind: &[(String, u64)],
+    allowed: bool,
+) -> fmt::Result {
+    let kinds: Vec<String> = by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    write!(
+        f,
+        "errors: {failed} operations failed ({})",
+        kinds.join(", ")
+    )?;
+    if allowed {
+        f.write_str("; kept valid by --allow-errors")?;
+    }
+    Ok(())
+}
+
+fn unstable(f: &mut fmt::Formatter<'_>, measure: Measure, shape: &Instability) -> fmt::Result {
+    let (what, unit) = match measure {
+        Measure::Throughput => ("throughput", "ops/s"),
+        Measure::MedianLatency => ("median latency", "us"),
+    };
+    match shape {
+        Instability::TwoLevels {
+            low,
+            high,
+            low_seconds,
+            high_seconds,
+        } => write!(
+            f,
+            "unstable: per-second {what} held two levels, {low:.0} {unit} for {low_seconds} s and {high:.0} {unit} for {high_seconds} s; the totals describe neither (see docs/metrics.md, \"Stability\")"
+        ),
+        Instability::Drifting { from, to } => write!(
+            f,
+            "unstable: per-second {what} drifted from {from:.0} to {to:.0} {unit} over the window; the totals describe neither end (see docs/metrics.md, \"Stability\")"
+        ),
+    }
+}
+
+fn missed(f: &mut fmt::Formatter<'_>, misses: u64, cause: MissCause) -> fmt::Result {
+    match cause {
+        MissCause::ScanIndex => write!(
+            f,
+            "misses: {misses} scans found no record: on Redis a scan reads YCSB's index of keys, which only a load with kvbench.redis.index=ycsb writes (the default when the loading workload scans)"
+        ),
+        MissCause::NotLoaded => write!(
+            f,
+            "misses: {misses} reads found no record of the records the load did not insert"
+        ),
+        MissCause::SaidThere => write!(
+            f,
+            "misses: {misses} reads found no record although the records were said to be there"
+        ),
+        MissCause::Loaded => write!(
+            f,
+            "misses: {misses} reads found no record although every record was loaded"
+        ),
+    }
+}
+
+fn overloaded(f: &mut fmt::Formatter<'_>, cause: &Overload, worker: Option<u32>) -> fmt::Result {
+    f.write_str("overloaded: ")?;
+    if let Some(w) = worker {
+        write!(f, "worker {w}: ")?;
+    }
+    match cause {
+        Overload::Rate { achieved, offered } => write!(
+            f,
+            "achieved {achieved:.0} ops/s of the {offered:.0} offered ({:.1}%); latencies include queueing behind the schedule",
+            100.0 * achieved / offered
+        ),
+        Overload::Lag { first_us, last_us } => write!(
+            f,
+            "schedule lag grew from {first_us:.0} us in the window's first tenth to {last_us:.0} us in its last; the client or server cannot keep this rate"
+        ),
+    }
+}
+
 impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -522,19 +620,7 @@ impl fmt::Display for Finding {
                 spread_ms,
                 bound_ms,
                 window_ms,
-            } => {
-                write!(
-                    f,
-                    "start-spread: the workers started {spread_ms:.1} ms apart (bound {bound_ms} ms)"
-                )?;
-                match window_ms {
-                    Some(w) => write!(
-                        f,
-                        ", over 1% of the {w:.0} ms window, so their windows cover different stretches of time"
-                    ),
-                    None => f.write_str("; a busy client machine wakes them late (docs/scale-out.md)"),
-                }
-            }
+            } => start_spread(f, *spread_ms, *bound_ms, *window_ms),
             Finding::IncompleteLoad(shortfall) => write!(f, "incomplete-load: {shortfall}"),
             Finding::Empty => f.write_str(
                 "empty: no operation was answered in the measured window, so it measured nothing \
@@ -545,57 +631,9 @@ impl fmt::Display for Finding {
                 failed,
                 by_kind,
                 allowed,
-            } => {
-                let kinds: Vec<String> = by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
-                write!(
-                    f,
-                    "errors: {failed} operations failed ({})",
-                    kinds.join(", ")
-                )?;
-                if *allowed {
-                    f.write_str("; kept valid by --allow-errors")?;
-                }
-                Ok(())
-            }
-            Finding::Unstable { measure, shape } => {
-                let (what, unit) = match measure {
-                    Measure::Throughput => ("throughput", "ops/s"),
-                    Measure::MedianLatency => ("median latency", "us"),
-                };
-                match shape {
-                    Instability::TwoLevels {
-                        low,
-                        high,
-                        low_seconds,
-                        high_seconds,
-                    } => write!(
-                        f,
-                        "unstable: per-second {what} held two levels, {low:.0} {unit} for {low_seconds} s and {high:.0} {unit} for {high_seconds} s; the totals describe neither (see docs/metrics.md, \"Stability\")"
-                    ),
-                    Instability::Drifting { from, to } => write!(
-                        f,
-                        "unstable: per-second {what} drifted from {from:.0} to {to:.0} {unit} over the window; the totals describe neither end (see docs/metrics.md, \"Stability\")"
-                    ),
-                }
-            }
-            Finding::Misses { misses, cause } => match cause {
-                MissCause::ScanIndex => write!(
-                    f,
-                    "misses: {misses} scans found no record: on Redis a scan reads YCSB's index of keys, which only a load with kvbench.redis.index=ycsb writes (the default when the loading workload scans)"
-                ),
-                MissCause::NotLoaded => write!(
-                    f,
-                    "misses: {misses} reads found no record of the records the load did not insert"
-                ),
-                MissCause::SaidThere => write!(
-                    f,
-                    "misses: {misses} reads found no record although the records were said to be there"
-                ),
-                MissCause::Loaded => write!(
-                    f,
-                    "misses: {misses} reads found no record although every record was loaded"
-                ),
-            },
+            } => errors(f, *failed, by_kind, *allowed),
+            Finding::Unstable { measure, shape } => unstable(f, *measure, shape),
+            Finding::Misses { misses, cause } => missed(f, *misses, *cause),
             Finding::Evictions { evicted } => write!(
                 f,
                 "evictions: the server evicted {evicted} items, so some reads could not hit"
@@ -623,23 +661,7 @@ impl fmt::Display for Finding {
                 "client-bound: kvbench worker thread {worker} was {:.0}% busy in the window, so throughput may be limited by the client, not the server; use fewer clients per thread, more --threads on a bigger machine, or run kvbench on another host",
                 busy * 100.0
             ),
-            Finding::Overloaded { cause, worker } => {
-                f.write_str("overloaded: ")?;
-                if let Some(w) = worker {
-                    write!(f, "worker {w}: ")?;
-                }
-                match cause {
-                Overload::Rate { achieved, offered } => write!(
-                    f,
-                    "achieved {achieved:.0} ops/s of the {offered:.0} offered ({:.1}%); latencies include queueing behind the schedule",
-                    100.0 * achieved / offered
-                ),
-                Overload::Lag { first_us, last_us } => write!(
-                    f,
-                    "schedule lag grew from {first_us:.0} us in the window's first tenth to {last_us:.0} us in its last; the client or server cannot keep this rate"
-                ),
-            }
-            }
+            Finding::Overloaded { cause, worker } => overloaded(f, cause, *worker),
             Finding::Clamped { latencies, limit_s } => write!(
                 f,
                 "{latencies} latencies were above {limit_s} s and were clamped to {limit_s} s in the histograms"
