@@ -505,15 +505,8 @@ fn num(map: &BTreeMap<String, String>, key: &str) -> u64 {
 
 fn redis_calls(map: &BTreeMap<String, String>) -> BTreeMap<String, u64> {
     map.iter()
-        .filter_map(|(k, v)| {
-            let name = k.strip_prefix("cmdstat_")?;
-            let calls = v
-                .split(',')
-                .find_map(|kv| kv.strip_prefix("calls="))?
-                .parse()
-                .ok()?;
-            Some((name.to_string(), calls))
-        })
+        .filter_map(|(k, v)| kvbench_servers::cmdstat(k, v, "calls"))
+        .map(|(name, calls)| (name.to_string(), calls))
         .collect()
 }
 

@@ -551,7 +551,10 @@ fn sources_under(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn the_length_check_finds_a_long_function_and_only_it() {
-    let long = format!("fn long() {{\n{}}}\n", "    x();\n".repeat(LONGEST_FUNCTION));
+    let long = format!(
+        "fn long() {{\n{}}}\n",
+        "    x();\n".repeat(LONGEST_FUNCTION)
+    );
     let text = format!("pub(crate) fn short() {{\n    y();\n}}\n{long}fn declared();\n");
     let found = long_functions(&text, LONGEST_FUNCTION);
     assert_eq!(found, vec![(4, "long".to_string(), LONGEST_FUNCTION + 2)]);
@@ -564,7 +567,11 @@ fn no_function_is_longer_than_150_lines() {
     sources_under(&root.join("crates"), &mut files);
     sources_under(&root.join("bench"), &mut files);
     files.sort();
-    assert!(files.len() > 100, "the workspace's sources: {}", files.len());
+    assert!(
+        files.len() > 100,
+        "the workspace's sources: {}",
+        files.len()
+    );
     let mut over = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).expect("a source file");

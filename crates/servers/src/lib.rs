@@ -57,6 +57,7 @@ pub use server::{Server, ServerVersion};
 pub use shape::{Shape, MAX_NODES};
 pub use spec::{DataSize, ServerSpec};
 pub use start::{start, Plan, StartError};
+pub use system::redis::cmdstat;
 pub use system::{
     check_eviction, check_extra_args, check_faults, check_limit, check_max_memory, check_topology,
     connection_limit, data_bytes, default_eviction, idle_bytes, memory_limit_mb, private_namespace,

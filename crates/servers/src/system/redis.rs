@@ -454,24 +454,32 @@ fn keyspace_keys(db: &str) -> Option<u64> {
         .ok()
 }
 
-/// `cmdstat_hgetall:calls=3,usec=...` -> `("hgetall", 3)`; subcommands keep
-/// Redis's `config|get` form.
-/// `cmdstat_NAME:calls=C,usec=U,...` of every command.
+/// One line of INFO's commandstats section, `cmdstat_NAME:calls=C,usec=U,...`,
+/// as the command's name (subcommands keep Redis's `config|get` form) and
+/// its counter `field`; `None` for any other line or a missing field.
+/// The one reading of these lines: the probes and `bench/efficiency` (which
+/// counts the operations a tool made the server run) both use it.
+pub fn cmdstat<'a>(key: &'a str, value: &str, field: &str) -> Option<(&'a str, u64)> {
+    let name = key.strip_prefix("cmdstat_")?;
+    let n = value
+        .split(',')
+        .find_map(|kv| kv.strip_prefix(field)?.strip_prefix('='))?
+        .parse()
+        .ok()?;
+    Some((name, n))
+}
+
+/// Every command's calls and time spent (`calls`, `usec`).
 fn command_counters(info: &[(String, String)]) -> kvbench_model::CommandTimes {
     info.iter()
         .filter_map(|(k, v)| {
-            let name = k.strip_prefix("cmdstat_")?;
-            let field = |f: &str| -> Option<u64> {
-                v.split(',')
-                    .find_map(|kv| kv.strip_prefix(f)?.strip_prefix('='))?
-                    .parse()
-                    .ok()
-            };
+            let (name, calls) = cmdstat(k, v, "calls")?;
+            let (_, usec) = cmdstat(k, v, "usec")?;
             Some((
                 name.to_string(),
                 kvbench_model::server_time::CommandCounters {
-                    calls: field("calls")?,
-                    usec: field("usec")?,
+                    calls,
+                    usec,
                     cumulative: Vec::new(),
                 },
             ))
@@ -530,15 +538,8 @@ fn latency_histograms(reply: &Value) -> Vec<(String, Vec<u64>)> {
 
 fn command_calls(info: &[(String, String)]) -> Vec<(String, u64)> {
     info.iter()
-        .filter_map(|(k, v)| {
-            let name = k.strip_prefix("cmdstat_")?;
-            let calls = v
-                .split(',')
-                .find_map(|kv| kv.strip_prefix("calls="))?
-                .parse()
-                .ok()?;
-            Some((name.to_string(), calls))
-        })
+        .filter_map(|(k, v)| cmdstat(k, v, "calls"))
+        .map(|(name, calls)| (name.to_string(), calls))
         .collect()
 }
 
@@ -547,6 +548,25 @@ mod tests {
     use super::*;
 
     const INFO: &str = "# Server\r\nredis_version:7.0.15\r\nprocess_id:42\r\n\r\n# Memory\r\nused_memory:1000\r\nmem_allocator:jemalloc-5.3.0\r\n# Stats\r\nevicted_keys:3\r\n# Commandstats\r\ncmdstat_set:calls=5,usec=10,usec_per_call=2.00,rejected_calls=0,failed_calls=0\r\ncmdstat_config|get:calls=1,usec=3\r\n# Keyspace\r\ndb0:keys=12,expires=0,avg_ttl=0\r\n";
+
+    #[test]
+    fn a_commandstats_line_gives_its_name_and_the_counter_asked_for() {
+        let line = "calls=5,usec=10,usec_per_call=2.00,rejected_calls=0,failed_calls=1";
+        assert_eq!(cmdstat("cmdstat_set", line, "calls"), Some(("set", 5)));
+        assert_eq!(cmdstat("cmdstat_set", line, "usec"), Some(("set", 10)));
+        // `failed_calls` ends in `calls`, and is not it.
+        assert_eq!(
+            cmdstat("cmdstat_set", line, "failed_calls"),
+            Some(("set", 1))
+        );
+        assert_eq!(
+            cmdstat("cmdstat_config|get", "calls=1,usec=3", "calls"),
+            Some(("config|get", 1))
+        );
+        assert_eq!(cmdstat("used_memory", "1000", "calls"), None);
+        assert_eq!(cmdstat("cmdstat_get", "usec=3", "calls"), None);
+        assert_eq!(cmdstat("cmdstat_get", "calls=x", "calls"), None);
+    }
 
     #[test]
     fn latency_histograms_fill_the_grid_cumulatively() {
