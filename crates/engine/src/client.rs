@@ -994,7 +994,7 @@ impl Client {
     /// `outcome`: completes its operation, or sends what comes next
     /// (a redirect, a retry, a follow-up step, a cache-aside fill).
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn settle(
         &mut self,
         lane: usize,
@@ -1115,6 +1115,7 @@ impl Client {
     /// measured operations completed when that ended the operation here,
     /// `None` when it completes as it is (a scan of an empty range).
     #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
     fn follow_up(
         &mut self,
         p: Pending,
@@ -1172,6 +1173,7 @@ impl Client {
     /// answer, and the operation waits out the backend's penalty before
     /// the set of the record (its slot stays taken, as the application
     /// thread waits).
+    #[inline(never)]
     fn await_fill(
         &mut self,
         p: Pending,

@@ -21,6 +21,68 @@ pub fn fnv_hash64(val: u64) -> u64 {
     (hash as i64).wrapping_abs() as u64
 }
 
+/// `n` in decimal as Java's `Long.toString` writes it, in `buf`: every key
+/// name has these digits (19 of them for nearly every hashed key), and
+/// writing them eight at a time in one register, rather than two at a time
+/// as `itoa` does, takes a third of the instructions.
+#[inline]
+fn decimal(n: i64, buf: &mut [u8; 24]) -> &[u8] {
+    if n < 0 {
+        return decimal_negative(n, buf);
+    }
+    let n = n as u64;
+    let (top, rest) = (n / 10u64.pow(16), n % 10u64.pow(16));
+    let (mid, low) = (rest / 10u64.pow(8), rest % 10u64.pow(8));
+    let words = [
+        eight_digits(top as u32),
+        eight_digits(mid as u32),
+        eight_digits(low as u32),
+    ];
+    // The first word with a digit other than 0 (the last if none): its
+    // leading zero digits are its low zero bytes.
+    let first = words.iter().position(|&w| w != 0).unwrap_or(2);
+    let zeros = (words[first].trailing_zeros() / 8).min(7) as usize;
+    for (chunk, w) in buf.chunks_exact_mut(8).zip(words) {
+        chunk.copy_from_slice(&(w | ASCII_ZEROS).to_le_bytes());
+    }
+    &buf[8 * first + zeros..]
+}
+
+/// Added to a digit (0..=9) in each byte, the digits' ASCII characters.
+const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
+
+/// The one negative hash ([`fnv_hash64`]'s `Long.MIN_VALUE`), and any
+/// negative number: rare, so written the plain way.
+#[cold]
+fn decimal_negative(n: i64, buf: &mut [u8; 24]) -> &[u8] {
+    let mut digits = itoa::Buffer::new();
+    let text = digits.format(n).as_bytes();
+    let start = buf.len() - text.len();
+    buf[start..].copy_from_slice(text);
+    &buf[start..]
+}
+
+/// `n` (below 10^8) as exactly eight digits, one a byte (0..=9, the first
+/// in the lowest byte, leading zeros included), computed in one 64-bit
+/// word: its two halves of four digits split into pairs and then into
+/// digits with multiply-and-shift divisions that hold for every value in
+/// range (Lemire, "Converting integers to fixed-digit representations
+/// quickly", 2021; tested against formatting).
+#[inline]
+fn eight_digits(n: u32) -> u64 {
+    let (hi, lo) = (u64::from(n / 10_000), u64::from(n % 10_000));
+    // Two 32-bit lanes of four digits each, the high half in the low lane
+    // (it is the first in memory, little-endian).
+    let merged = hi | (lo << 32);
+    let top = ((merged * 10_486) >> 20) & ((0x7F << 32) | 0x7F);
+    let bottom = merged - 100 * top;
+    // Four 16-bit lanes of two digits each.
+    let hundreds = (bottom << 16) | top;
+    let tens = ((hundreds * 103) >> 10) & ((0xF << 48) | (0xF << 32) | (0xF << 16) | 0xF);
+    // Eight 8-bit lanes of one digit each.
+    tens + ((hundreds - 10 * tens) << 8)
+}
+
 /// Turns record numbers into key names (YCSB's `buildKeyName`): `prefix`,
 /// then zeros up to `zero_padding` characters of number, then the number
 /// (Java's `Long.toString`, so with a leading `-` when negative; the zeros go
@@ -81,12 +143,15 @@ impl KeyNamer {
         } else {
             fnv_hash64(keynum)
         };
-        // Java formats a signed long, as itoa does an i64.
-        let mut digits = itoa::Buffer::new();
-        let text = digits.format(number as i64).as_bytes();
+        let mut digits = [0u8; 24];
+        // Java formats a signed long.
+        let text = decimal(number as i64, &mut digits);
+        out.reserve(self.prefix.len() + self.zero_padding.max(text.len()));
         out.extend_from_slice(self.prefix.as_bytes());
         let fill = self.zero_padding.saturating_sub(text.len());
-        out.resize(out.len() + fill, b'0');
+        if fill > 0 {
+            out.resize(out.len() + fill, b'0');
+        }
         out.extend_from_slice(text);
     }
 
@@ -107,6 +172,59 @@ impl KeyNamer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn eight_digits_match_formatting_for_every_pair_of_halves_tried() {
+        // Each half of four digits, every value, beside several others.
+        for a in 0..10_000u32 {
+            for b in [0, 1, 9, 10, 99, 100, 999, 1000, 5_555, 9_999] {
+                for n in [a * 10_000 + b, b * 10_000 + a] {
+                    let want = format!("{n:08}");
+                    let got = (eight_digits(n) | ASCII_ZEROS).to_le_bytes();
+                    assert_eq!(got, want.as_bytes(), "{n}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn decimal_writes_what_java_and_itoa_write() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut values = vec![0i64, 1, 9, 10, 99, 100, i64::MAX, i64::MIN, -1, -42];
+        values.extend((0..19).map(|k| 10i64.pow(k)));
+        values.extend((1..19).map(|k| 10i64.pow(k) - 1));
+        for _ in 0..100_000 {
+            // splitmix64: hashed keys' values, every length.
+            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            values.push((z >> (z % 63)) as i64);
+            values.push(z as i64);
+        }
+        let mut buf = [0u8; 24];
+        for v in values {
+            assert_eq!(decimal(v, &mut buf), v.to_string().as_bytes(), "{v}");
+        }
+    }
+
+    #[test]
+    fn keys_are_ycsb_names_for_hashed_and_ordered_numbers() {
+        let hashed = KeyNamer::default();
+        for k in [0u64, 1, 2, 99_999, 1_000_000] {
+            let want = format!("user{}", fnv_hash64(k) as i64);
+            assert_eq!(hashed.key(k), want);
+        }
+        let padded = KeyNamer::new(true, 10);
+        assert_eq!(padded.key(42), "user0000000042");
+        assert_eq!(padded.key(12_345_678_901), "user12345678901");
+        let mut out = b"x:".to_vec();
+        KeyNamer::new(true, 1)
+            .with_prefix("k")
+            .write_key(0, &mut out);
+        assert_eq!(out, b"x:k0");
+    }
 
     #[test]
     fn the_one_negative_hash_pads_before_the_sign() {
