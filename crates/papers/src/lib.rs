@@ -190,6 +190,10 @@ mod tests {
                 include_str!("../../../docs/reproductions/anthony2016.md"),
             ),
             (
+                "anthony2016-full.md",
+                include_str!("../../../docs/reproductions/anthony2016-full.md"),
+            ),
+            (
                 "sadat2019.md",
                 include_str!("../../../docs/reproductions/sadat2019.md"),
             ),
