@@ -986,7 +986,7 @@ impl Client {
         let p = *head;
         pending.pop_front();
         rec.note_error("ASKING was refused after an ASK redirect");
-        let done = self.complete_part(p, Outcome::Error, arrived, arrived_ns, rec);
+        let done = self.complete_part(&p, Outcome::Error, arrived, arrived_ns, rec);
         Ok(Some((r.consumed, done)))
     }
 
@@ -1036,7 +1036,7 @@ impl Client {
                 return settled(0);
             }
         }
-        settled(self.complete_part(p, outcome, arrived, arrived_ns, rec))
+        settled(self.complete_part(&p, outcome, arrived, arrived_ns, rec))
     }
 
     /// An error reply to `p` on `lane`: a cluster's redirect or "try
@@ -1057,7 +1057,7 @@ impl Client {
             if let Some(r) = Redirect::parse(reply) {
                 let done = match self.redirect(p, r, arrived_ns, rec) {
                     Some(failed) => {
-                        self.complete_part(failed, Outcome::Error, arrived, arrived_ns, rec)
+                        self.complete_part(&failed, Outcome::Error, arrived, arrived_ns, rec)
                     }
                     None => 0,
                 };
@@ -1131,7 +1131,7 @@ impl Client {
                 let to = self.router.node_of(&self.key);
                 if self.lanes[to].dead {
                     return Ok(Some(self.complete_part(
-                        p,
+                        &p,
                         Outcome::Error,
                         arrived,
                         arrived_ns,
@@ -1154,7 +1154,7 @@ impl Client {
                 Ok(ScanReads::None) => Ok(None),
                 Ok(ScanReads::Sent) => Ok(Some(0)),
                 Ok(ScanReads::AllDown) => Ok(Some(self.complete_part(
-                    p,
+                    &p,
                     Outcome::Error,
                     arrived,
                     arrived_ns,
@@ -1389,7 +1389,7 @@ impl Client {
                 continue;
             }
             if over {
-                self.complete_part(p, Outcome::Error, now, now_ns, rec);
+                self.complete_part(&p, Outcome::Error, now, now_ns, rec);
                 continue;
             }
             if now_ns.saturating_sub(since_ns) > self.timeout_ns {
@@ -1457,7 +1457,7 @@ impl Client {
     /// operation completed successfully.
     fn complete_part(
         &mut self,
-        p: Pending,
+        p: &Pending,
         outcome: Outcome,
         arrived: Instant,
         arrived_ns: u64,
@@ -1493,7 +1493,7 @@ impl Client {
         if p.op.kind == OpKind::Insert {
             self.source.acknowledge_insert(p.op.keynum);
         }
-        self.record_outcome(&p, outcome, arrived, arrived_ns, rec)
+        self.record_outcome(p, outcome, arrived, arrived_ns, rec)
     }
 
     /// Where operation `p`'s latency starts: its intended send in open loop
