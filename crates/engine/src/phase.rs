@@ -347,10 +347,6 @@ pub fn run_share(
     let edges = Edges {
         warmup,
         window,
-        time_bound: match window {
-            Some(Window::Duration(d)) => Some(d),
-            _ => None,
-        },
         expected,
     };
     let Coordinated {
@@ -551,12 +547,19 @@ impl Shape {
 struct Edges {
     warmup: Duration,
     window: Option<Window>,
-    time_bound: Option<Duration>,
     /// The progress bar's total (a load's or an operation-count window's).
     expected: u64,
 }
 
 impl Edges {
+    /// A timed window's length (`None`: a load, or an operation count).
+    fn time_bound(&self) -> Option<Duration> {
+        match self.window {
+            Some(Window::Duration(d)) => Some(d),
+            _ => None,
+        }
+    }
+
     /// Whether (and why) the window ended before its end, given the
     /// workers' common `start` and when they were seen to end.
     fn cut_short(
@@ -594,7 +597,7 @@ impl Edges {
         merged: &Recorder,
         ended_at: Instant,
     ) -> Duration {
-        match (self.time_bound, cut_short) {
+        match (self.time_bound(), cut_short) {
             (Some(d), None) => d,
             (Some(d), Some(_)) => merged
                 .last_reply
@@ -633,10 +636,10 @@ fn coordinate(
     edges: Edges,
     observer: &dyn Observer,
 ) -> Coordinated {
+    let time_bound = edges.time_bound();
     let Edges {
         warmup,
         window,
-        time_bound,
         expected,
     } = edges;
     let start = loop {

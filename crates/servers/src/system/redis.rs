@@ -554,10 +554,14 @@ mod tests {
         let line = "calls=5,usec=10,usec_per_call=2.00,rejected_calls=0,failed_calls=1";
         assert_eq!(cmdstat("cmdstat_set", line, "calls"), Some(("set", 5)));
         assert_eq!(cmdstat("cmdstat_set", line, "usec"), Some(("set", 10)));
-        // `failed_calls` ends in `calls`, and is not it.
         assert_eq!(
             cmdstat("cmdstat_set", line, "failed_calls"),
             Some(("set", 1))
+        );
+        // `failed_calls` ends in `calls`, and is not it.
+        assert_eq!(
+            cmdstat("cmdstat_set", "failed_calls=1,calls=5", "calls"),
+            Some(("set", 5))
         );
         assert_eq!(
             cmdstat("cmdstat_config|get", "calls=1,usec=3", "calls"),
