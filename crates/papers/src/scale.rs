@@ -206,7 +206,16 @@ mod tests {
         assert_eq!(systems, ["redis", "valkey", "memcached"]);
         // Single node, and the paper's 3-node cluster (a Redis Cluster,
         // Memcached's client-hashed pool).
-        let kinds: Vec<&str> = t["topologies"]
+        assert_eq!(topology_kinds(&t), ["single", "cluster", "pool"]);
+        assert!(t["name"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("anthony2016-")));
+    }
+
+    /// The kinds of a file's topologies, in order ("single" is a string,
+    /// the others tables with a `kind`).
+    fn topology_kinds(t: &toml::Table) -> Vec<&str> {
+        t["topologies"]
             .as_array()
             .expect("topologies")
             .iter()
@@ -215,11 +224,27 @@ mod tests {
                     .or_else(|| v.get("kind")?.as_str())
                     .unwrap_or("?")
             })
-            .collect();
-        assert_eq!(kinds, ["single", "cluster", "pool"]);
-        assert!(t["name"]
-            .as_str()
-            .is_some_and(|n| n.starts_with("anthony2016-")));
+            .collect()
+    }
+
+    #[test]
+    fn paper_b_at_its_scale_runs_its_cluster_too() {
+        let t = run_paper("sadat2019", 1.0, &args());
+        assert_eq!(
+            get(&t, "dataset", "records").and_then(|v| v.as_integer()),
+            Some(2_500_000)
+        );
+        assert_eq!(topology_kinds(&t), ["single", "cluster", "pool"]);
+        let only = |i: usize| -> Vec<&str> {
+            t["topologies"][i]["systems"]
+                .as_array()
+                .expect("systems")
+                .iter()
+                .filter_map(|v| v.as_str())
+                .collect()
+        };
+        assert_eq!(only(1), ["redis"], "a Redis Cluster");
+        assert_eq!(only(2), ["memcached"], "Memcached's client-hashed pool");
     }
 
     #[test]
