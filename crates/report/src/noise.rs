@@ -78,14 +78,25 @@ fn median(v: &mut [f64]) -> Option<f64> {
     })
 }
 
-/// For each source (same order), why its run met an unusual machine, or
-/// `None`. Needs at least 4 runs with a canary to judge anything.
+/// For each source (same order), why its run met an unusual machine (the
+/// first gauge that was far from its median), or `None`. Needs at least 4
+/// runs with a canary to judge anything.
 pub fn unusual(sources: &[Source]) -> Vec<Option<String>> {
+    by_gauge(sources)
+        .into_iter()
+        .map(|gauges| gauges.into_iter().flatten().next())
+        .collect()
+}
+
+/// For each source, for each of [`GAUGES`], why that gauge was far from
+/// its median in the run, or `None`: the figure marks a run in the panels
+/// of the gauges that were unusual, not in every panel.
+fn by_gauge(sources: &[Source]) -> Vec<[Option<String>; GAUGES.len()]> {
     let canaries: Vec<Option<&Canary>> = sources
         .iter()
         .map(|s| s.record.cpu.as_ref().and_then(|c| c.canary.as_ref()))
         .collect();
-    let mut out: Vec<Option<String>> = vec![None; sources.len()];
+    let mut out: Vec<[Option<String>; GAUGES.len()]> = vec![Default::default(); sources.len()];
     let everyone: Vec<usize> = (0..sources.len()).collect();
     let mut by_cell: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
     for (i, s) in sources.iter().enumerate() {
@@ -95,31 +106,33 @@ pub fn unusual(sources: &[Source]) -> Vec<Option<String>> {
             .unwrap_or_else(|| crate::cells::config_key(&s.record));
         by_cell.entry(key).or_default().push(i);
     }
-    for g in &GAUGES {
+    for (k, g) in GAUGES.iter().enumerate() {
         let groups: Vec<&Vec<usize>> = if g.per_cell {
             by_cell.values().collect()
         } else {
             vec![&everyone]
         };
         for group in groups {
-            judge(g, group, &canaries, &mut out);
+            for (i, why) in judge(g, group, &canaries) {
+                out[i][k] = Some(why);
+            }
         }
     }
     out
 }
 
-/// Marks in `out` the runs of `group` whose gauge `g` is far from the
-/// group's median.
-fn judge(g: &Gauge, group: &[usize], canaries: &[Option<&Canary>], out: &mut [Option<String>]) {
+/// The runs of `group` whose gauge `g` is far from the group's median,
+/// with why.
+fn judge(g: &Gauge, group: &[usize], canaries: &[Option<&Canary>]) -> Vec<(usize, String)> {
     let mut values: Vec<f64> = group
         .iter()
         .filter_map(|&i| canaries[i].and_then(|c| (g.value)(c)))
         .collect();
     if values.len() < 4 {
-        return;
+        return Vec::new();
     }
     let Some(m) = median(&mut values) else {
-        return;
+        return Vec::new();
     };
     let mut dev: Vec<f64> = values.iter().map(|v| (v - m).abs()).collect();
     let mad = median(&mut dev).unwrap_or(0.0) * 1.4826;
@@ -128,22 +141,17 @@ fn judge(g: &Gauge, group: &[usize], canaries: &[Option<&Canary>], out: &mut [Op
         Floor::Absolute(a) => a,
     };
     let limit = (3.0 * mad).max(floor);
-    for &i in group {
-        let Some(v) = canaries[i].and_then(|c| (g.value)(c)) else {
-            continue;
-        };
-        if (v - m).abs() > limit && out[i].is_none() {
-            out[i] = Some(format!(
-                "{} {} {} (median {} {}{})",
-                g.name,
-                short(v),
-                g.unit,
-                short(m),
-                g.unit,
-                if g.per_cell { " in its cell" } else { "" }
-            ));
-        }
-    }
+    group
+        .iter()
+        .filter_map(|&i| {
+            let v = canaries[i].and_then(|c| (g.value)(c))?;
+            ((v - m).abs() > limit).then(|| {
+                let cell = if g.per_cell { " in its cell" } else { "" };
+                let (v, m, u) = (short(v), short(m), g.unit);
+                (i, format!("{} {v} {u} (median {m} {u}{cell})", g.name))
+            })
+        })
+        .collect()
 }
 
 fn short(v: f64) -> String {
@@ -157,7 +165,7 @@ fn short(v: f64) -> String {
 /// The "Machine noise" figure: each canary figure per run, in the order
 /// the runs were made, unusual runs marked; `None` without canaries.
 pub fn figure(sources: &[Source]) -> Option<Figure> {
-    let flags = unusual(sources);
+    let flags = by_gauge(sources);
     let mut order: Vec<usize> = (0..sources.len())
         .filter(|&i| {
             sources[i]
@@ -173,7 +181,8 @@ pub fn figure(sources: &[Source]) -> Option<Figure> {
     order.sort_by_key(|&i| sources[i].record.id.unwrap_or(i as i64));
     let panels: Vec<Panel> = GAUGES
         .iter()
-        .filter_map(|g| {
+        .enumerate()
+        .filter_map(|(gi, g)| {
             let points: Vec<Point> = order
                 .iter()
                 .enumerate()
@@ -183,7 +192,7 @@ pub fn figure(sources: &[Source]) -> Option<Figure> {
                         x: (k + 1) as f64,
                         y: (g.value)(c)?,
                         interval: None,
-                        flags: flags[i]
+                        flags: flags[i][gi]
                             .as_ref()
                             .map(|_| vec!["unusual".to_string()])
                             .unwrap_or_default(),

@@ -985,6 +985,15 @@ fn an_unusual_block_is_named_and_the_verdict_given_without_it() {
     let rtt = &fig.panels[0].series[0].points;
     assert_eq!(rtt.len(), 12);
     assert_eq!(rtt.iter().filter(|p| !p.flags.is_empty()).count(), 3);
+    // A run is marked in the panels of the gauges that were unusual only:
+    // the switches were usual in every run (each judged in its cell).
+    let switches = fig.panels.last().expect("the switches panel");
+    assert!(switches.y.label.starts_with("server involuntary switches"));
+    assert!(
+        switches.series[0].points.iter().all(|p| p.flags.is_empty()),
+        "{:?}",
+        switches.series[0].points
+    );
     // Without canaries (runs stored before it existed): no figure, no marks.
     assert!(crate::noise::figure(&sources()).is_none());
 }
