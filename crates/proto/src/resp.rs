@@ -9,7 +9,7 @@
 //! cold paths only. Streamed RESP3 aggregates (`*?`, `$?`) are not supported and
 //! are reported as [`DecodeError::Protocol`]; no mainstream server sends them.
 
-use crate::dec::{expect_crlf, filled, find_line, write_dec};
+use crate::dec::{expect_crlf, filled, find_line, write_header};
 use crate::{DecodeError, MAX_LEN};
 
 /// Deepest aggregate nesting accepted (an attribute map counts as a level). Real
@@ -38,16 +38,12 @@ pub const SET_PREFIX: &[u8] = b"*3\r\n$3\r\nSET\r\n";
 /// without collecting arguments into a slice first.
 #[inline]
 pub fn write_array_header(buf: &mut Vec<u8>, n: usize) {
-    buf.push(b'*');
-    write_dec(buf, n as u64);
-    buf.extend_from_slice(CRLF);
+    write_header(buf, b'*', n as u64);
 }
 
 #[inline]
 fn write_bulk_header(buf: &mut Vec<u8>, len: usize) {
-    buf.push(b'$');
-    write_dec(buf, len as u64);
-    buf.extend_from_slice(CRLF);
+    write_header(buf, b'$', len as u64);
 }
 
 /// Appends `$<len>\r\n<data>\r\n`.

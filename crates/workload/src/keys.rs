@@ -27,11 +27,24 @@ pub fn fnv_hash64(val: u64) -> u64 {
 /// as `itoa` does, takes fewer instructions (docs/performance.md,
 /// "Instructions per operation").
 #[inline]
-fn decimal(n: i64, buf: &mut [u8; 24]) -> &[u8] {
+fn decimal(n: i64, buf: &mut [u8; KEY_BUF]) -> &[u8] {
     if n < 0 {
         return decimal_negative(n, buf);
     }
-    let n = n as u64;
+    let start = digits_at(n as u64, buf);
+    &buf[start..]
+}
+
+/// Room for a key built in place: a prefix of up to 8 bytes, then the 24
+/// digits three eight-digit words hold.
+const KEY_BUF: usize = 32;
+
+/// Writes `n` (at most 19 digits) as 24 digits, leading zeros included,
+/// into `buf[8..]`, and returns where its first significant digit is (the
+/// last digit for 0): always at least 8, so a prefix of up to 8 bytes fits
+/// before it.
+#[inline]
+fn digits_at(n: u64, buf: &mut [u8; KEY_BUF]) -> usize {
     let (top, rest) = (n / 10u64.pow(16), n % 10u64.pow(16));
     let (mid, low) = (rest / 10u64.pow(8), rest % 10u64.pow(8));
     let words = [
@@ -43,10 +56,10 @@ fn decimal(n: i64, buf: &mut [u8; 24]) -> &[u8] {
     // leading zero digits are its low zero bytes.
     let first = words.iter().position(|&w| w != 0).unwrap_or(2);
     let zeros = (words[first].trailing_zeros() / 8).min(7) as usize;
-    for (chunk, w) in buf.chunks_exact_mut(8).zip(words) {
+    for (chunk, w) in buf[8..].chunks_exact_mut(8).zip(words) {
         chunk.copy_from_slice(&(w | ASCII_ZEROS).to_le_bytes());
     }
-    &buf[8 * first + zeros..]
+    8 + 8 * first + zeros
 }
 
 /// Added to a digit (0..=9) in each byte, the digits' ASCII characters.
@@ -55,7 +68,7 @@ const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
 /// The one negative hash ([`fnv_hash64`]'s `Long.MIN_VALUE`), and any
 /// negative number: rare, so written the plain way.
 #[cold]
-fn decimal_negative(n: i64, buf: &mut [u8; 24]) -> &[u8] {
+fn decimal_negative(n: i64, buf: &mut [u8; KEY_BUF]) -> &[u8] {
     let mut digits = itoa::Buffer::new();
     let text = digits.format(n).as_bytes();
     let start = buf.len() - text.len();
@@ -94,6 +107,19 @@ pub struct KeyNamer {
     ordered: bool,
     zero_padding: usize,
     prefix: String,
+    /// A prefix of up to 8 bytes in the last bytes of a word (`user` as
+    /// `\0\0\0\0user`), so that [`KeyNamer::write_key`] places it before
+    /// the digits with one fixed-size store; `None` for a longer prefix.
+    prefix_tail: Option<[u8; 8]>,
+}
+
+/// `prefix` in the last bytes of 8, when it fits.
+fn prefix_tail(prefix: &str) -> Option<[u8; 8]> {
+    let p = prefix.as_bytes();
+    let mut tail = [0u8; 8];
+    tail.get_mut(8usize.checked_sub(p.len())?..)?
+        .copy_from_slice(p);
+    Some(tail)
 }
 
 impl Default for KeyNamer {
@@ -111,12 +137,14 @@ impl KeyNamer {
             ordered,
             zero_padding,
             prefix: "user".to_owned(),
+            prefix_tail: prefix_tail("user"),
         }
     }
 
     /// The same namer with another prefix.
     pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
+        self.prefix_tail = prefix_tail(&self.prefix);
         self
     }
 
@@ -143,10 +171,27 @@ impl KeyNamer {
             keynum
         } else {
             fnv_hash64(keynum)
-        };
-        let mut digits = [0u8; 24];
-        // Java formats a signed long.
-        let text = decimal(number as i64, &mut digits);
+        } as i64;
+        match self.prefix_tail {
+            // Every key of YCSB's defaults: built whole on the stack and
+            // appended once. Padding zeros are the digit words' own leading
+            // zeros.
+            Some(tail) if number >= 0 && self.zero_padding <= 24 => {
+                let mut key = [0u8; KEY_BUF];
+                let start = digits_at(number as u64, &mut key).min(KEY_BUF - self.zero_padding);
+                key[start - 8..start].copy_from_slice(&tail);
+                out.extend_from_slice(&key[start - self.prefix.len()..]);
+            }
+            _ => self.write_key_padded(number, out),
+        }
+    }
+
+    /// [`KeyNamer::write_key`] for a long prefix, wide padding or a
+    /// negative number (Java puts the padding zeros before the sign).
+    #[cold]
+    fn write_key_padded(&self, number: i64, out: &mut Vec<u8>) {
+        let mut digits = [0u8; KEY_BUF];
+        let text = decimal(number, &mut digits);
         out.reserve(self.prefix.len() + self.zero_padding.max(text.len()));
         out.extend_from_slice(self.prefix.as_bytes());
         let fill = self.zero_padding.saturating_sub(text.len());
@@ -204,7 +249,7 @@ mod tests {
             values.push((z >> (z % 63)) as i64);
             values.push(z as i64);
         }
-        let mut buf = [0u8; 24];
+        let mut buf = [0u8; KEY_BUF];
         for v in values {
             assert_eq!(decimal(v, &mut buf), v.to_string().as_bytes(), "{v}");
         }
@@ -253,5 +298,40 @@ mod tests {
         namer.write_key(12345, &mut out);
         assert_eq!(out, b"x:user0007user12345");
         assert!(namer.max_len() >= "user12345".len());
+    }
+
+    #[test]
+    fn keys_built_in_place_match_the_plain_way_for_every_prefix_and_padding() {
+        // Prefixes that fit the in-place word and one that does not,
+        // paddings on both sides of the 24 digits the words hold, and
+        // numbers of every length (ordered namers write them unhashed).
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut numbers = vec![0u64, 9, 10, i64::MAX as u64, 1 << 63];
+        numbers.extend((0..19).map(|k| 10u64.pow(k)));
+        numbers.extend((0..2_000).map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x >> (x % 64)
+        }));
+        for prefix in ["", "k", "user", "abcdefgh", "abcdefghi"] {
+            for padding in [0, 1, 5, 19, 20, 23, 24, 25, 30] {
+                for ordered in [true, false] {
+                    let namer = KeyNamer::new(ordered, padding).with_prefix(prefix);
+                    for &n in &numbers {
+                        let number = if ordered { n } else { fnv_hash64(n) } as i64;
+                        let mut plain = b"x".to_vec();
+                        namer.write_key_padded(number, &mut plain);
+                        let mut fast = b"x".to_vec();
+                        namer.write_key(n, &mut fast);
+                        assert_eq!(fast, plain, "{prefix} {padding} {n}");
+                        if number >= 0 {
+                            let want = format!("x{prefix}{number:0padding$}");
+                            assert_eq!(fast, want.as_bytes());
+                        }
+                    }
+                }
+            }
+        }
     }
 }
