@@ -183,6 +183,21 @@ fn encoders_exact_bytes() {
     buf.clear();
     encode_set_extend(&mut buf, b"k", 0, 0, 2, |_| {});
     assert_eq!(buf, b"set k 0 0 2\r\n\0\0\r\n");
+
+    // No flags, no expiry: the header's constant path, at every length
+    // class of its decimal (1 to 3 digits, then the long way).
+    for len in [0usize, 9, 10, 99, 100, 999, 1000, 65_536] {
+        for (flags, exptime) in [(0, 0), (0, 1), (1, 0)] {
+            buf.clear();
+            encode_set_extend(&mut buf, b"k", flags, exptime, len, |b| {
+                b.resize(b.len() + len, b'v')
+            });
+            let mut want = format!("set k {flags} {exptime} {len}\r\n").into_bytes();
+            want.resize(want.len() + len, b'v');
+            want.extend_from_slice(b"\r\n");
+            assert_eq!(buf, want, "{flags} {exptime} {len}");
+        }
+    }
 }
 
 #[test]
