@@ -197,19 +197,22 @@ mod tests {
             .and_then(|v| v.as_array())
             .map(Vec::len);
         assert_eq!(clients, Some(9), "YCSB threadcount 1 to 32 in steps of 4");
-        let systems: Vec<&str> = t["systems"]
-            .as_array()
-            .expect("systems")
-            .iter()
-            .filter_map(|v| v.as_str())
-            .collect();
-        assert_eq!(systems, ["redis", "valkey", "memcached"]);
+        assert_eq!(names(&t["systems"]), ["redis", "valkey", "memcached"]);
         // Single node, and the paper's 3-node cluster (a Redis Cluster,
         // Memcached's client-hashed pool).
         assert_eq!(topology_kinds(&t), ["single", "cluster", "pool"]);
         assert!(t["name"]
             .as_str()
             .is_some_and(|n| n.starts_with("anthony2016-")));
+    }
+
+    /// The strings of a list of names (systems).
+    fn names(list: &toml::Value) -> Vec<&str> {
+        list.as_array()
+            .expect("a list")
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect()
     }
 
     /// The kinds of a file's topologies, in order ("single" is a string,
@@ -235,14 +238,7 @@ mod tests {
             Some(2_500_000)
         );
         assert_eq!(topology_kinds(&t), ["single", "cluster", "pool"]);
-        let only = |i: usize| -> Vec<&str> {
-            t["topologies"][i]["systems"]
-                .as_array()
-                .expect("systems")
-                .iter()
-                .filter_map(|v| v.as_str())
-                .collect()
-        };
+        let only = |i: usize| names(&t["topologies"][i]["systems"]);
         assert_eq!(only(1), ["redis"], "a Redis Cluster");
         assert_eq!(only(2), ["memcached"], "Memcached's client-hashed pool");
     }
