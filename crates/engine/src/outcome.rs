@@ -6,6 +6,18 @@
 /// Highest latency the histograms track, in nanoseconds (60 s).
 pub const MAX_LATENCY_NS: u64 = 60_000_000_000;
 
+/// The phase's latency histograms keep three significant digits: values
+/// below 2,048 ns exact, every larger one within 0.1%.
+pub(crate) const RUN_SIGFIG: u8 = 3;
+
+/// A latency histogram of the phase's precision.
+pub(crate) fn run_histogram() -> hdrhistogram::Histogram<u64> {
+    // The bounds are constants that hdrhistogram accepts; failure here is a
+    // programming error, not an input error.
+    hdrhistogram::Histogram::new_with_bounds(1, MAX_LATENCY_NS, RUN_SIGFIG)
+        .expect("valid histogram bounds")
+}
+
 /// What a reply means for the measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {

@@ -1,5 +1,8 @@
 //! Per-worker measurement state: one latency histogram and outcome counters
-//! per operation kind, merged across workers when the phase ends.
+//! per operation kind, merged across workers when the phase ends. The
+//! completed operations' latencies are kept by the per-second series, which
+//! adds each finished second into the window's histogram
+//! ([`SeriesRecorder::latencies`]), so each is recorded once.
 //!
 //! Latencies are recorded in nanoseconds with a trackable range of 1 ns to
 //! 60 s at 3 significant digits: values below 2,048 ns are exact and every
@@ -11,19 +14,19 @@
 //! it through a `RefCell`, so recording takes no lock and no atomic.
 
 use crate::outage::Timeline;
-use crate::outcome::Outcome;
+use crate::outcome::{run_histogram, Outcome};
 pub use crate::outcome::{ErrorKind, MAX_LATENCY_NS};
 use crate::retry::MAX_FAILED_KEYS;
 use crate::series::SeriesRecorder;
 use hdrhistogram::Histogram;
 use kvbench_model::{ErrorReplies, OpKind, OpResult, PhaseResult};
+use std::borrow::Cow;
 use std::time::Instant;
 
 // The stored form of histograms is shared with the report, which reads
 // them back without the engine.
 pub use kvbench_stats::hist::{decode_histogram, encode_histogram, merge_encoded, summarize};
 
-const SIGFIG: u8 = 3;
 /// Error messages kept per phase for the record; the counts keep the rest.
 const MAX_ERROR_SAMPLES: usize = 5;
 /// Distinct first words of error replies kept per phase; later words are
@@ -35,8 +38,6 @@ const MAX_ERROR_TEXT: usize = 200;
 /// Counters and histograms for one worker (or, after merging, one phase).
 #[derive(Debug, Clone)]
 pub struct Recorder {
-    /// Closed loop: send → reply. Open loop: intended send → reply.
-    hist: Vec<Histogram<u64>>,
     /// Open loop only: actual send → reply, and intended → actual send.
     open: Option<OpenLoopHistograms>,
     /// Open loop only: whether the schedule lag grew over the window.
@@ -165,15 +166,12 @@ impl LagTrend {
 }
 
 fn new_histogram() -> Histogram<u64> {
-    // The bounds are constants that hdrhistogram accepts; failure here is a
-    // programming error, not an input error.
-    Histogram::new_with_bounds(1, MAX_LATENCY_NS, SIGFIG).expect("valid histogram bounds")
+    run_histogram()
 }
 
 impl Default for Recorder {
     fn default() -> Self {
         Recorder {
-            hist: (0..OpKind::COUNT).map(|_| new_histogram()).collect(),
             open: None,
             lag_trend: LagTrend::default(),
             completed: [0; OpKind::COUNT],
@@ -240,8 +238,7 @@ impl Recorder {
             Outcome::Ok => {
                 self.completed[i] += 1;
                 let v = self.clamp(latency_ns);
-                // Cannot fail: v is inside the histogram's bounds.
-                let _ = self.hist[i].record(v);
+                // The series keeps the latency, for its second and the window.
                 let since = self.series.completed(kind, v, replied);
                 self.timeline.completed(v, since);
             }
@@ -476,9 +473,8 @@ impl Recorder {
         for (k, n) in self.error_kinds.iter_mut().zip(other.error_kinds) {
             *k += n;
         }
+        self.series.add_latencies_of(&other.series);
         for i in 0..OpKind::COUNT {
-            // Same bounds on both sides, so adding cannot fail.
-            let _ = self.hist[i].add(&other.hist[i]);
             for (mine, theirs) in [
                 (&mut self.miss_hist[i], &other.miss_hist[i]),
                 (&mut self.app_hist[i], &other.app_hist[i]),
@@ -562,7 +558,12 @@ impl Recorder {
         for op in &part.ops {
             let i = op.op.index();
             let name = op.op.as_str();
-            add(&mut self.hist[i], &op.histogram, name)?;
+            if !op.histogram.is_empty() {
+                let h = decode_histogram(&op.histogram).map_err(|e| format!("{name}: {e}"))?;
+                self.series
+                    .add_latencies(op.op, &h)
+                    .map_err(|e| format!("{name}: cannot add histograms: {e:?}"))?;
+            }
             if let Some(miss) = &op.miss_histogram {
                 add(
                     self.miss_hist[i].get_or_insert_with(new_histogram),
@@ -638,8 +639,8 @@ impl Recorder {
     }
 
     /// The latency histogram of one kind (nanoseconds): response time in open loop.
-    pub fn histogram(&self, kind: OpKind) -> &Histogram<u64> {
-        &self.hist[kind.index()]
+    pub fn histogram(&self, kind: OpKind) -> Cow<'_, Histogram<u64>> {
+        self.series.latencies(kind)
     }
 
     /// Open loop: the service-time histogram of one kind.
@@ -669,14 +670,15 @@ impl Recorder {
             })
             .map(|&k| {
                 let i = k.index();
+                let hist = self.series.latencies(k);
                 OpResult {
                     op: k,
                     completed: self.completed[i],
                     misses: self.misses[i],
                     errors: self.errors[i],
                     throughput: per_s(self.completed[i]),
-                    latency: summarize(&self.hist[i]),
-                    histogram: encode_histogram(&self.hist[i]),
+                    latency: summarize(&hist),
+                    histogram: encode_histogram(&hist),
                     per_pipeline: None,
                     service: self.open.as_ref().map(|o| summarize(&o.service[i])),
                     service_histogram: self.open.as_ref().map(|o| encode_histogram(&o.service[i])),
@@ -810,8 +812,8 @@ mod tests {
         for v in [1_000u64, 20_000, 3_000_000] {
             r.record(OpKind::Update, Outcome::Ok, v, Instant::now());
         }
-        let text = encode_histogram(r.histogram(OpKind::Update));
+        let text = encode_histogram(&r.histogram(OpKind::Update));
         let back = decode_histogram(&text).expect("decodes");
-        assert_eq!(&back, r.histogram(OpKind::Update));
+        assert_eq!(back, *r.histogram(OpKind::Update));
     }
 }

@@ -1,11 +1,15 @@
 //! Per-second time series of the measured window.
 //!
-//! Each worker keeps one small histogram per operation kind for the current
-//! second (by reply time). When a reply lands in a later second, the finished
-//! second is serialized (HdrHistogram V2: a few hundred bytes for a second's
-//! worth of similar values) and the histograms are reset, so a long run costs
-//! little memory. At the end the phase merges every worker's seconds by
-//! index, so percentiles are exact merges, never averages of percentiles.
+//! Each worker keeps one histogram per operation kind for the current
+//! second (by reply time), at the phase's precision. When a reply lands in a
+//! later second, the finished second is added into the worker's histogram of
+//! the whole window ([`SeriesRecorder::latencies`]: each latency is recorded
+//! once, not once per second and once per window, and the sum is exact),
+//! then reduced to two significant digits and serialized (HdrHistogram V2: a
+//! few hundred bytes for a second's worth of similar values), and the
+//! histograms are reset, so a long run costs little memory. At the end the
+//! phase merges every worker's seconds by index, so percentiles are exact
+//! merges, never averages of percentiles.
 //! Each merged second keeps its histogram (`SeriesPoint::histogram`), which
 //! the store keeps apart from the phase JSON and `kvbench export --format
 //! hlog` writes as one interval of an HdrHistogram interval log.
@@ -17,11 +21,12 @@
 //! rolls it while it waits), never per request.
 
 use crate::events::{OpSecond, SecondStats};
-use crate::outcome::MAX_LATENCY_NS;
+use crate::outcome::{run_histogram, MAX_LATENCY_NS};
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use kvbench_model::{OpKind, SeriesPoint};
 use kvbench_stats::hist::encode_histogram;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
@@ -124,7 +129,14 @@ pub struct SeriesRecorder {
     completed: [u64; OpKind::COUNT],
     misses: [u64; OpKind::COUNT],
     errors: [u64; OpKind::COUNT],
-    hist: Vec<Histogram<u64>>,
+    /// The current second's latencies per kind, at the phase's precision;
+    /// allocated at a kind's first reply (14 kinds at about 220 KB each
+    /// would be mostly unused).
+    hist: Vec<Option<Histogram<u64>>>,
+    /// The finished seconds' latencies per kind: with `hist`, the window's.
+    total: Vec<Option<Histogram<u64>>>,
+    /// A finished second reduced to the series' two digits before storing.
+    reduced: Histogram<u64>,
     done: Vec<Second>,
     live: Option<LiveSink>,
     /// The last reply instant seen and its offset from the origin: the
@@ -142,7 +154,9 @@ impl Default for SeriesRecorder {
             completed: [0; OpKind::COUNT],
             misses: [0; OpKind::COUNT],
             errors: [0; OpKind::COUNT],
-            hist: (0..OpKind::COUNT).map(|_| interval_histogram()).collect(),
+            hist: vec![None; OpKind::COUNT],
+            total: vec![None; OpKind::COUNT],
+            reduced: interval_histogram(),
             done: Vec::new(),
             live: None,
             last: None,
@@ -225,11 +239,23 @@ impl SeriesRecorder {
         let out = any.then(|| {
             let mut hist: [Vec<u8>; OpKind::COUNT] = Default::default();
             for (i, h) in self.hist.iter_mut().enumerate() {
-                if !h.is_empty() {
-                    // Serializing into a Vec cannot fail for a valid histogram.
-                    let _ = V2Serializer::new().serialize(h, &mut hist[i]);
-                    h.reset();
+                let Some(h) = h.as_mut().filter(|h| !h.is_empty()) else {
+                    continue;
+                };
+                // Same bounds and precision: adding cannot fail.
+                let _ = self.total[i].get_or_insert_with(run_histogram).add(&*h);
+                // Three digits' buckets nest inside two digits' (both are
+                // powers of two wide), so each count lands where recording
+                // its latency at two digits would have put it.
+                self.reduced.reset();
+                for v in h.iter_recorded() {
+                    let _ = self
+                        .reduced
+                        .record_n(v.value_iterated_to(), v.count_at_value());
                 }
+                // Serializing into a Vec cannot fail for a valid histogram.
+                let _ = V2Serializer::new().serialize(&self.reduced, &mut hist[i]);
+                h.reset();
             }
             Second {
                 index: self.current,
@@ -267,8 +293,58 @@ impl SeriesRecorder {
         // Whole seconds: a field of the Duration, no 128-bit division per reply.
         self.roll_to(since.as_secs() as u32);
         self.completed[kind.index()] += 1;
-        let _ = self.hist[kind.index()].record(latency_ns.clamp(1, MAX_LATENCY_NS));
+        let _ = self.hist[kind.index()]
+            .get_or_insert_with(run_histogram)
+            .record(latency_ns.clamp(1, MAX_LATENCY_NS));
         since
+    }
+
+    /// The window's latencies of `kind` so far: the finished seconds' and
+    /// the current one's (borrowed when the current second has none).
+    pub fn latencies(&self, kind: OpKind) -> Cow<'_, Histogram<u64>> {
+        let i = kind.index();
+        let current = self.hist[i].as_ref().filter(|h| !h.is_empty());
+        match (&self.total[i], current) {
+            (Some(t), None) => Cow::Borrowed(t),
+            (None, Some(c)) => Cow::Borrowed(c),
+            (Some(t), Some(c)) => {
+                let mut sum = t.clone();
+                // Same bounds and precision: adding cannot fail.
+                let _ = sum.add(c);
+                Cow::Owned(sum)
+            }
+            (None, None) => Cow::Owned(run_histogram()),
+        }
+    }
+
+    /// Adds another worker's window latencies (its finished seconds and
+    /// its current one) to this one's.
+    pub fn add_latencies_of(&mut self, other: &SeriesRecorder) {
+        for (i, mine) in self.total.iter_mut().enumerate() {
+            for h in [&other.total[i], &other.hist[i]].into_iter().flatten() {
+                if !h.is_empty() {
+                    // Same bounds and precision: adding cannot fail.
+                    let _ = mine.get_or_insert_with(run_histogram).add(h);
+                }
+            }
+        }
+    }
+
+    /// Adds `h` (the phase's precision) to the window's latencies of `kind`.
+    ///
+    /// # Errors
+    /// hdrhistogram's, when `h`'s values do not fit.
+    pub fn add_latencies(
+        &mut self,
+        kind: OpKind,
+        h: &Histogram<u64>,
+    ) -> Result<(), hdrhistogram::AdditionError> {
+        if h.is_empty() {
+            return Ok(());
+        }
+        self.total[kind.index()]
+            .get_or_insert_with(run_histogram)
+            .add(h)
     }
 
     /// A read that found no record, replied at `at` (counted per second for
@@ -539,6 +615,79 @@ mod tests {
         assert!(pts[1].histogram.is_empty());
         let h2 = kvbench_stats::hist::decode_histogram(&pts[2].histogram).expect("second 2");
         assert_eq!((h2.len(), h2.sigfig()), (1, SIGFIG));
+    }
+
+    /// Each latency is recorded once, at three digits; the stored seconds
+    /// (reduced to two) and the window's histogram (the seconds added) must
+    /// be what recording every latency into a two-digit histogram per
+    /// second and a three-digit one for the window gives, bucket for bucket,
+    /// over the whole range, the clamp's ceiling included.
+    #[test]
+    fn seconds_and_the_window_equal_recording_each_latency_twice() {
+        let t0 = Instant::now();
+        let mut r = SeriesRecorder::default();
+        r.set_origin(t0);
+        let mut window = run_histogram();
+        let mut by_second: Vec<Histogram<u64>> = (0..4).map(|_| interval_histogram()).collect();
+        // A deterministic spread of latencies: 1 ns to 60 s, dense at the
+        // bucket edges where a reduction would go wrong first.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut values: Vec<u64> = (0..40)
+            .flat_map(|shift| {
+                let p = 1u64 << shift;
+                [p.saturating_sub(1), p, p + 1]
+            })
+            .collect();
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(1 + (x >> (x % 40)) % MAX_LATENCY_NS);
+        }
+        values.push(MAX_LATENCY_NS);
+        // What recording twice gives: every latency into the window's
+        // histogram and into its second's (the n-th value goes to second n % 4).
+        for (n, &v) in values.iter().enumerate() {
+            let v = v.clamp(1, MAX_LATENCY_NS);
+            let _ = (window.record(v), by_second[n % 4].record(v));
+        }
+        // The recorder gets the seconds in order: all of second 0, then 1, ...
+        for second in 0..4u64 {
+            let at = t0 + Duration::from_millis(second * 1_000 + 500);
+            for (n, &v) in values.iter().enumerate() {
+                if (n % 4) as u64 == second {
+                    r.completed(OpKind::Read, v.clamp(1, MAX_LATENCY_NS), at);
+                }
+            }
+            if second == 2 {
+                // Before the last second is finished, the window so far
+                // includes the current second.
+                let mut so_far = run_histogram();
+                for h in &by_second[..3] {
+                    for v in h.iter_recorded() {
+                        let _ = so_far.record_n(v.value_iterated_to(), v.count_at_value());
+                    }
+                }
+                assert_eq!(r.latencies(OpKind::Read).len(), so_far.len());
+            }
+        }
+        assert_eq!(*r.latencies(OpKind::Read), window);
+        let pts = SeriesRecorder::merge(&mut [r.clone()]);
+        assert_eq!(pts.len(), 4);
+        for (p, want) in pts.iter().zip(&by_second) {
+            let got = kvbench_stats::hist::decode_histogram(&p.histogram).expect("a second");
+            assert_eq!(&got, want, "second {}", p.second);
+            assert_eq!(p.histogram, encode_histogram(want), "second {}", p.second);
+        }
+        // Merged into another worker's: the window adds, finished or not.
+        let mut other = SeriesRecorder::default();
+        other.set_origin(t0);
+        other.completed(OpKind::Read, 777, t0);
+        let mut sum = window.clone();
+        let _ = sum.record(777);
+        other.add_latencies_of(&r);
+        assert_eq!(*other.latencies(OpKind::Read), sum);
+        assert!(other.latencies(OpKind::Update).is_empty());
     }
 
     #[test]
