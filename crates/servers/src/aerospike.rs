@@ -33,6 +33,12 @@ pub use crate::system::aerospike::{BIN_ENV, PAPER_PRESET};
 /// How long a node (and a cluster, to form) gets to answer.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 const READY_POLL: Duration = Duration::from_millis(100);
+/// Starts on fresh ports after a port was taken between its pick and
+/// asd's bind, at most this many times.
+const PORT_ATTEMPTS: usize = 5;
+/// What asd logs when a port it was given is taken: it does not exit, it
+/// waits for the port, so the race is seen in its log.
+const PORT_TAKEN: &str = "in use, waiting";
 const QUERY_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Where one node listens: its address (127.0.0.1, or its network
@@ -276,12 +282,35 @@ impl Aerospike {
         nodes: usize,
         hosts: Hosts<'_>,
     ) -> Result<Aerospike, ServerError> {
+        let mut attempt = 1;
+        loop {
+            match Aerospike::start_once(binary, config.clone(), nodes, hosts) {
+                Err((true, _)) if attempt < PORT_ATTEMPTS => attempt += 1,
+                Err((_, e)) => return Err(e),
+                Ok(me) => return Ok(me),
+            }
+        }
+    }
+
+    /// One start on freshly picked ports; the error says whether a port
+    /// was taken (then the nodes are stopped, and a retry may succeed).
+    fn start_once(
+        binary: &Path,
+        config: Config,
+        nodes: usize,
+        hosts: Hosts<'_>,
+    ) -> Result<Aerospike, (bool, ServerError)> {
+        let plain = |e: ServerError| (false, e);
         let n = nodes.max(1);
-        let places: Vec<Host> = (0..n).map(|i| hosts.host(i)).collect::<Result<_, _>>()?;
+        let places: Vec<Host> = (0..n)
+            .map(|i| hosts.host(i))
+            .collect::<Result<_, _>>()
+            .map_err(plain)?;
         let ports: Vec<NodePorts> = places
             .iter()
             .map(|h| free_ports(IpAddr::V4(h.ip())))
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, _>>()
+            .map_err(plain)?;
         let mut me = Aerospike {
             access: Access {
                 namespace: Some(config.namespace.clone()),
@@ -293,14 +322,16 @@ impl Aerospike {
             settings: Vec::new(),
         };
         for (p, host) in ports.iter().zip(&places) {
-            let netns = host.open_netns()?;
-            let dir = crate::workdir::create("aerospike").map_err(|source| ServerError::Io {
-                what: "create a temporary directory".into(),
-                source,
+            let netns = host.open_netns().map_err(plain)?;
+            let dir = crate::workdir::create("aerospike").map_err(|source| {
+                plain(ServerError::Io {
+                    what: "create a temporary directory".into(),
+                    source,
+                })
             })?;
             let io = |what: &str| {
                 let what = what.to_string();
-                move |source| ServerError::Io { what, source }
+                move |source| plain(ServerError::Io { what, source })
             };
             // asd refuses to start without its system metadata directory.
             std::fs::create_dir_all(dir.path().join("work/smd")).map_err(io("create smd"))?;
@@ -326,20 +357,31 @@ impl Aerospike {
                 process,
             });
         }
-        me.wait_ready()?;
+        me.wait_ready().map_err(|e| (me.port_taken(), e))?;
         Ok(me)
     }
 
-    fn failed(&self, node: &Node, reason: String) -> ServerError {
+    /// The log asd writes to: its own file once it has one, else the console.
+    fn log_of(node: &Node) -> PathBuf {
         let log = node.dir.path().join("asd.log");
-        let log = if log.exists() {
+        if log.exists() {
             log
         } else {
             node.dir.path().join("console.log")
-        };
+        }
+    }
+
+    /// Whether a node waits for a port another process took.
+    fn port_taken(&self) -> bool {
+        self.nodes
+            .iter()
+            .any(|n| crate::process::log_tail(&Aerospike::log_of(n), 20).contains(PORT_TAKEN))
+    }
+
+    fn failed(&self, node: &Node, reason: String) -> ServerError {
         ServerError::Aerospike {
             reason: format!("the node at {}: {reason}", node.addr()),
-            log_tail: crate::process::log_tail(&log, 20),
+            log_tail: crate::process::log_tail(&Aerospike::log_of(node), 20),
         }
     }
 
@@ -370,6 +412,9 @@ impl Aerospike {
                     Ok(m) => format!("answered by node {:?}, not {}", m.get("node"), node.id),
                     Err(e) => e,
                 };
+                if self.port_taken() {
+                    return Err(self.failed(node, format!("a port it was given is taken ({last})")));
+                }
                 if Instant::now() >= deadline {
                     return Err(self.failed(
                         node,
