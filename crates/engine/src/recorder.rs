@@ -165,10 +165,6 @@ impl LagTrend {
     }
 }
 
-fn new_histogram() -> Histogram<u64> {
-    run_histogram()
-}
-
 impl Default for Recorder {
     fn default() -> Self {
         Recorder {
@@ -210,7 +206,7 @@ impl Recorder {
     /// A recorder whose operations follow a schedule: it also keeps service
     /// time and schedule lag.
     pub fn open_loop(trend: LagTrend) -> Recorder {
-        let hists = || (0..OpKind::COUNT).map(|_| new_histogram()).collect();
+        let hists = || (0..OpKind::COUNT).map(|_| run_histogram()).collect();
         Recorder {
             open: Some(OpenLoopHistograms {
                 service: hists(),
@@ -246,7 +242,7 @@ impl Recorder {
                 self.misses[i] += 1;
                 let v = self.clamp(latency_ns);
                 let _ = self.miss_hist[i]
-                    .get_or_insert_with(new_histogram)
+                    .get_or_insert_with(run_histogram)
                     .record(v);
                 self.series.missed(kind, replied);
             }
@@ -266,7 +262,7 @@ impl Recorder {
     pub fn record_app(&mut self, kind: OpKind, latency_ns: u64) {
         let v = self.clamp(latency_ns);
         let _ = self.app_hist[kind.index()]
-            .get_or_insert_with(new_histogram)
+            .get_or_insert_with(run_histogram)
             .record(v);
     }
 
@@ -276,7 +272,7 @@ impl Recorder {
         let v = self.clamp(late_ns);
         let _ = self
             .fill_lateness
-            .get_or_insert_with(new_histogram)
+            .get_or_insert_with(run_histogram)
             .record(v);
     }
 
@@ -458,7 +454,7 @@ impl Recorder {
     pub fn merge(&mut self, other: &Recorder) {
         if let Some(theirs) = &other.open {
             let mine = self.open.get_or_insert_with(|| {
-                let hists = || (0..OpKind::COUNT).map(|_| new_histogram()).collect();
+                let hists = || (0..OpKind::COUNT).map(|_| run_histogram()).collect();
                 OpenLoopHistograms {
                     service: hists(),
                     lag: hists(),
@@ -480,7 +476,7 @@ impl Recorder {
                 (&mut self.app_hist[i], &other.app_hist[i]),
             ] {
                 if let Some(theirs) = theirs {
-                    let _ = mine.get_or_insert_with(new_histogram).add(theirs);
+                    let _ = mine.get_or_insert_with(run_histogram).add(theirs);
                 }
             }
             self.completed[i] += other.completed[i];
@@ -519,7 +515,7 @@ impl Recorder {
         if let Some(theirs) = &other.fill_lateness {
             let _ = self
                 .fill_lateness
-                .get_or_insert_with(new_histogram)
+                .get_or_insert_with(run_histogram)
                 .add(theirs);
         }
         self.asked += other.asked;
@@ -566,21 +562,21 @@ impl Recorder {
             }
             if let Some(miss) = &op.miss_histogram {
                 add(
-                    self.miss_hist[i].get_or_insert_with(new_histogram),
+                    self.miss_hist[i].get_or_insert_with(run_histogram),
                     miss,
                     name,
                 )?;
             }
             if let Some(app) = &op.app_histogram {
                 add(
-                    self.app_hist[i].get_or_insert_with(new_histogram),
+                    self.app_hist[i].get_or_insert_with(run_histogram),
                     app,
                     name,
                 )?;
             }
             if let (Some(service), Some(lag)) = (&op.service_histogram, &op.lag_histogram) {
                 let open = self.open.get_or_insert_with(|| {
-                    let hists = || (0..OpKind::COUNT).map(|_| new_histogram()).collect();
+                    let hists = || (0..OpKind::COUNT).map(|_| run_histogram()).collect();
                     OpenLoopHistograms {
                         service: hists(),
                         lag: hists(),

@@ -12,6 +12,7 @@
 //! namespace's with `--netns` later), and the heartbeat seeds are the other
 //! nodes kvbench started, never the sample configuration's private address.
 
+use crate::ports::{self, Attempt};
 use crate::process::{Ending, ProcessGuard};
 use crate::system::aerospike::AEROSPIKE;
 use crate::system::{parse_u64, Peer, System};
@@ -33,9 +34,6 @@ pub use crate::system::aerospike::{BIN_ENV, PAPER_PRESET};
 /// How long a node (and a cluster, to form) gets to answer.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 const READY_POLL: Duration = Duration::from_millis(100);
-/// Starts on fresh ports after a port was taken between its pick and
-/// asd's bind, at most this many times.
-const PORT_ATTEMPTS: usize = 5;
 /// What asd logs when a port it was given is taken: it does not exit, it
 /// waits for the port, so the race is seen in its log.
 const PORT_TAKEN: &str = "in use, waiting";
@@ -233,7 +231,7 @@ fn node_id() -> String {
 /// network namespace, where nothing listens yet).
 fn free_ports(ip: IpAddr) -> Result<NodePorts, ServerError> {
     let port = || {
-        crate::ports::free_loopback_port().map_err(|source| ServerError::Io {
+        ports::free_loopback_port().map_err(|source| ServerError::Io {
             what: "pick a free loopback port".into(),
             source,
         })
@@ -282,25 +280,18 @@ impl Aerospike {
         nodes: usize,
         hosts: Hosts<'_>,
     ) -> Result<Aerospike, ServerError> {
-        let mut attempt = 1;
-        loop {
-            match Aerospike::start_once(binary, config.clone(), nodes, hosts) {
-                Err((true, _)) if attempt < PORT_ATTEMPTS => attempt += 1,
-                Err((_, e)) => return Err(e),
-                Ok(me) => return Ok(me),
-            }
-        }
+        ports::retry_taken(|| Aerospike::start_once(binary, config.clone(), nodes, hosts))
     }
 
-    /// One start on freshly picked ports; the error says whether a port
-    /// was taken (then the nodes are stopped, and a retry may succeed).
+    /// One start on freshly picked ports (on a port taken, the nodes are
+    /// stopped, and a retry may succeed).
     fn start_once(
         binary: &Path,
         config: Config,
         nodes: usize,
         hosts: Hosts<'_>,
-    ) -> Result<Aerospike, (bool, ServerError)> {
-        let plain = |e: ServerError| (false, e);
+    ) -> Result<Aerospike, Attempt> {
+        let plain = Attempt::Failed;
         let n = nodes.max(1);
         let places: Vec<Host> = (0..n)
             .map(|i| hosts.host(i))
@@ -357,7 +348,8 @@ impl Aerospike {
                 process,
             });
         }
-        me.wait_ready().map_err(|e| (me.port_taken(), e))?;
+        me.wait_ready()
+            .map_err(|e| Attempt::of(e, me.port_taken()))?;
         Ok(me)
     }
 

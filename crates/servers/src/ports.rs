@@ -5,8 +5,46 @@
 //! by retrying when the server reports "address already in use", and by
 //! checking that whoever answers on the port is its own child (pid check).
 
+use crate::ServerError;
 use std::io;
 use std::net::{Ipv4Addr, TcpListener};
+
+/// Start attempts when the port picked was taken before the server bound it.
+const START_ATTEMPTS: usize = 5;
+
+/// Why one start attempt failed.
+pub(crate) enum Attempt {
+    /// Lost the race for a port: try again with fresh ones.
+    PortTaken(ServerError),
+    Failed(ServerError),
+}
+
+impl Attempt {
+    /// `PortTaken` when `taken`, else `Failed`.
+    pub(crate) fn of(e: ServerError, taken: bool) -> Attempt {
+        if taken {
+            Attempt::PortTaken(e)
+        } else {
+            Attempt::Failed(e)
+        }
+    }
+}
+
+/// Runs `once` (a start on freshly picked ports) until it succeeds, fails
+/// for another reason, or has lost the race for a port [`START_ATTEMPTS`]
+/// times; the error is the last attempt's.
+pub(crate) fn retry_taken<T>(
+    mut once: impl FnMut() -> Result<T, Attempt>,
+) -> Result<T, ServerError> {
+    let mut attempt = 1;
+    loop {
+        match once() {
+            Ok(t) => return Ok(t),
+            Err(Attempt::PortTaken(_)) if attempt < START_ATTEMPTS => attempt += 1,
+            Err(Attempt::PortTaken(e) | Attempt::Failed(e)) => return Err(e),
+        }
+    }
+}
 
 /// A Redis Cluster node also listens on its port + 10000 (the cluster
 /// bus), so it refuses a port above this one. Every private server gets a

@@ -9,10 +9,11 @@
 
 use crate::binary::find_in_path;
 use crate::cluster::probe_nodes;
+use crate::ports::{self, Attempt};
 use crate::process::{log_tail, ProcessGuard};
 use crate::server::ServerVersion;
 use crate::system::bind_reason;
-use crate::{ports, probe, Host, Hosts, Pool, ServerError, ServerSpec};
+use crate::{probe, Host, Hosts, Pool, ServerError, ServerSpec};
 use kvbench_model::{NodeProbe, Probe, Protocol, Setting};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -23,7 +24,6 @@ use tempfile::TempDir;
 const READY_TIMEOUT: Duration = Duration::from_secs(5);
 const POLL: Duration = Duration::from_millis(20);
 const QUERY_TIMEOUT: Duration = Duration::from_millis(500);
-const START_ATTEMPTS: usize = 5;
 
 /// The pool's servers and the proxy in front of them; dropping it stops
 /// the proxy, then the servers.
@@ -75,33 +75,17 @@ impl Proxied {
         let backends = Pool::start_on(spec, nodes, hosts)?;
         let host = hosts.host(nodes)?;
         let redis = spec.system.protocol() == Protocol::Resp;
-        let mut last = None;
-        for _ in 0..START_ATTEMPTS {
-            match start_proxy(&binary, &backends, redis, spec, &host) {
-                Ok((proxy, addr, settings, log_path, dir)) => {
-                    return Ok(Proxied {
-                        proxy,
-                        addr,
-                        binary,
-                        settings,
-                        log_path,
-                        _dir: dir,
-                        backends: Some(backends),
-                    })
-                }
-                Err((e, port_taken)) => {
-                    if !port_taken {
-                        return Err(e);
-                    }
-                    last = Some(e);
-                }
-            }
-        }
-        Err(last.unwrap_or_else(|| ServerError::StartFailed {
-            system: spec.system,
-            reason: "twemproxy: no start attempt was made".into(),
-            log_tail: String::new(),
-        }))
+        let (proxy, addr, settings, log_path, dir) =
+            ports::retry_taken(|| start_proxy(&binary, &backends, redis, spec, &host))?;
+        Ok(Proxied {
+            proxy,
+            addr,
+            binary,
+            settings,
+            log_path,
+            _dir: dir,
+            backends: Some(backends),
+        })
     }
 
     /// The proxy's address: the only one clients use.
@@ -213,22 +197,22 @@ impl Drop for Proxied {
 
 type Started = (ProcessGuard, SocketAddr, Vec<Setting>, PathBuf, TempDir);
 
-/// One attempt on fresh ports; the error says whether a port was taken.
+/// One attempt on fresh ports.
 fn start_proxy(
     binary: &Path,
     backends: &Pool,
     redis: bool,
     spec: &ServerSpec,
     host: &Host,
-) -> Result<Started, (ServerError, bool)> {
+) -> Result<Started, Attempt> {
     let io = |what: &str| {
         let what = what.to_string();
-        move |source: std::io::Error| (ServerError::Io { what, source }, false)
+        move |source: std::io::Error| Attempt::Failed(ServerError::Io { what, source })
     };
     let port = ports::free_loopback_port().map_err(io("pick a free loopback port"))?;
     let stats_port = ports::free_loopback_port().map_err(io("pick a free loopback port"))?;
     let dir = crate::workdir::create("twemproxy").map_err(io("create a temporary directory"))?;
-    let netns = host.open_netns().map_err(|e| (e, false))?;
+    let netns = host.open_netns().map_err(Attempt::Failed)?;
     let ip = host.ip().to_string();
     let addr = SocketAddr::from((host.ip(), port));
     let servers: Vec<String> = backends
@@ -292,7 +276,7 @@ fn start_proxy(
         if let Some(status) = proxy.exit_status() {
             let tail = log_tail(&log_path, 20);
             let taken = tail.to_ascii_lowercase().contains("address already in use");
-            return Err((
+            return Err(Attempt::of(
                 ServerError::StartFailed {
                     system: spec.system,
                     reason: format!("twemproxy exited during start-up ({status})"),
@@ -307,17 +291,14 @@ fn start_proxy(
         }
         if Instant::now() >= deadline {
             proxy.shutdown();
-            return Err((
-                ServerError::StartFailed {
-                    system: spec.system,
-                    reason: format!(
-                        "twemproxy gave no answer on {addr} within {} s (last attempt: {last})",
-                        READY_TIMEOUT.as_secs()
-                    ),
-                    log_tail: log_tail(&log_path, 20),
-                },
-                false,
-            ));
+            return Err(Attempt::Failed(ServerError::StartFailed {
+                system: spec.system,
+                reason: format!(
+                    "twemproxy gave no answer on {addr} within {} s (last attempt: {last})",
+                    READY_TIMEOUT.as_secs()
+                ),
+                log_tail: log_tail(&log_path, 20),
+            }));
         }
         std::thread::sleep(POLL);
     }

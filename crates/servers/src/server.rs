@@ -5,9 +5,10 @@
 //! the pid the server reports is the pid of the child it started, so a stray
 //! process on a recycled port can never be measured by mistake.
 
+use crate::ports::{self, Attempt};
 use crate::process::{log_tail, Ending, ProcessGuard};
 use crate::system::{Peer, Role};
-use crate::{find_binary, ports, probe, system, Host, ServerError, ServerSpec};
+use crate::{find_binary, probe, system, Host, ServerError, ServerSpec};
 use kvbench_model::{Probe, Setting, SystemKind};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -17,8 +18,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
-/// Start attempts when the port picked was taken before the server bound it.
-const START_ATTEMPTS: usize = 5;
 /// How long a server gets to answer after it was spawned.
 const READY_TIMEOUT: Duration = Duration::from_secs(5);
 const READY_POLL: Duration = Duration::from_millis(20);
@@ -78,12 +77,6 @@ pub struct Server {
     dir: Option<TempDir>,
 }
 
-enum Attempt {
-    /// Lost the race for the port: try again with another.
-    PortTaken(ServerError),
-    Failed(ServerError),
-}
-
 impl Server {
     /// Starts a private server and returns once it answers (at most 5 s).
     ///
@@ -111,19 +104,7 @@ impl Server {
         let binary = find_binary(spec.system, spec.binary.as_deref())?;
         // Refuse bad extra arguments before spawning anything.
         system::user_settings(spec.system, &spec.extra_args)?;
-        let mut last = None;
-        for _ in 0..START_ATTEMPTS {
-            match Self::start_once(spec, role, host, &binary) {
-                Ok(server) => return Ok(server),
-                Err(Attempt::PortTaken(e)) => last = Some(e),
-                Err(Attempt::Failed(e)) => return Err(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| ServerError::StartFailed {
-            system: spec.system,
-            reason: "no start attempt was made".to_string(),
-            log_tail: String::new(),
-        }))
+        ports::retry_taken(|| Self::start_once(spec, role, host, &binary))
     }
 
     fn start_once(
@@ -182,11 +163,7 @@ impl Server {
                     reason: format!("it exited during start-up ({status})"),
                     log_tail,
                 };
-                return Err(if port_taken {
-                    Attempt::PortTaken(err)
-                } else {
-                    Attempt::Failed(err)
-                });
+                return Err(Attempt::of(err, port_taken));
             }
             match system::identify(self.system, Peer::plain(self.addr), READY_QUERY_TIMEOUT) {
                 Ok(pid) if pid == self.pid() => return Ok(()),
