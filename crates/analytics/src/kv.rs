@@ -90,6 +90,42 @@ impl Kv {
         self.read_resp()
     }
 
+    /// One key's value by a plain `GET` (Redis) or a one-key `get`
+    /// (Memcached): the fine-grained request of paper D's set/get test,
+    /// where [`Kv::get_many`] batches.
+    ///
+    /// # Errors
+    /// I/O, an error reply, or a reply that does not parse.
+    pub fn get_one(&mut self, key: &[u8], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        match self.wire {
+            Wire::Resp => {
+                out.clear();
+                match self.command(&[b"GET", key])? {
+                    resp::Value::Bulk(b) => out.push(Some(b)),
+                    resp::Value::Nil => out.push(None),
+                    other => bail!("GET answered {other:?}"),
+                }
+                Ok(())
+            }
+            Wire::Memcache => self.get_many(std::slice::from_ref(&key.to_vec()), out),
+        }
+    }
+
+    /// Stores one `(key, value)` by a plain `SET` (Redis) or `set`
+    /// (Memcached).
+    ///
+    /// # Errors
+    /// I/O, or a reply other than success.
+    pub fn set_one(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        match self.wire {
+            Wire::Resp => match self.command(&[b"SET", key, value])? {
+                resp::Value::Status(_) => Ok(()),
+                other => bail!("SET answered {other:?}"),
+            },
+            Wire::Memcache => self.set_many(&[(key.to_vec(), value.to_vec())]),
+        }
+    }
+
     /// The values of `keys`, in order (`None`: not stored), into `out`.
     ///
     /// # Errors
@@ -260,6 +296,28 @@ mod tests {
         );
         for not_a_store in ["reference", "spark", "memcache", ""] {
             assert_eq!(Wire::store(not_a_store), None, "{not_a_store}");
+        }
+    }
+
+    /// The single-key requests against real servers: what is set is got
+    /// back, a key never set is `None`, and each is one request.
+    #[test]
+    fn one_key_set_and_get_round_trip_on_both_wires() {
+        for name in ["redis", "memcached"] {
+            let (system, wire) = Wire::store(name).expect("a store");
+            let server = kvbench_servers::Server::start(&kvbench_servers::ServerSpec::new(system))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let mut kv = Kv::connect(server.addr(), wire).expect("connects");
+            let mut out = Vec::new();
+            kv.set_one(b"pr:r:1", &[1, 2, 3, 4, 5, 6, 7, 8])
+                .expect("set");
+            kv.get_one(b"pr:r:1", &mut out).expect("get");
+            assert_eq!(out, [Some(vec![1, 2, 3, 4, 5, 6, 7, 8])], "{name}");
+            kv.get_one(b"pr:r:2", &mut out).expect("get a missing key");
+            assert_eq!(out, [None], "{name}");
+            assert_eq!(kv.requests, 3, "{name}: one request each");
+            drop(kv);
+            server.stop().expect("stops");
         }
     }
 }

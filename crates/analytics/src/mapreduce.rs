@@ -67,6 +67,12 @@ fn key(prefix: &[u8], v: u32, out: &mut Vec<u8>) {
     let _ = write!(out, "{v}");
 }
 
+/// The key node `v`'s rank is stored under (also what paper D's set/get
+/// test reads and writes).
+pub fn rank_key(v: u32, out: &mut Vec<u8>) {
+    key(b"pr:r:", v, out);
+}
+
 pub(crate) fn nodes_of(p: u32, drivers: u32, n: u32) -> impl Iterator<Item = u32> {
     (p..n).step_by(drivers as usize)
 }

@@ -294,6 +294,7 @@ pub enum Command {
         "  kvbench report --experiment client-sweep --file experiments/client-sweep.toml --out reports/sweep\n",
         "  kvbench report --runs 3,5-9 --out reports/some --json\n",
         "  kvbench report --analytics 1,2 --out reports/pagerank\n",
+        "  kvbench report --analytics 1-3 --judge --out reports/zhang2014   # paper D's findings judged\n",
         "\nWrites DIR/index.html (self-contained: no script, nothing fetched, printable),\n",
         "DIR/report.md (figures as PNG links), DIR/figures/*.svg and *.png. Each file is\n",
         "written whole and renamed into place; files of an older report in DIR that this\n",
@@ -429,6 +430,11 @@ pub struct ReportArgs {
     /// recorded it, else 5].
     #[arg(long, value_name = "PCT")]
     pub margin: Option<f64>,
+    /// With --analytics: judge paper D's findings on these runs, as
+    /// `kvbench reproduce zhang2014` does, without measuring again (after a
+    /// rule changed, or for runs made one command at a time).
+    #[arg(long, requires = "analytics")]
+    pub judge: bool,
 }
 
 #[derive(Debug, Args)]
@@ -1028,13 +1034,16 @@ pub enum AnalyticsCommand {
     ))]
     Pagerank(PagerankArgs),
     /// Single-key lookups: GET on Memcached, Redis and Valkey against a
-    /// lookup job on a cached Spark RDD (paper D's random get).
+    /// lookup job on a cached Spark RDD (paper D's random get), and with
+    /// --setget the stores' set/get throughput.
     #[command(after_help = concat!(
         "Examples:\n",
         "  kvbench analytics lookup --graph synthetic:google --scale 0.1\n",
         "  kvbench analytics lookup --graph rmat:10000:50000 --impl redis,spark --count 200 --json\n",
+        "  kvbench analytics lookup --scale 0.1 --impl redis,memcached --setget 10   # and set/get throughput\n",
         "\nEach lookup asks one node's neighbour list (its out-degree on Spark) and\n",
-        "checks the answer against the graph.\n",
+        "checks the answer against the graph. --setget follows on the same loaded\n",
+        "server (key-value stores only: an RDD takes no set) (docs/analytics.md).\n",
         "Exit codes: 0 every answer right, 1 a system failed or answered wrong, 2 bad input."
     ))]
     Lookup(LookupArgs),
@@ -1106,6 +1115,12 @@ pub struct LookupArgs {
     /// Lookups per system (at least 1, at most 1,000,000).
     #[arg(long, default_value_t = 100)]
     pub count: u32,
+    /// Then, on each key-value store, this many seconds of paper D's
+    /// set/get throughput test (the paper's 5 or 6 drivers setting and
+    /// getting single ranks), with the server's CPU split into user and
+    /// kernel time; not run unless given.
+    #[arg(long, value_name = "SECONDS")]
+    pub setget: Option<f64>,
 }
 
 #[derive(Debug, Args)]

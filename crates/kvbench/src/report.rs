@@ -99,23 +99,23 @@ fn analytics_report(store: &Store, a: &ReportArgs, text: &str) -> Result<Verdict
     ids.dedup();
     prepare(&a.out)?;
     let paper = kvbench_papers::zhang2014()?;
-    let w = write_analytics(
-        store,
-        &a.db,
-        &ids,
-        &a.out,
-        a.title.clone(),
-        Some(paper),
-        false,
-    )?;
+    let title = match (&a.title, a.judge) {
+        (None, true) => Some(format!("kvbench reproduces {}", paper.paper)),
+        (t, _) => t.clone(),
+    };
+    let w = write_analytics(store, &a.db, &ids, &a.out, title, Some(paper), a.judge)?;
     if a.json {
         crate::output::print(&serde_json::to_string_pretty(&serde_json::json!({
             "out": a.out,
             "index": a.out.join("index.html"),
             "files": w.files,
+            "findings": w.summary.paper,
             "report": w.summary,
         }))?)?;
     } else {
+        if a.judge {
+            crate::output::print(&crate::papers::table(&w.summary.paper))?;
+        }
         eprintln!(
             "wrote the report of {} analytics runs ({} figures): {}",
             w.summary.analytics_runs,

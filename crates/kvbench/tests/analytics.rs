@@ -216,7 +216,8 @@ fn which(name: &str) -> std::path::PathBuf {
 }
 
 /// Paper D at a small scale: the three analytics runs stored (PageRank and
-/// lookups on the Google graph's size, PageRank on the Pokec graph's),
+/// lookups with set/get on the Google graph's size, PageRank on the Pokec
+/// graph's),
 /// every finding judged (none "not measured") on the Google graph's runs,
 /// and the random gets agree with the paper (a Spark job per lookup, far
 /// slower than a GET).
@@ -243,7 +244,7 @@ fn reproduce_zhang2014_runs_stores_and_judges_the_paper() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(v["analytics_runs"], serde_json::json!([1, 2, 3]), "{v}");
     let findings = v["findings"].as_array().expect("findings");
-    assert_eq!(findings.len(), 7, "{v}");
+    assert_eq!(findings.len(), 9, "{v}");
     for f in findings {
         assert_ne!(f["verdict"], "not_measured", "{f}");
     }
@@ -253,6 +254,14 @@ fn reproduce_zhang2014_runs_stores_and_judges_the_paper() {
     }
     let html = std::fs::read_to_string(sb.path().join("rep/index.html")).expect("index.html");
     assert!(html.contains("Paper vs kvbench") && html.contains("Random gets"));
+    // The set/get window ran on each store after its lookups, with the
+    // server's CPU split for D8 and D9.
+    assert!(html.contains("Set/get throughput"), "the set/get table");
+    for id in ["D8", "D9"] {
+        let f = findings.iter().find(|f| f["id"] == id).expect(id);
+        let measured = f["measured"].as_str().unwrap_or_default();
+        assert!(measured.contains("in the kernel"), "{f}");
+    }
     assert_eq!(
         v["report"]["figures"],
         serde_json::json!([
@@ -262,15 +271,48 @@ fn reproduce_zhang2014_runs_stores_and_judges_the_paper() {
             "pagerank-steps-3",
             "graph-memory-1",
             "graph-memory-3",
-            "lookup-latency-2"
+            "lookup-latency-2",
+            "setget-cpu-2"
         ]),
-        "time and steps of each graph, their memory, the lookups"
+        "time and steps of each graph, their memory, the lookups, set/get's CPU"
     );
-    assert_eq!(html.matches("<figure").count(), 7);
+    assert_eq!(html.matches("<figure").count(), 8);
     assert!(
         html.contains("synthetic:pokec"),
         "the Pokec graph's run is shown"
     );
+    // The stored runs judged again without measuring: the same verdicts;
+    // without --judge no findings, and --judge needs --analytics.
+    let again = |extra: &[&str]| {
+        let out = sb
+            .kvbench()
+            .args(["report", "--analytics", "1-3", "--out", "again", "--json"])
+            .args(extra)
+            .output()
+            .expect("runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")
+    };
+    let judged = again(&["--judge"]);
+    let verdicts = |f: &serde_json::Value| -> Vec<(String, String)> {
+        f.as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| (f["id"].to_string(), f["verdict"].to_string()))
+            .collect()
+    };
+    assert_eq!(verdicts(&judged["findings"]), verdicts(&v["findings"]));
+    assert_eq!(again(&[])["findings"], serde_json::json!([]));
+    let alone = sb
+        .kvbench()
+        .args(["report", "--runs", "1", "--judge", "--out", "x"])
+        .output()
+        .expect("runs");
+    assert_eq!(alone.status.code(), Some(2), "--judge needs --analytics");
 }
 
 #[test]
@@ -319,6 +361,8 @@ fn lookups_are_answered_right_and_a_spark_job_costs_more_than_a_get() {
             "redis,memcached,spark",
             "--count",
             "100",
+            "--setget",
+            "1",
             "--json",
             "-q",
         ])
@@ -345,4 +389,41 @@ fn lookups_are_answered_right_and_a_spark_job_costs_more_than_a_get() {
         spark > 10.0 * redis.max(memcached),
         "spark {spark} us, redis {redis}, memcached {memcached}"
     );
+    // --setget: a window on each store after its lookups (an RDD takes no
+    // set), recorded with the setting.
+    for r in results.as_array().expect("lookups") {
+        let name = r["implementation"].as_str().unwrap_or_default();
+        let sg = &r["setget"];
+        if name == "spark" {
+            assert!(sg.is_null(), "{r}");
+        } else {
+            assert!(sg["gets"].as_u64().unwrap_or(0) > 0, "{r}");
+            assert!(sg["sets"].as_u64().unwrap_or(0) > 0, "{r}");
+            assert!(sg["server_system_s"].as_f64().is_some(), "{r}");
+        }
+    }
+    assert_eq!(record["settings"]["setget_s"], 1.0);
+}
+
+#[test]
+fn a_set_get_window_out_of_range_is_refused_before_anything_runs() {
+    let sb = Sandbox::new();
+    for bad in ["0", "nan", "1e9"] {
+        let out = sb
+            .kvbench()
+            .args([
+                "analytics",
+                "lookup",
+                "--graph",
+                "rmat:200:1000",
+                "--setget",
+                bad,
+            ])
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert_eq!(err.lines().count(), 1, "{bad}: {err}");
+        assert!(err.contains("--setget"), "{bad}: {err}");
+    }
 }

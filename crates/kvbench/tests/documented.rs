@@ -266,6 +266,7 @@ fn plan(c: &DocCommand, sb: &Sandbox) -> Plan {
             "--records" => Some(min_num(v, records as f64)),
             "--key-maximum" => Some(min_num(v, (RECORDS - 1) as f64)),
             "--count" => Some(min_num(v, 20.0)),
+            "--setget" => Some(min_num(v, 1.0)),
             "--threads" | "--workers" => Some(min_num(v, 2.0)),
             "--iterations" => Some("1".into()),
             "--clients" | "--with-clients" => Some(min_list(v, CLIENTS)),

@@ -1,8 +1,9 @@
 //! What an analytics command (paper D: `kvbench analytics pagerank` and
 //! `lookup`) measured, as stored: one [`AnalyticsRecord`] per command, with a
 //! row per implementation. Kept apart from [`crate::RunRecord`] because it
-//! has no workload, phases or histograms: PageRank is timed per step, and a
-//! lookup run is a hundred single requests whose percentiles are exact.
+//! has no workload, phases or histograms: PageRank is timed per step, a
+//! lookup run is a hundred single requests whose percentiles are exact, and
+//! its set/get window is counted, not timed per request.
 
 use crate::{Environment, RunStatus};
 use serde::{Deserialize, Serialize};
@@ -60,6 +61,10 @@ pub struct AnalyticsSettings {
     pub drivers: Option<u32>,
     /// Lookups per system.
     pub count: Option<u32>,
+    /// Seconds of set/get throughput per key-value store after its
+    /// lookups (`--setget`; `None`: not run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setget_s: Option<f64>,
     /// Where Spark ran.
     pub spark_master: String,
     /// The relative error per node every implementation had to stay within.
@@ -122,6 +127,54 @@ pub struct LookupResult {
     pub max_us: f64,
     /// What ran it.
     pub detail: String,
+    /// The set/get throughput test on the same loaded server, after the
+    /// lookups (key-value stores only: an RDD takes no set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setget: Option<SetGetResult>,
+}
+
+/// Paper D's fine-grained set/get: the paper's drivers, each on its own
+/// connection, setting and getting single small objects (a node's rank) as
+/// fast as the server answers, and where the server's CPU time went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SetGetResult {
+    /// Driver threads, one connection each, one request in flight each.
+    pub drivers: u32,
+    /// The measured window, wall-clock seconds (monotonic clock).
+    pub seconds: f64,
+    /// Gets answered with the object (a miss is an error, not counted).
+    pub gets: u64,
+    /// Sets acknowledged.
+    pub sets: u64,
+    /// The server's user CPU seconds over the window (`utime`).
+    pub server_user_s: Option<f64>,
+    /// The server's system CPU seconds over the window (`stime`): the
+    /// kernel's work for it, mostly the TCP stack's.
+    pub server_system_s: Option<f64>,
+    /// The resolution of the two server figures (one clock tick).
+    pub tick_s: f64,
+    /// kvbench's own CPU seconds over the window (its drivers).
+    pub client_cpu_s: f64,
+}
+
+impl SetGetResult {
+    /// Operations per second over the window.
+    pub fn ops_per_s(&self) -> f64 {
+        (self.gets + self.sets) as f64 / self.seconds.max(1e-9)
+    }
+    /// The server's CPU over the window as a share of one core.
+    pub fn server_busy(&self) -> Option<f64> {
+        Some((self.server_user_s? + self.server_system_s?) / self.seconds.max(1e-9))
+    }
+    /// The kernel's share of the server's CPU time.
+    pub fn kernel_share(&self) -> Option<f64> {
+        let (user, system) = (self.server_user_s?, self.server_system_s?);
+        Some(system / (user + system).max(1e-9))
+    }
+    /// kvbench's CPU over the window as a share of one core.
+    pub fn client_busy(&self) -> f64 {
+        self.client_cpu_s / self.seconds.max(1e-9)
+    }
 }
 
 /// One analytics command, as stored.

@@ -39,6 +39,7 @@ fn pagerank_record() -> AnalyticsRecord {
             damping: Some(0.85),
             drivers: None,
             count: None,
+            setget_s: None,
             spark_master: "local[2]".into(),
             tolerance: Some(1e-6),
         },

@@ -170,7 +170,7 @@ mod tests {
                 ("anthony2016", 36),
                 ("sadat2019", 23),
                 ("altoros", 17),
-                ("zhang2014", 7)
+                ("zhang2014", 9)
             ]
         );
     }

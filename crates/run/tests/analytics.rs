@@ -88,14 +88,30 @@ fn lookups_answer_every_key_and_their_percentiles_are_ordered() {
         impls: vec!["redis".into(), "memcached".into()],
         count: 50,
         spark_master: "local[2]".into(),
+        setget_s: Some(1.0),
     };
-    // No lookups asked: bad input, refused before any server starts.
-    let none = LookupSettings {
-        count: 0,
-        ..s.clone()
-    };
-    let err = lookup::run(&none, &mut store, &Silent).expect_err("count 0");
-    assert!(err.downcast_ref::<UsageError>().is_some(), "{err:#}");
+    // No lookups asked, or a set/get window of no time: bad input, refused
+    // before any server starts.
+    for (bad, says) in [
+        (
+            LookupSettings {
+                count: 0,
+                ..s.clone()
+            },
+            "--count",
+        ),
+        (
+            LookupSettings {
+                setget_s: Some(0.0),
+                ..s.clone()
+            },
+            "--setget",
+        ),
+    ] {
+        let err = lookup::run(&bad, &mut store, &Silent).expect_err(says);
+        assert!(err.downcast_ref::<UsageError>().is_some(), "{err:#}");
+        assert!(err.to_string().contains(says), "{err}");
+    }
     assert!(store.list_analytics(None).expect("listed").is_empty());
     let record = lookup::run(&s, &mut store, &Silent)
         .expect("runs")
@@ -109,7 +125,36 @@ fn lookups_answer_every_key_and_their_percentiles_are_ordered() {
             0.0 < l.p50_us && l.p50_us <= l.p99_us && l.p99_us <= l.max_us,
             "{l:?}"
         );
+        // The set/get window followed on the same loaded server: the
+        // paper's drivers, half gets and half sets, and the server's CPU
+        // time split into its own and the kernel's.
+        let sg = l.setget.as_ref().expect("set/get ran");
+        let drivers = if l.implementation == "memcached" {
+            5
+        } else {
+            6
+        };
+        assert_eq!(sg.drivers, drivers, "{}", l.implementation);
+        assert!((1.0..3.0).contains(&sg.seconds), "{sg:?}");
+        let ops = sg.gets + sg.sets;
+        assert!(ops > 1000, "{sg:?}");
+        let gets = sg.gets as f64 / ops as f64;
+        assert!((0.45..0.55).contains(&gets), "half are gets: {sg:?}");
+        let (user, system) = (
+            sg.server_user_s.expect("user time"),
+            sg.server_system_s.expect("system time"),
+        );
+        assert!(
+            user >= 0.0 && system >= 0.0 && user + system > 0.0,
+            "{sg:?}"
+        );
+        assert!(sg.client_cpu_s > 0.0, "{sg:?}");
     }
+    let back = store
+        .get_analytics(record.id.expect("an id"))
+        .expect("read back");
+    assert_eq!(back.lookups, record.lookups, "set/get stored exactly");
+    assert_eq!(back.settings.setget_s, Some(1.0));
 }
 
 #[test]

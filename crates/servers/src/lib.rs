@@ -49,6 +49,7 @@ pub use kvbench_model::{Environment, Probe, Protocol, Setting, SystemKind, Topol
 pub use max_memory::MaxMemory;
 pub use netns::{Host, Hosts, Link, NetnsError, Network};
 pub use pool::Pool;
+pub use probe::CpuTimes;
 pub use process::{Ending, ProcessGuard};
 pub use proxy::Proxied;
 pub use remote::RemoteServer;

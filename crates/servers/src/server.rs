@@ -304,6 +304,15 @@ impl Server {
         probe::cpu_seconds(self.pid()).ok()
     }
 
+    /// As [`Server::cpu_seconds`], split into user and system time: how
+    /// much of the server's work was the kernel's (its network stack).
+    pub fn cpu_times(&self) -> Option<probe::CpuTimes> {
+        if self.process.exit_status().is_some() {
+            return None;
+        }
+        probe::cpu_times(self.pid()).ok()
+    }
+
     /// A snapshot of the server's resource use. RSS and CPU time come from
     /// `/proc` (CPU in 10 ms ticks, all threads) and are read first, so the
     /// probe query's own cost lands after them; memory, items and evictions

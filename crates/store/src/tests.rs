@@ -1457,6 +1457,7 @@ fn analytics_record() -> AnalyticsRecord {
             damping: Some(0.85),
             drivers: None,
             count: None,
+            setget_s: None,
             spark_master: "local[2]".into(),
             tolerance: Some(1e-6),
         },

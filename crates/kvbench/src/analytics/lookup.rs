@@ -33,6 +33,7 @@ pub(crate) fn run(a: &LookupArgs) -> Result<AnalyticsRecord> {
         impls: a.impls.clone(),
         count: a.count,
         spark_master: a.common.spark_master.clone(),
+        setget_s: a.setget,
     };
     let live = Live::new(a.common.quiet, None);
     let finished = kvbench_run::analytics::lookup::run(&settings, &mut store, &live)?;
@@ -50,6 +51,30 @@ fn table(record: &AnalyticsRecord) -> String {
             "{:<10} {:>7} {:>9.2} {:>12.1} {:>12.1} {:>12.1}  {}\n",
             r.implementation, r.count, r.setup_s, r.p50_us, r.p99_us, r.max_us, r.detail
         ));
+    }
+    let setget: Vec<_> = record
+        .lookups
+        .iter()
+        .filter_map(|r| Some((r.implementation.as_str(), r.setget.as_ref()?)))
+        .collect();
+    if !setget.is_empty() {
+        out.push_str(&format!(
+            "\n{:<10} {:>7} {:>9} {:>12} {:>12} {:>12}  {}\n",
+            "set/get", "drivers", "seconds", "ops/s", "server CPU", "in kernel", "kvbench CPU"
+        ));
+        let pct = |x: Option<f64>| x.map_or("–".into(), |x| format!("{:.0}%", 100.0 * x));
+        for (name, sg) in setget {
+            out.push_str(&format!(
+                "{:<10} {:>7} {:>9.1} {:>12.0} {:>12} {:>12}  {}\n",
+                name,
+                sg.drivers,
+                sg.seconds,
+                sg.ops_per_s(),
+                pct(sg.server_busy()),
+                pct(sg.kernel_share()),
+                pct(Some(sg.client_busy()))
+            ));
+        }
     }
     out
 }

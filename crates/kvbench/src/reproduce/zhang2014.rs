@@ -41,9 +41,10 @@ pub fn run(a: &ReproduceArgs, mut paper: Paper) -> Result<Verdict> {
     let quiet = a.quiet || a.json;
     if !quiet {
         eprintln!(
-            "reproduce zhang2014 at scale {scale} of the paper's graphs: on the Google web graph's size PageRank ({}), then {LOOKUPS} random gets each ({}); on the Pokec graph's size PageRank ({}); {} substitutions listed in the report",
+            "reproduce zhang2014 at scale {scale} of the paper's graphs: on the Google web graph's size PageRank ({}), then {LOOKUPS} random gets each ({}) and {} s of set/get on each store; on the Pokec graph's size PageRank ({}); {} substitutions listed in the report",
             PAGERANK.join(","),
             LOOKUP.join(","),
+            analytics::setget_seconds(scale),
             POKEC.join(","),
             paper.substitutions.len()
         );

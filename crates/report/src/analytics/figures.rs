@@ -2,7 +2,8 @@
 //! PageRank record, the time of each iteration per implementation and the
 //! mean map and reduce step; the loaded graph's memory per system beside
 //! the paper's figures; per lookup record, the latency percentiles per
-//! system.
+//! system and, after a set/get window, where each store's CPU went per
+//! operation.
 
 use crate::figure::{Axis, Figure, FigureKind, Panel, Point, Series, Ticks};
 use crate::paper::{Kind, Paper};
@@ -48,6 +49,9 @@ pub fn build(records: &[AnalyticsRecord], paper: Option<&Paper>) -> Vec<Figure> 
     for r in records.iter().filter(|r| r.kind == AnalyticsKind::Lookup) {
         if !r.lookups.is_empty() {
             out.push(lookups(r));
+        }
+        if let Some(f) = setget(r) {
+            out.push(f);
         }
     }
     out
@@ -233,4 +237,56 @@ fn lookups(r: &AnalyticsRecord) -> Figure {
         bars: true,
         categories: vec!["p50".into(), "p99".into(), "max".into()],
     }
+}
+
+/// Per store of a set/get window: CPU microseconds per operation in the
+/// server's own code, in the kernel on its behalf, and in kvbench. Per
+/// operation rather than per second, so stores that served different rates
+/// compare; `None` when no store ran one.
+fn setget(r: &AnalyticsRecord) -> Option<Figure> {
+    let series: Vec<Series> = r
+        .lookups
+        .iter()
+        .filter_map(|l| {
+            let sg = l.setget.as_ref()?;
+            let ops = (sg.gets + sg.sets) as f64;
+            if ops == 0.0 {
+                return None;
+            }
+            let per_op = |s: f64| s * 1e6 / ops;
+            Some(Series {
+                name: l.implementation.clone(),
+                colour_key: l.implementation.clone(),
+                dashed: false,
+                points: vec![
+                    point(0.0, per_op(sg.server_user_s?)),
+                    point(1.0, per_op(sg.server_system_s?)),
+                    point(2.0, per_op(sg.client_cpu_s)),
+                ],
+            })
+        })
+        .collect();
+    if series.is_empty() {
+        return None;
+    }
+    Some(Figure {
+        id: format!("setget-cpu{}", suffix(r)),
+        title: format!("Set/get: where the CPU goes, {}", r.graph.description),
+        caption: format!(
+            "CPU time per operation over each store's {} s set/get window (the paper's drivers, half gets and half sets of one 8-byte rank): the server's user time (its own code), its system time (the kernel, mostly the TCP stack) and kvbench's drivers, microseconds.",
+            r.settings.setget_s.unwrap_or(0.0)
+        ),
+        x: axis("Where the time goes", false, Ticks::Category),
+        panels: vec![Panel {
+            y: axis("CPU per operation (us)", false, Ticks::Count),
+            series,
+        }],
+        kind: FigureKind::Cpu,
+        bars: true,
+        categories: vec![
+            "server, own code".into(),
+            "server, kernel".into(),
+            "kvbench".into(),
+        ],
+    })
 }

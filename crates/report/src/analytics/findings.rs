@@ -1,11 +1,11 @@
 //! Judges an analytics paper's findings (kinds `server_bound`,
-//! `graph_memory`, `slower_lookup`) against stored analytics records, each
+//! `graph_memory`, `slower_lookup`, `kernel_bound`) against stored analytics records, each
 //! from the newest record that measured what the finding is about. The
 //! rules are per kind; the paper's figures and bounds are data
 //! (`papers/*.toml`).
 
 use crate::paper::{not_measured, outcome, ratio_range, Finding, Kind, Outcome, Paper, Verdict};
-use kvbench_model::analytics::{AnalyticsRecord, LookupResult, PagerankResult};
+use kvbench_model::analytics::{AnalyticsRecord, LookupResult, PagerankResult, SetGetResult};
 
 /// Every finding of `paper`, from the records of the paper's own graph
 /// (those of another dataset run beside it are not its results); those
@@ -75,6 +75,7 @@ fn check(f: &Finding, paper: &Paper, records: &[AnalyticsRecord]) -> Outcome {
         Kind::ServerBound => server_bound(f, paper, records),
         Kind::GraphMemory => graph_memory(f, paper, records),
         Kind::SlowerLookup => slower_lookup(f, paper, records),
+        Kind::KernelBound => kernel_bound(f, paper, records),
         _ => not_measured(f, "a finding about workload runs, not analytics"),
     }
 }
@@ -186,4 +187,103 @@ fn slower_lookup(f: &Finding, paper: &Paper, records: &[AnalyticsRecord]) -> Out
         verdict,
         reason(f, verdict, &paper.reasons.throughput),
     )
+}
+
+/// The newest record's set/get window on `system`.
+fn setget<'a>(records: &'a [AnalyticsRecord], system: &str) -> Option<&'a SetGetResult> {
+    records
+        .iter()
+        .filter_map(|r| {
+            let l = r.lookups.iter().find(|l| l.implementation == system)?;
+            Some((r.id, l.setget.as_ref()?))
+        })
+        .max_by_key(|(id, _)| *id)
+        .map(|(_, sg)| sg)
+}
+
+/// How far a set/get window's busy share and kernel share moved between
+/// runs of the same command on this machine (docs/analytics.md, "Set/get
+/// throughput"): a single window is judged with this much room on each
+/// side of both, besides the clock ticks' own resolution, as single runs
+/// decide only beyond the machine's run-to-run spread.
+pub const SETGET_SPREAD: f64 = 0.03;
+
+/// `lo..=hi` against a threshold: all of it at or above (agrees), all of it
+/// below (differs), or across it.
+fn against(lo: f64, hi: f64, threshold: f64) -> Verdict {
+    if lo >= threshold {
+        Verdict::Agrees
+    } else if hi < threshold {
+        Verdict::Differs
+    } else {
+        Verdict::Inconclusive
+    }
+}
+
+/// The server's CPU over the set/get window, and the kernel's share of it:
+/// each judged with an interval for the ticks the two `/proc` readings can
+/// each be off by, widened by the spread between runs. Agrees when both
+/// are wholly at or above their thresholds, differs when either is wholly
+/// below, else inconclusive.
+fn kernel_bound(f: &Finding, paper: &Paper, records: &[AnalyticsRecord]) -> Outcome {
+    let Some(sg) = setget(records, &f.system) else {
+        return not_measured(f, &format!("no set/get window on {}", f.system));
+    };
+    let (Some(user), Some(system)) = (sg.server_user_s, sg.server_system_s) else {
+        return not_measured(f, &format!("{}'s CPU was not probed", f.system));
+    };
+    // Each figure is a difference of two readings in whole ticks: off by
+    // less than a tick, so the server's total by less than two.
+    let wall = sg.seconds.max(1e-9);
+    let tick = sg.tick_s;
+    let total = user + system;
+    let busy = total / wall;
+    let busy_lo = (total - 2.0 * tick) / wall - SETGET_SPREAD;
+    let busy_hi = (total + 2.0 * tick) / wall + SETGET_SPREAD;
+    let share = system / total.max(1e-9);
+    let share_lo = (system - tick) / total.max(1e-9) - SETGET_SPREAD;
+    let share_hi = (system + tick) / total.max(1e-9) + SETGET_SPREAD;
+    let low = f.low.unwrap_or(0.8);
+    let kernel = f.kernel_share.unwrap_or(0.5);
+    let verdicts = [
+        against(busy_lo, busy_hi, low),
+        against(share_lo, share_hi, kernel),
+    ];
+    let verdict = if verdicts.contains(&Verdict::Differs) {
+        Verdict::Differs
+    } else if verdicts.contains(&Verdict::Inconclusive) {
+        Verdict::Inconclusive
+    } else {
+        Verdict::Agrees
+    };
+    let measured = format!(
+        "set/get, {} drivers for {:.1} s: {} ops/s; the server busy {:.0}% of a core [{:.0}, {:.0}] (at least {:.0}% asked), {:.0}% of it in the kernel [{:.0}, {:.0}] (at least {:.0}% asked; both intervals: ticks and ±{:.0} points run-to-run spread); kvbench's drivers {:.0}%",
+        sg.drivers,
+        sg.seconds,
+        crate::format::count(sg.ops_per_s().round() as u64),
+        busy * 100.0,
+        busy_lo * 100.0,
+        busy_hi * 100.0,
+        low * 100.0,
+        share * 100.0,
+        share_lo.max(0.0) * 100.0,
+        share_hi.min(1.0) * 100.0,
+        kernel * 100.0,
+        SETGET_SPREAD * 100.0,
+        sg.client_busy() * 100.0
+    );
+    let reason = match verdict {
+        Verdict::Agrees => String::new(),
+        Verdict::Inconclusive => {
+            "a figure's interval crosses its threshold: within this machine's run-to-run spread of it, which one window cannot tell apart".into()
+        }
+        _ if verdicts[1] == Verdict::Differs => {
+            "most of the server's CPU went to its own code, not to the kernel's TCP stack".into()
+        }
+        _ if sg.client_cpu_s >= total => {
+            "kvbench's drivers used as much CPU as the server: the client side was the limit on this machine".into()
+        }
+        _ => reason(f, verdict, &paper.reasons.throughput),
+    };
+    outcome(f, measured, verdict, reason)
 }

@@ -71,6 +71,20 @@ struct LookupRow {
     detail: String,
 }
 
+/// A store's set/get window: throughput, and where the server's CPU went.
+#[derive(Serialize)]
+struct SetGetRow {
+    system: String,
+    colour: String,
+    drivers: u32,
+    seconds: String,
+    ops: String,
+    ops_per_s: String,
+    server_cpu: String,
+    kernel_share: String,
+    client_cpu: String,
+}
+
 #[derive(Serialize)]
 struct RecordView {
     id: String,
@@ -84,6 +98,7 @@ struct RecordView {
     command: String,
     pagerank: Vec<PagerankRow>,
     lookups: Vec<LookupRow>,
+    setget: Vec<SetGetRow>,
 }
 
 /// The command that measures `r` again.
@@ -114,6 +129,9 @@ fn command(r: &AnalyticsRecord) -> String {
     if let Some(n) = s.count {
         c.push_str(&format!(" --count {n}"));
     }
+    if let Some(t) = s.setget_s {
+        c.push_str(&format!(" --setget {t}"));
+    }
     if s.implementations.iter().any(|i| i == "spark") {
         c.push_str(&format!(" --spark-master '{}'", s.spark_master));
     }
@@ -131,6 +149,11 @@ fn view(r: &AnalyticsRecord, palette: &Palette) -> RecordView {
     }
     if let Some(n) = s.count {
         settings.push(format!("{n} lookups per system"));
+    }
+    if let Some(t) = s.setget_s {
+        settings.push(format!(
+            "then {t} s of set/get on each store (the paper's drivers, half gets, half sets of one rank each)"
+        ));
     }
     if s.iterations.is_some() {
         settings.push(match s.drivers {
@@ -207,6 +230,26 @@ fn view(r: &AnalyticsRecord, palette: &Palette) -> RecordView {
                 p99: format::micros(l.p99_us),
                 max: format::micros(l.max_us),
                 detail: l.detail.clone(),
+            })
+            .collect(),
+        setget: r
+            .lookups
+            .iter()
+            .filter_map(|l| {
+                let sg = l.setget.as_ref()?;
+                let share =
+                    |x: Option<f64>| x.map_or("–".into(), |x| format!("{:.0}%", 100.0 * x));
+                Some(SetGetRow {
+                    system: l.implementation.clone(),
+                    colour: palette.hex(&l.implementation),
+                    drivers: sg.drivers,
+                    seconds: format!("{:.1}", sg.seconds),
+                    ops: format::count(sg.gets + sg.sets),
+                    ops_per_s: format::count(sg.ops_per_s().round() as u64),
+                    server_cpu: share(sg.server_busy()),
+                    kernel_share: share(sg.kernel_share()),
+                    client_cpu: share(Some(sg.client_busy())),
+                })
             })
             .collect(),
     }

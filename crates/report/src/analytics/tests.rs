@@ -36,6 +36,21 @@ fn lookup(implementation: &str, p50_us: f64) -> LookupResult {
         p99_us: p50_us * 2.0,
         max_us: p50_us * 3.0,
         detail: String::new(),
+        setget: None,
+    }
+}
+
+/// A set/get window of 10 s with the server's `user` and `system` seconds.
+fn setget(user: f64, system: f64) -> SetGetResult {
+    SetGetResult {
+        drivers: 6,
+        seconds: 10.0,
+        gets: 50_000,
+        sets: 50_000,
+        server_user_s: Some(user),
+        server_system_s: Some(system),
+        tick_s: 0.01,
+        client_cpu_s: 6.0,
     }
 }
 
@@ -62,6 +77,7 @@ fn record(id: i64, kind: AnalyticsKind, nodes: u32) -> AnalyticsRecord {
             damping: Some(0.85),
             drivers: None,
             count: Some(100),
+            setget_s: None,
             spark_master: "local[2]".into(),
             tolerance: Some(1e-6),
         },
@@ -122,6 +138,63 @@ fn the_papers_findings_are_judged_by_their_rules() {
     lk.lookups[2].p50_us = 66.0 * 50.0;
     assert_eq!(of(&verdicts(&[pr.clone(), lk]), "D6"), Verdict::Differs);
     assert_eq!(of(&verdicts(&[pr]), "D6"), Verdict::NotMeasured);
+}
+
+#[test]
+fn set_get_agrees_only_with_the_server_busy_and_mostly_in_the_kernel() {
+    let mut lk = record(2, AnalyticsKind::Lookup, 875_713);
+    lk.lookups = vec![lookup("redis", 66.0), lookup("memcached", 8.0)];
+    // Redis busy 95% of a core, 65% of it in the kernel.
+    lk.lookups[0].setget = Some(setget(3.3, 6.2));
+    // Memcached as busy, but 40% in the kernel: its own code dominates.
+    lk.lookups[1].setget = Some(setget(5.7, 3.8));
+    let outcomes = findings::evaluate(&paper(), std::slice::from_ref(&lk));
+    let v = verdicts(std::slice::from_ref(&lk));
+    assert_eq!(of(&v, "D8"), Verdict::Agrees);
+    assert_eq!(of(&v, "D9"), Verdict::Differs);
+    let d9 = outcomes.iter().find(|o| o.id == "D9").expect("D9");
+    assert!(d9.reason.contains("own code"), "{d9:?}");
+    assert!(
+        d9.measured.contains("40% of it in the kernel"),
+        "{}",
+        d9.measured
+    );
+    // 51% in the kernel is within the run-to-run spread of half: the data
+    // cannot tell.
+    lk.lookups[0].setget = Some(setget(4.65, 4.85));
+    assert_eq!(
+        of(&verdicts(std::slice::from_ref(&lk)), "D8"),
+        Verdict::Inconclusive
+    );
+    // The server idle more than half the window: not the bottleneck,
+    // whatever its kernel share.
+    lk.lookups[0].setget = Some(setget(1.0, 3.0));
+    assert_eq!(
+        of(&verdicts(std::slice::from_ref(&lk)), "D8"),
+        Verdict::Differs
+    );
+    // Busy within the run-to-run spread of 80% (79%, as measured here):
+    // inconclusive, not differs.
+    lk.lookups[0].setget = Some(setget(1.5, 6.4));
+    assert_eq!(
+        of(&verdicts(std::slice::from_ref(&lk)), "D8"),
+        Verdict::Inconclusive
+    );
+    // ... and just above it: inconclusive, not agrees.
+    lk.lookups[0].setget = Some(setget(2.0, 6.1));
+    assert_eq!(
+        of(&verdicts(std::slice::from_ref(&lk)), "D8"),
+        Verdict::Inconclusive
+    );
+    // No set/get window (or no CPU figures): not measured.
+    lk.lookups[1].setget = None;
+    lk.lookups[0].setget = Some(SetGetResult {
+        server_system_s: None,
+        ..setget(3.3, 6.2)
+    });
+    let v = verdicts(&[lk]);
+    assert_eq!(of(&v, "D8"), Verdict::NotMeasured);
+    assert_eq!(of(&v, "D9"), Verdict::NotMeasured);
 }
 
 #[test]
@@ -195,6 +268,8 @@ fn the_page_has_every_figure_with_the_papers_memory_beside_ours() {
     pr.pagerank[0].reduce_s = vec![0.0; 10];
     let mut lk = record(4, AnalyticsKind::Lookup, 875_713);
     lk.lookups = vec![lookup("redis", 66.0), lookup("spark", 136_000.0)];
+    lk.lookups[0].setget = Some(setget(3.3, 6.2));
+    lk.settings.setget_s = Some(10.0);
     let input = Input {
         title: "t".into(),
         records: vec![pr, lk],
@@ -210,10 +285,11 @@ fn the_page_has_every_figure_with_the_papers_memory_beside_ours() {
             "pagerank-iterations-3",
             "pagerank-steps-3",
             "graph-memory-3",
-            "lookup-latency-4"
+            "lookup-latency-4",
+            "setget-cpu-4"
         ]
     );
-    assert_eq!(out.summary.paper.len(), 7);
+    assert_eq!(out.summary.paper.len(), 9);
     let file = |name: &str| {
         out.files
             .iter()
@@ -245,7 +321,27 @@ fn the_page_has_every_figure_with_the_papers_memory_beside_ours() {
     let html = file("index.html");
     assert!(html.contains("D6"), "the findings table");
     assert!(html.contains("kvbench analytics pagerank --graph synthetic:google"));
-    assert_eq!(html.matches("<figure").count(), 4);
+    assert_eq!(html.matches("<figure").count(), 5);
+    // Set/get: the table, the command that measures it again, and its
+    // figure in CPU microseconds per operation (100,000 in 10 s): the
+    // server's own code, the kernel, kvbench; Spark has no window.
+    assert!(html.contains("Set/get throughput"), "the set/get table");
+    assert!(html.contains("--setget 10"), "the command");
+    let cpu = figs
+        .iter()
+        .find(|f| f.id == "setget-cpu-4")
+        .expect("set/get figure");
+    assert_eq!(cpu.panels[0].series.len(), 1, "redis only");
+    let per_op: Vec<f64> = cpu.panels[0].series[0]
+        .points
+        .iter()
+        .map(|p| (p.y * 10.0).round() / 10.0)
+        .collect();
+    assert_eq!(per_op, [33.0, 62.0, 60.0]);
     let md = file("report.md");
     assert!(md.contains("![PageRank: time of each iteration"), "{md}");
+    assert!(
+        md.contains("| redis | 6 | 10.0 | 100,000 | 10,000 | 95% | 65% | 60% |"),
+        "{md}"
+    );
 }

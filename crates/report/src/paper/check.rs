@@ -354,7 +354,7 @@ pub(super) fn check(f: &Finding, cells: &[Cell], paper: &Paper) -> Outcome {
             judged(f, why, &[a, b], &est, Range::above(), measured)
         }
         Kind::Winner | Kind::Overhead | Kind::Peak => unreachable!("handled above"),
-        Kind::ServerBound | Kind::GraphMemory | Kind::SlowerLookup => {
+        Kind::ServerBound | Kind::GraphMemory | Kind::SlowerLookup | Kind::KernelBound => {
             missing("no analytics run in this report")
         }
     }
@@ -733,7 +733,7 @@ fn reason(paper: &Reasons, f: &Finding, cells: &[&Cell]) -> String {
                 why.push(paper.multi_node.clone());
             }
         }
-        Kind::ServerBound | Kind::GraphMemory | Kind::SlowerLookup => {}
+        Kind::ServerBound | Kind::GraphMemory | Kind::SlowerLookup | Kind::KernelBound => {}
         Kind::MoreMemory | Kind::MoreGrowth | Kind::Overhead => {
             if let Some(c) = cells.first() {
                 if c.dataset_bytes < 1 << 30 {

@@ -221,6 +221,10 @@ pub struct Finding {
     /// See `low`.
     #[serde(default)]
     pub high: Option<f64>,
+    /// `kernel_bound`: the least share of the server's CPU time spent in
+    /// the kernel.
+    #[serde(default)]
+    pub kernel_share: Option<f64>,
     /// `graph_memory`: the paper's figure, in MB (10^6 bytes) as it gives
     /// them.
     #[serde(default)]
@@ -278,6 +282,10 @@ pub enum Kind {
     /// Analytics: `system`'s median single-key lookup at least `low` times
     /// `other`'s.
     SlowerLookup,
+    /// Analytics (set/get on `system`): the server busy at least `low` of a
+    /// core over the window, and at least `kernel_share` of its CPU time
+    /// spent in the kernel (its TCP stack) rather than in its own code.
+    KernelBound,
 }
 
 impl Kind {
@@ -285,7 +293,7 @@ impl Kind {
     pub fn is_analytics(self) -> bool {
         matches!(
             self,
-            Kind::ServerBound | Kind::GraphMemory | Kind::SlowerLookup
+            Kind::ServerBound | Kind::GraphMemory | Kind::SlowerLookup | Kind::KernelBound
         )
     }
 }

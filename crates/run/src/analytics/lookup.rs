@@ -2,15 +2,16 @@
 //! Memcached, Redis or Valkey (one GET on one connection, waited for before
 //! the next) and on Spark (a `lookup` job on a cached RDD of the same
 //! records), so each answer's latency shows what one get costs in each: a
-//! round trip, or a Spark job's start-up.
+//! round trip, or a Spark job's start-up. On each store, the set/get
+//! throughput test (`setget`) follows on the same loaded server when asked.
 
-use super::{record, say, start_server, Finished, GraphSpec};
+use super::{record, say, setget, start_server, Finished, GraphSpec};
 use crate::view::View;
 use anyhow::{bail, Context, Result};
 use kvbench_analytics::kv::{Kv, Wire};
 use kvbench_analytics::Graph;
 use kvbench_analytics::{mapreduce, spark};
-use kvbench_model::analytics::{AnalyticsKind, AnalyticsSettings, LookupResult};
+use kvbench_model::analytics::{AnalyticsKind, AnalyticsSettings, LookupResult, SetGetResult};
 use kvbench_store::Store;
 use rand_core::{RngCore, SeedableRng};
 use std::time::Instant;
@@ -29,6 +30,9 @@ pub struct LookupSettings {
     pub count: u32,
     /// Where Spark runs (`local[2]` or a master URL).
     pub spark_master: String,
+    /// Seconds of set/get throughput on each key-value store after its
+    /// lookups (`None`: not run).
+    pub setget_s: Option<f64>,
 }
 
 /// Runs the lookups on every system of `s` and stores the run in `store`.
@@ -40,6 +44,14 @@ pub struct LookupSettings {
 pub fn run(s: &LookupSettings, store: &mut Store, view: &dyn View) -> Result<Finished> {
     if s.count == 0 {
         return Err(crate::UsageError("--count must be at least 1, got 0".into()).into());
+    }
+    if let Some(t) = s.setget_s {
+        if !(t.is_finite() && t > 0.0 && t <= 3600.0) {
+            return Err(crate::UsageError(format!(
+                "--setget must be above 0 and at most 3600 seconds, got {t}"
+            ))
+            .into());
+        }
     }
     let (g, name) = super::graph(&s.graph)?;
     say(
@@ -57,6 +69,7 @@ pub fn run(s: &LookupSettings, store: &mut Store, view: &dyn View) -> Result<Fin
             damping: None,
             drivers: None,
             count: Some(s.count),
+            setget_s: s.setget_s,
             spark_master: s.spark_master.clone(),
             tolerance: None,
         },
@@ -67,7 +80,11 @@ pub fn run(s: &LookupSettings, store: &mut Store, view: &dyn View) -> Result<Fin
         &s.impls,
         view,
         |imp| {
-            say(view, &format!("{imp}: {} lookups", s.count));
+            let then = match s.setget_s {
+                Some(t) if imp != "spark" => format!(", then {t} s of set/get"),
+                _ => String::new(),
+            };
+            say(view, &format!("{imp}: {} lookups{then}", s.count));
             match imp {
                 "spark" => on_spark(&g, s),
                 other => on_kv(other, &g, s),
@@ -98,7 +115,7 @@ fn on_kv(imp: &str, g: &Graph, s: &LookupSettings) -> Result<LookupResult> {
     let (system, wire) =
         Wire::store(imp).ok_or_else(|| anyhow::anyhow!("--impl {imp}: not a key-value store"))?;
     let (server, version) = start_server(imp, system, wire, g)?;
-    let measured = (|| -> Result<(f64, Vec<f64>)> {
+    let measured = (|| -> Result<(f64, Vec<f64>, Option<SetGetResult>)> {
         let mut loaders: Vec<Kv> = (0..4)
             .map(|_| Kv::connect(server.addr(), wire))
             .collect::<Result<_>>()?;
@@ -121,10 +138,18 @@ fn on_kv(imp: &str, g: &Graph, s: &LookupSettings) -> Result<LookupResult> {
                 );
             }
         }
-        Ok((setup_s, us))
+        drop(loaders);
+        let setget = match s.setget_s {
+            Some(seconds) => Some(
+                setget::measure(&server, wire, g.nodes(), seconds, s.graph.seed)
+                    .with_context(|| format!("{imp} set/get"))?,
+            ),
+            None => None,
+        };
+        Ok((setup_s, us, setget))
     })();
     let stopped = server.stop();
-    let (setup_s, us) = measured?;
+    let (setup_s, us, setget) = measured?;
     stopped.with_context(|| format!("{imp} did not stop cleanly"))?;
     let (p50_us, p99_us, max_us) = percentiles(us);
     Ok(LookupResult {
@@ -135,6 +160,7 @@ fn on_kv(imp: &str, g: &Graph, s: &LookupSettings) -> Result<LookupResult> {
         p99_us,
         max_us,
         detail: format!("{version}, GET on one connection"),
+        setget,
     })
 }
 
@@ -160,5 +186,6 @@ fn on_spark(g: &Graph, s: &LookupSettings) -> Result<LookupResult> {
             "Spark {} on {}, rdd.lookup on a cached RDD",
             r.spark_version, s.spark_master
         ),
+        setget: None,
     })
 }

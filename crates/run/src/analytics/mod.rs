@@ -9,6 +9,7 @@
 pub mod lookup;
 pub mod pagerank;
 mod record;
+mod setget;
 
 use crate::usage::UsageError;
 use crate::view::View;
@@ -128,6 +129,16 @@ pub fn check_names(names: &[String], known: &[&str]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The paper's driver threads per store, as it tuned them: five for
+/// Memcached, six for Redis (and Valkey).
+fn paper_drivers(wire: kv::Wire) -> u32 {
+    if wire == kv::Wire::Memcache {
+        5
+    } else {
+        6
+    }
 }
 
 /// Starts a private `system` for `g` (Memcached with room for the lists,

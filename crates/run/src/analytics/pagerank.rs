@@ -73,6 +73,7 @@ pub fn run(s: &PagerankSettings, store: &mut Store, view: &dyn View) -> Result<F
             damping: Some(s.damping),
             drivers: s.drivers,
             count: None,
+            setget_s: None,
             spark_master: s.spark_master.clone(),
             tolerance: Some(super::TOLERANCE),
         },
@@ -155,10 +156,7 @@ fn on_kv(
     let scripts = imp.ends_with("-lua");
     let (system, wire) = kv::Wire::store(imp)
         .ok_or_else(|| anyhow::anyhow!("--impl {imp}: not a key-value store"))?;
-    // The paper's drivers: five threads for Memcached, six for Redis.
-    let drivers = s
-        .drivers
-        .unwrap_or(if wire == kv::Wire::Memcache { 5 } else { 6 });
+    let drivers = s.drivers.unwrap_or_else(|| super::paper_drivers(wire));
     let (server, version) = start_server(imp, system, wire, g)?;
     let before = server.probe("before_load")?;
     let mut loaded = None;
