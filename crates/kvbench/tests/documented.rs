@@ -39,6 +39,11 @@ const RUN_ELSEWHERE: &[(&str, &str, &str)] = &[
         "paper_a_at_a_tiny_scale_gives_every_finding_a_verdict",
     ),
     (
+        "reproduce sadat2019",
+        "reproduce.rs",
+        "paper_b_at_a_tiny_scale_gives_every_finding_a_verdict_or_a_reason",
+    ),
+    (
         "reproduce altoros",
         "reproduce.rs",
         "paper_c_at_a_tiny_scale_runs_all_three_loads_and_judges_every_finding",

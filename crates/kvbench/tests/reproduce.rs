@@ -1,5 +1,5 @@
-//! `kvbench reproduce`: papers A and C at a scale CI runs in about a minute
-//! each, end to end, with their paper-vs-kvbench tables; and the paper it
+//! `kvbench reproduce`: papers A, B and C at a scale CI runs in about a
+//! minute each, end to end, with their paper-vs-kvbench tables; and the paper it
 //! cannot reproduce yet says why.
 
 use crate::util::Sandbox;
@@ -129,6 +129,60 @@ fn paper_a_at_a_tiny_scale_gives_every_finding_a_verdict() {
             && md.contains("The lowest read latency for Redis is 195.4 us"),
         "what cannot be measured here is listed with why"
     );
+}
+
+/// Paper B as the documentation runs it scaled down (docs/reliability.md,
+/// "The documentation is run"): every finding gets a verdict, or "not
+/// measured" with what is missing, and each differs or inconclusive says
+/// why.
+#[test]
+fn paper_b_at_a_tiny_scale_gives_every_finding_a_verdict_or_a_reason() {
+    let sb = Sandbox::new();
+    let v = sb.json_allowing_invalid(&[
+        "reproduce",
+        "sadat2019",
+        "--scale",
+        "0.001",
+        "--duration",
+        "300ms",
+        "--warmup",
+        "100ms",
+        "--iterations",
+        "1",
+        "--clients",
+        "1,4",
+        "--out",
+        "rep",
+        "--quiet",
+        "--json",
+    ]);
+    let findings = every_finding(&v, "sadat2019", 'B', 23);
+    for f in findings {
+        let verdict = f["verdict"].as_str().unwrap_or("");
+        let measured = f["measured"].as_str().unwrap_or("");
+        assert!(
+            ["agrees", "differs", "inconclusive", "not_measured"].contains(&verdict),
+            "{f}"
+        );
+        if verdict == "not_measured" {
+            let what = measured.strip_prefix("not measured: ").unwrap_or("");
+            assert!(!what.trim().is_empty(), "what is missing: {f}");
+        } else {
+            assert!(!measured.is_empty(), "{f}");
+        }
+        if ["differs", "inconclusive"].contains(&verdict) {
+            assert!(
+                !f["reason"].as_str().unwrap_or("").is_empty(),
+                "a reason: {f}"
+            );
+        }
+    }
+    assert!(
+        findings.iter().any(|f| f["verdict"] != "not_measured"),
+        "{findings:?}"
+    );
+    let html = std::fs::read_to_string(sb.path().join("rep/index.html")).expect("index.html");
+    assert!(html.contains("Paper vs kvbench"));
 }
 
 #[test]
