@@ -23,6 +23,32 @@ fn every_finding<'a>(
     findings
 }
 
+/// One finding of `reproduce --json` has a verdict and what was measured;
+/// "not measured" names what is missing, and differs or inconclusive says
+/// why (differs: the likely reason; inconclusive: what would decide it).
+/// Returns the verdict.
+fn judged_or_said_why(f: &serde_json::Value) -> &str {
+    let verdict = f["verdict"].as_str().unwrap_or("");
+    let measured = f["measured"].as_str().unwrap_or("");
+    assert!(
+        ["agrees", "differs", "inconclusive", "not_measured"].contains(&verdict),
+        "{f}"
+    );
+    if verdict == "not_measured" {
+        let what = measured.strip_prefix("not measured: ").unwrap_or("");
+        assert!(!what.trim().is_empty(), "what is missing: {f}");
+    } else {
+        assert!(!measured.is_empty(), "{f}");
+    }
+    if ["differs", "inconclusive"].contains(&verdict) {
+        assert!(
+            !f["reason"].as_str().unwrap_or("").is_empty(),
+            "a reason: {f}"
+        );
+    }
+    verdict
+}
+
 #[test]
 fn paper_a_at_a_tiny_scale_gives_every_finding_a_verdict() {
     let sb = Sandbox::new();
@@ -59,19 +85,7 @@ fn paper_a_at_a_tiny_scale_gives_every_finding_a_verdict() {
             .unwrap_or_else(|| panic!("{id}"))
     };
     for f in findings {
-        let verdict = f["verdict"].as_str().unwrap_or("");
-        assert!(
-            ["agrees", "differs", "inconclusive", "not_measured"].contains(&verdict),
-            "{f}"
-        );
-        assert!(!f["measured"].as_str().unwrap_or("").is_empty(), "{f}");
-        // Differs names the likely reason, inconclusive what would decide it.
-        if ["differs", "inconclusive"].contains(&verdict) {
-            assert!(
-                !f["reason"].as_str().unwrap_or("").is_empty(),
-                "a reason: {f}"
-            );
-        }
+        let verdict = judged_or_said_why(f);
         // Single runs: every interval is the pass-to-pass spread's.
         let memory = ["A11", "A16", "A34", "A35", "A36"];
         if !memory.iter().any(|m| f["id"] == *m) && verdict != "not_measured" {
@@ -158,24 +172,7 @@ fn paper_b_at_a_tiny_scale_gives_every_finding_a_verdict_or_a_reason() {
     ]);
     let findings = every_finding(&v, "sadat2019", 'B', 23);
     for f in findings {
-        let verdict = f["verdict"].as_str().unwrap_or("");
-        let measured = f["measured"].as_str().unwrap_or("");
-        assert!(
-            ["agrees", "differs", "inconclusive", "not_measured"].contains(&verdict),
-            "{f}"
-        );
-        if verdict == "not_measured" {
-            let what = measured.strip_prefix("not measured: ").unwrap_or("");
-            assert!(!what.trim().is_empty(), "what is missing: {f}");
-        } else {
-            assert!(!measured.is_empty(), "{f}");
-        }
-        if ["differs", "inconclusive"].contains(&verdict) {
-            assert!(
-                !f["reason"].as_str().unwrap_or("").is_empty(),
-                "a reason: {f}"
-            );
-        }
+        judged_or_said_why(f);
     }
     assert!(
         findings.iter().any(|f| f["verdict"] != "not_measured"),

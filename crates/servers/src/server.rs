@@ -296,17 +296,14 @@ impl Server {
     /// `/proc` read and no request, for bracketing a measured window. 10 ms
     /// resolution (clock ticks). `None` once the process has exited.
     pub fn cpu_seconds(&self) -> Option<f64> {
-        // Checked first: after the child is reaped its pid may belong to
-        // someone else.
-        if self.process.exit_status().is_some() {
-            return None;
-        }
-        probe::cpu_seconds(self.pid()).ok()
+        self.cpu_times().map(|t| t.user_s + t.system_s)
     }
 
     /// As [`Server::cpu_seconds`], split into user and system time: how
     /// much of the server's work was the kernel's (its network stack).
     pub fn cpu_times(&self) -> Option<probe::CpuTimes> {
+        // Checked first: after the child is reaped its pid may belong to
+        // someone else.
         if self.process.exit_status().is_some() {
             return None;
         }

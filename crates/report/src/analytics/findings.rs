@@ -229,20 +229,17 @@ fn kernel_bound(f: &Finding, paper: &Paper, records: &[AnalyticsRecord]) -> Outc
     let Some(sg) = setget(records, &f.system) else {
         return not_measured(f, &format!("no set/get window on {}", f.system));
     };
-    let (Some(user), Some(system)) = (sg.server_user_s, sg.server_system_s) else {
+    let (Some(busy), Some(share)) = (sg.server_busy(), sg.kernel_share()) else {
         return not_measured(f, &format!("{}'s CPU was not probed", f.system));
     };
     // Each figure is a difference of two readings in whole ticks: off by
     // less than a tick, so the server's total by less than two.
     let wall = sg.seconds.max(1e-9);
-    let tick = sg.tick_s;
-    let total = user + system;
-    let busy = total / wall;
-    let busy_lo = (total - 2.0 * tick) / wall - SETGET_SPREAD;
-    let busy_hi = (total + 2.0 * tick) / wall + SETGET_SPREAD;
-    let share = system / total.max(1e-9);
-    let share_lo = (system - tick) / total.max(1e-9) - SETGET_SPREAD;
-    let share_hi = (system + tick) / total.max(1e-9) + SETGET_SPREAD;
+    let total = busy * wall;
+    let busy_room = 2.0 * sg.tick_s / wall + SETGET_SPREAD;
+    let share_room = sg.tick_s / total.max(1e-9) + SETGET_SPREAD;
+    let (busy_lo, busy_hi) = (busy - busy_room, busy + busy_room);
+    let (share_lo, share_hi) = (share - share_room, share + share_room);
     let low = f.low.unwrap_or(0.8);
     let kernel = f.kernel_share.unwrap_or(0.5);
     let verdicts = [

@@ -14,7 +14,6 @@ use kvbench_analytics::mapreduce;
 use kvbench_model::analytics::SetGetResult;
 use kvbench_servers::Server;
 use rand_core::{RngCore, SeedableRng};
-use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 /// Runs the set/get window of `seconds` against `server` (loaded with a
@@ -37,39 +36,18 @@ pub fn measure(
         .map(|_| Kv::connect(server.addr(), wire))
         .collect::<Result<_>>()?;
     let value = (1.0 / f64::from(nodes)).to_le_bytes();
-    let barrier = Barrier::new(conns.len() + 1);
-    let (counts, wall, before, after, client_cpu) = std::thread::scope(|scope| {
-        let deadline = Instant::now() + Duration::from_secs_f64(seconds);
-        let handles: Vec<_> = conns
-            .iter_mut()
-            .zip(0u64..)
-            .map(|(kv, i)| {
-                let barrier = &barrier;
-                scope.spawn(move || {
-                    barrier.wait();
-                    driver(kv, nodes, &value, seed ^ (i << 32), deadline)
-                })
-            })
-            .collect();
-        let before = server.cpu_times();
-        let c0 = kvbench_engine::cpu::process_cpu_seconds();
-        let t0 = Instant::now();
-        barrier.wait();
-        let counts: Vec<Result<(u64, u64)>> = handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a set/get driver panicked")))
-            })
-            .collect();
-        let wall = t0.elapsed().as_secs_f64();
-        let after = server.cpu_times();
-        let client = kvbench_engine::cpu::process_cpu_seconds() - c0;
-        (counts, wall, before, after, client)
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let before = server.cpu_times();
+    let c0 = kvbench_engine::cpu::process_cpu_seconds();
+    let t0 = Instant::now();
+    let counts = mapreduce::on_each(&mut conns, |i, kv| {
+        driver(kv, nodes, &value, seed ^ (u64::from(i) << 32), deadline)
     });
+    let wall = t0.elapsed().as_secs_f64();
+    let after = server.cpu_times();
+    let client_cpu = kvbench_engine::cpu::process_cpu_seconds() - c0;
     let (mut gets, mut sets) = (0, 0);
-    for c in counts {
-        let (g, s) = c?;
+    for (g, s) in counts? {
         gets += g;
         sets += s;
     }
