@@ -42,6 +42,7 @@ use crate::recorder::{ErrorKind, Recorder};
 use crate::retry::{retryable_reply, Retry};
 use crate::route::slots::{self, Redirect};
 use crate::route::Router;
+use crate::runs::Runs;
 use crate::schedule::Schedule;
 use kvbench_model::OpKind;
 use kvbench_proto::resp;
@@ -464,6 +465,8 @@ pub(crate) struct Client {
     failed_key: Vec<u8>,
     /// Draws cache-aside penalties.
     penalty_rng: Rng,
+    /// The successes of the read being processed, recorded in runs.
+    runs: Runs,
 }
 
 /// What became of a scan's record reads.
@@ -516,6 +519,7 @@ impl Client {
         let base = schedule.as_ref().map_or(now, |s| s.next().min(now));
         let hold = schedule.is_none() && router.nodes() > 1;
         Client {
+            runs: Runs::default(),
             hold,
             held: 0,
             parked: Vec::new(),
@@ -867,7 +871,22 @@ impl Client {
 
     /// Processes the replies at the start of `buf`, received on `lane`;
     /// returns how it went and how many bytes the complete replies took.
+    /// Their successes are recorded in runs (`runs.rs`), all before it
+    /// returns.
     fn process(
+        &mut self,
+        lane: usize,
+        buf: &[u8],
+        arrived: Instant,
+        rec: &mut Recorder,
+    ) -> (ReadResult, usize) {
+        self.runs.begin(arrived);
+        let out = self.process_replies(lane, buf, arrived, rec);
+        self.runs.finish(rec);
+        out
+    }
+
+    fn process_replies(
         &mut self,
         lane: usize,
         buf: &[u8],
@@ -1540,7 +1559,9 @@ impl Client {
                 lag,
                 arrived,
             );
-        } else {
+        } else if outcome != Outcome::Ok
+            || !self.runs.add(p.op.kind, since(p.sent_ns), arrived, rec)
+        {
             rec.record(p.op.kind, outcome, since(p.sent_ns), arrived);
         }
         // Cache-aside: a hit is the application's answer as it is.

@@ -28,6 +28,7 @@ pub mod recorder;
 pub mod reopen;
 pub mod retry;
 pub mod route;
+mod runs;
 pub mod schedule;
 pub mod series;
 pub mod share;

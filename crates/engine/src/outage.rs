@@ -68,8 +68,14 @@ impl Timeline {
     /// An operation completed `since` the window's start, after `latency_ns`.
     #[inline]
     pub fn completed(&mut self, latency_ns: u64, since: Duration) {
+        self.completed_n(latency_ns, 1, since);
+    }
+
+    /// `n` operations completed at once, each after `latency_ns`.
+    #[inline]
+    pub fn completed_n(&mut self, latency_ns: u64, n: u64, since: Duration) {
         if let Some(s) = self.step(since) {
-            s[0] += 1;
+            s[0] += n;
             s[2] = s[2].max(latency_ns);
         }
     }

@@ -218,8 +218,13 @@ impl Recorder {
     }
 
     fn clamp(&mut self, ns: u64) -> u64 {
+        self.clamp_n(ns, 1)
+    }
+
+    /// [`Recorder::clamp`] for `n` latencies of `ns`.
+    fn clamp_n(&mut self, ns: u64, n: u64) -> u64 {
         if ns > MAX_LATENCY_NS {
-            self.clamped += 1;
+            self.clamped += n;
             MAX_LATENCY_NS
         } else {
             ns.max(1)
@@ -231,13 +236,7 @@ impl Recorder {
     pub fn record(&mut self, kind: OpKind, outcome: Outcome, latency_ns: u64, replied: Instant) {
         let i = kind.index();
         match outcome {
-            Outcome::Ok => {
-                self.completed[i] += 1;
-                let v = self.clamp(latency_ns);
-                // The series keeps the latency, for its second and the window.
-                let since = self.series.completed(kind, v, replied);
-                self.timeline.completed(v, since);
-            }
+            Outcome::Ok => return self.record_ok_n(kind, latency_ns, 1, replied),
             Outcome::Miss => {
                 self.misses[i] += 1;
                 let v = self.clamp(latency_ns);
@@ -252,6 +251,25 @@ impl Recorder {
                 self.series.error(kind, 1, replied);
             }
         }
+        self.note_reply(replied);
+    }
+
+    /// `n` measured successes of `kind`, each after `latency_ns`, all
+    /// replied at `replied`: exactly what `n` calls of
+    /// [`Recorder::record`] with [`Outcome::Ok`] record, at the cost of
+    /// one (see `client::runs`).
+    #[inline]
+    pub fn record_ok_n(&mut self, kind: OpKind, latency_ns: u64, n: u64, replied: Instant) {
+        self.completed[kind.index()] += n;
+        let v = self.clamp_n(latency_ns, n);
+        // The series keeps the latency, for its second and the window.
+        let since = self.series.completed_n(kind, v, n, replied);
+        self.timeline.completed_n(v, n, since);
+        self.note_reply(replied);
+    }
+
+    #[inline]
+    fn note_reply(&mut self, replied: Instant) {
         if self.last_reply.is_none_or(|t| replied > t) {
             self.last_reply = Some(replied);
         }

@@ -282,6 +282,13 @@ impl SeriesRecorder {
     /// reading it once per reply is cheaper than twice).
     #[inline]
     pub fn completed(&mut self, kind: OpKind, latency_ns: u64, at: Instant) -> Duration {
+        self.completed_n(kind, latency_ns, 1, at)
+    }
+
+    /// `n` completed operations of one latency, all replied at `at`
+    /// (exactly `n` calls of [`SeriesRecorder::completed`]).
+    #[inline]
+    pub fn completed_n(&mut self, kind: OpKind, latency_ns: u64, n: u64, at: Instant) -> Duration {
         let since = match self.last {
             Some((t, since)) if t == at => since,
             _ => {
@@ -292,10 +299,10 @@ impl SeriesRecorder {
         };
         // Whole seconds: a field of the Duration, no 128-bit division per reply.
         self.roll_to(since.as_secs() as u32);
-        self.completed[kind.index()] += 1;
+        self.completed[kind.index()] += n;
         let _ = self.hist[kind.index()]
             .get_or_insert_with(run_histogram)
-            .record(latency_ns.clamp(1, MAX_LATENCY_NS));
+            .record_n(latency_ns.clamp(1, MAX_LATENCY_NS), n);
         since
     }
 
