@@ -191,16 +191,54 @@ pub(crate) fn admit(
         Some(s) => s.next(),
         None => now,
     };
-    if limit.deadline().is_some_and(|d| intended >= d || now >= d) {
-        return Admit::Stop;
-    }
-    let measured = intended >= measure_from || now >= measure_from;
-    if let Limit::Operations(n) = limit {
-        if measured && measured_sent >= n {
-            return Admit::Stop;
+    Gate::new(intended, limit, measure_from, now).admit(measured_sent)
+}
+
+/// What [`admit`] decides from the instants alone: the part a closed loop
+/// judges once per [`Client::fill`], since every operation it sends there
+/// is due and sent at the same `now`; only an operation-bounded window's
+/// count moves between them.
+#[derive(Clone, Copy)]
+pub(crate) struct Gate {
+    intended: Instant,
+    limit: Limit,
+    /// The window's deadline has passed.
+    past_deadline: bool,
+    measured: bool,
+}
+
+impl Gate {
+    #[inline]
+    pub(crate) fn new(
+        intended: Instant,
+        limit: Limit,
+        measure_from: Instant,
+        now: Instant,
+    ) -> Gate {
+        Gate {
+            intended,
+            limit,
+            past_deadline: limit.deadline().is_some_and(|d| intended >= d || now >= d),
+            measured: intended >= measure_from || now >= measure_from,
         }
     }
-    Admit::Send { intended, measured }
+
+    /// The decision once `measured_sent` measured operations have been sent.
+    #[inline]
+    pub(crate) fn admit(self, measured_sent: u64) -> Admit {
+        if self.past_deadline {
+            return Admit::Stop;
+        }
+        if let Limit::Operations(n) = self.limit {
+            if self.measured && measured_sent >= n {
+                return Admit::Stop;
+            }
+        }
+        Admit::Send {
+            intended: self.intended,
+            measured: self.measured,
+        }
+    }
 }
 
 /// Which request of an operation a pending entry is (what to encode again
@@ -633,14 +671,21 @@ impl Client {
                 }
             }
         }
+        let closed = self
+            .schedule
+            .is_none()
+            .then(|| Gate::new(now, self.limit, self.measure_from, now));
         while self.sending && self.ops - self.held < self.pipeline && self.held < self.pipeline {
-            let gate = admit(
-                self.schedule.as_ref(),
-                self.limit,
-                self.measure_from,
-                self.measured_sent,
-                now,
-            );
+            let gate = match closed {
+                Some(g) => g.admit(self.measured_sent),
+                None => admit(
+                    self.schedule.as_ref(),
+                    self.limit,
+                    self.measure_from,
+                    self.measured_sent,
+                    now,
+                ),
+            };
             let (intended, measured) = match gate {
                 Admit::Wait => break,
                 Admit::Stop => {
