@@ -62,7 +62,7 @@ fn table(record: &AnalyticsRecord) -> String {
             "\n{:<10} {:>7} {:>9} {:>12} {:>12} {:>12}  {}\n",
             "set/get", "drivers", "seconds", "ops/s", "server CPU", "in kernel", "kvbench CPU"
         ));
-        let pct = |x: Option<f64>| x.map_or("–".into(), |x| format!("{:.0}%", 100.0 * x));
+        let pct = |x: Option<f64>| x.map_or("-".into(), |x| format!("{:.0}%", 100.0 * x));
         for (name, sg) in setget {
             out.push_str(&format!(
                 "{:<10} {:>7} {:>9.1} {:>12.0} {:>12} {:>12}  {}\n",
