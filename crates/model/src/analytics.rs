@@ -158,9 +158,13 @@ pub struct SetGetResult {
 }
 
 impl SetGetResult {
+    /// Operations answered in the window: gets and sets.
+    pub fn ops(&self) -> u64 {
+        self.gets + self.sets
+    }
     /// Operations per second over the window.
     pub fn ops_per_s(&self) -> f64 {
-        (self.gets + self.sets) as f64 / self.seconds.max(1e-9)
+        self.ops() as f64 / self.seconds.max(1e-9)
     }
     /// The server's CPU over the window as a share of one core.
     pub fn server_busy(&self) -> Option<f64> {

@@ -249,7 +249,7 @@ fn setget(r: &AnalyticsRecord) -> Option<Figure> {
         .iter()
         .filter_map(|l| {
             let sg = l.setget.as_ref()?;
-            let ops = (sg.gets + sg.sets) as f64;
+            let ops = sg.ops() as f64;
             if ops == 0.0 {
                 return None;
             }

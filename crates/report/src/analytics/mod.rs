@@ -244,7 +244,7 @@ fn view(r: &AnalyticsRecord, palette: &Palette) -> RecordView {
                     colour: palette.hex(&l.implementation),
                     drivers: sg.drivers,
                     seconds: format!("{:.1}", sg.seconds),
-                    ops: format::count(sg.gets + sg.sets),
+                    ops: format::count(sg.ops()),
                     ops_per_s: format::count(sg.ops_per_s().round() as u64),
                     server_cpu: share(sg.server_busy()),
                     kernel_share: share(sg.kernel_share()),
