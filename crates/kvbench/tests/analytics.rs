@@ -284,18 +284,8 @@ fn reproduce_zhang2014_runs_stores_and_judges_the_paper() {
     // The stored runs judged again without measuring: the same verdicts;
     // without --judge no findings, and --judge needs --analytics.
     let again = |extra: &[&str]| {
-        let out = sb
-            .kvbench()
-            .args(["report", "--analytics", "1-3", "--out", "again", "--json"])
-            .args(extra)
-            .output()
-            .expect("runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")
+        let report = ["report", "--analytics", "1-3", "--out", "again", "--json"];
+        sb.json(&[&report[..], extra].concat())
     };
     let judged = again(&["--judge"]);
     let verdicts = |f: &serde_json::Value| -> Vec<(String, String)> {

@@ -49,12 +49,13 @@ fn judged_or_said_why(f: &serde_json::Value) -> &str {
     verdict
 }
 
-#[test]
-fn paper_a_at_a_tiny_scale_gives_every_finding_a_verdict() {
-    let sb = Sandbox::new();
-    let v = sb.json_allowing_invalid(&[
+/// `reproduce PAPER --json` at the tiny scale papers A and B run at here
+/// (and the documentation runs B at): 0.1% of the records, one pass of
+/// 300-ms windows at `clients`, the report in `rep/`.
+fn tiny(sb: &Sandbox, paper: &str, clients: &str) -> serde_json::Value {
+    sb.json_allowing_invalid(&[
         "reproduce",
-        "anthony2016",
+        paper,
         "--scale",
         "0.001",
         "--duration",
@@ -64,12 +65,18 @@ fn paper_a_at_a_tiny_scale_gives_every_finding_a_verdict() {
         "--iterations",
         "1",
         "--clients",
-        "1,4,8",
+        clients,
         "--out",
         "rep",
         "--quiet",
         "--json",
-    ]);
+    ])
+}
+
+#[test]
+fn paper_a_at_a_tiny_scale_gives_every_finding_a_verdict() {
+    let sb = Sandbox::new();
+    let v = tiny(&sb, "anthony2016", "1,4,8");
     let findings = every_finding(&v, "anthony2016", 'A', 36);
     // Aerospike runs where an asd is named (docs/aerospike.md), else its
     // findings are not measured and the report says why.
@@ -152,24 +159,7 @@ fn paper_a_at_a_tiny_scale_gives_every_finding_a_verdict() {
 #[test]
 fn paper_b_at_a_tiny_scale_gives_every_finding_a_verdict_or_a_reason() {
     let sb = Sandbox::new();
-    let v = sb.json_allowing_invalid(&[
-        "reproduce",
-        "sadat2019",
-        "--scale",
-        "0.001",
-        "--duration",
-        "300ms",
-        "--warmup",
-        "100ms",
-        "--iterations",
-        "1",
-        "--clients",
-        "1,4",
-        "--out",
-        "rep",
-        "--quiet",
-        "--json",
-    ]);
+    let v = tiny(&sb, "sadat2019", "1,4");
     let findings = every_finding(&v, "sadat2019", 'B', 23);
     for f in findings {
         judged_or_said_why(f);

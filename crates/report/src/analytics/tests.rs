@@ -159,33 +159,39 @@ fn set_get_agrees_only_with_the_server_busy_and_mostly_in_the_kernel() {
         "{}",
         d9.measured
     );
-    // 51% in the kernel is within the run-to-run spread of half: the data
-    // cannot tell.
-    lk.lookups[0].setget = Some(setget(4.65, 4.85));
-    assert_eq!(
-        of(&verdicts(std::slice::from_ref(&lk)), "D8"),
-        Verdict::Inconclusive
-    );
-    // The server idle more than half the window: not the bottleneck,
-    // whatever its kernel share.
-    lk.lookups[0].setget = Some(setget(1.0, 3.0));
-    assert_eq!(
-        of(&verdicts(std::slice::from_ref(&lk)), "D8"),
-        Verdict::Differs
-    );
-    // Busy within the run-to-run spread of 80% (79%, as measured here):
-    // inconclusive, not differs.
-    lk.lookups[0].setget = Some(setget(1.5, 6.4));
-    assert_eq!(
-        of(&verdicts(std::slice::from_ref(&lk)), "D8"),
-        Verdict::Inconclusive
-    );
-    // ... and just above it: inconclusive, not agrees.
-    lk.lookups[0].setget = Some(setget(2.0, 6.1));
-    assert_eq!(
-        of(&verdicts(std::slice::from_ref(&lk)), "D8"),
-        Verdict::Inconclusive
-    );
+    for (user, system, want, why) in [
+        (
+            4.65,
+            4.85,
+            Verdict::Inconclusive,
+            "51% in the kernel is within the run-to-run spread of half: the data cannot tell",
+        ),
+        (
+            1.0,
+            3.0,
+            Verdict::Differs,
+            "the server idle more than half the window: not the bottleneck, whatever its kernel share",
+        ),
+        (
+            1.5,
+            6.4,
+            Verdict::Inconclusive,
+            "busy within the run-to-run spread of 80% (79%, as measured here): not differs",
+        ),
+        (
+            2.0,
+            6.1,
+            Verdict::Inconclusive,
+            "busy just above 80%, within the spread: not agrees",
+        ),
+    ] {
+        lk.lookups[0].setget = Some(setget(user, system));
+        assert_eq!(
+            of(&verdicts(std::slice::from_ref(&lk)), "D8"),
+            want,
+            "{why}"
+        );
+    }
     // No set/get window (or no CPU figures): not measured.
     lk.lookups[1].setget = None;
     lk.lookups[0].setget = Some(SetGetResult {
