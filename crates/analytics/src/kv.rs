@@ -107,7 +107,7 @@ impl Kv {
                 }
                 Ok(())
             }
-            Wire::Memcache => self.get_many(std::slice::from_ref(&key.to_vec()), out),
+            Wire::Memcache => self.get_many(&[key], out),
         }
     }
 
@@ -122,7 +122,7 @@ impl Kv {
                 resp::Value::Status(_) => Ok(()),
                 other => bail!("SET answered {other:?}"),
             },
-            Wire::Memcache => self.set_many(&[(key.to_vec(), value.to_vec())]),
+            Wire::Memcache => self.set_many(&[(key, value)]),
         }
     }
 
@@ -130,7 +130,11 @@ impl Kv {
     ///
     /// # Errors
     /// I/O, an error reply, or a reply that does not parse.
-    pub fn get_many(&mut self, keys: &[Vec<u8>], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+    pub fn get_many<K: AsRef<[u8]>>(
+        &mut self,
+        keys: &[K],
+        out: &mut Vec<Option<Vec<u8>>>,
+    ) -> Result<()> {
         out.clear();
         if keys.is_empty() {
             return Ok(());
@@ -140,7 +144,7 @@ impl Kv {
             Wire::Resp => {
                 let mut args: Vec<&[u8]> = Vec::with_capacity(keys.len() + 1);
                 args.push(b"MGET");
-                args.extend(keys.iter().map(Vec::as_slice));
+                args.extend(keys.iter().map(AsRef::as_ref));
                 resp::encode_command(&mut self.wbuf, &args);
                 self.requests += 1;
                 self.flush()?;
@@ -161,7 +165,7 @@ impl Kv {
                     self.wbuf.extend_from_slice(b"get");
                     for k in line {
                         self.wbuf.push(b' ');
-                        self.wbuf.extend_from_slice(k);
+                        self.wbuf.extend_from_slice(k.as_ref());
                     }
                     self.wbuf.extend_from_slice(b"\r\n");
                 }
@@ -173,7 +177,7 @@ impl Kv {
                         found.insert(k, data);
                     }
                 }
-                out.extend(keys.iter().map(|k| found.remove(k)));
+                out.extend(keys.iter().map(|k| found.remove(k.as_ref())));
             }
         }
         Ok(())
@@ -183,7 +187,7 @@ impl Kv {
     ///
     /// # Errors
     /// I/O, or a reply other than success.
-    pub fn set_many(&mut self, items: &[(Vec<u8>, Vec<u8>)]) -> Result<()> {
+    pub fn set_many<K: AsRef<[u8]>, V: AsRef<[u8]>>(&mut self, items: &[(K, V)]) -> Result<()> {
         if items.is_empty() {
             return Ok(());
         }
@@ -193,8 +197,8 @@ impl Kv {
                 let mut args: Vec<&[u8]> = Vec::with_capacity(2 * items.len() + 1);
                 args.push(b"MSET");
                 for (k, v) in items {
-                    args.push(k);
-                    args.push(v);
+                    args.push(k.as_ref());
+                    args.push(v.as_ref());
                 }
                 resp::encode_command(&mut self.wbuf, &args);
                 self.requests += 1;
@@ -206,7 +210,7 @@ impl Kv {
             }
             Wire::Memcache => {
                 for (k, v) in items {
-                    mc::encode_set(&mut self.wbuf, k, 0, 0, v);
+                    mc::encode_set(&mut self.wbuf, k.as_ref(), 0, 0, v.as_ref());
                 }
                 self.requests += items.len() as u64;
                 self.flush()?;
@@ -215,7 +219,7 @@ impl Kv {
                     if line != b"STORED" {
                         bail!(
                             "set {} answered {}",
-                            String::from_utf8_lossy(k),
+                            String::from_utf8_lossy(k.as_ref()),
                             String::from_utf8_lossy(&line)
                         );
                     }
