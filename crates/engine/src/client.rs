@@ -738,19 +738,25 @@ impl Client {
             } else {
                 now_ns
             };
-            let mut p = Pending {
+            let group = if index_lane.is_some() {
+                self.new_group(2)
+            } else {
+                NO_GROUP
+            };
+            // Built whole, never changed after: the compiler can then store
+            // it straight into the lane's queue.
+            let p = Pending {
                 op,
                 intended_ns,
                 sent_ns: now_ns,
                 part: Part::Main,
-                group: NO_GROUP,
+                group,
                 redirects: 0,
                 asking: false,
                 measured,
                 waits: 0,
             };
             if let Some(index_lane) = index_lane {
-                p.group = self.new_group(2);
                 let index = Pending {
                     part: Part::Index,
                     ..p
@@ -1069,18 +1075,28 @@ impl Client {
         arrived_ns: u64,
         rec: &mut Recorder,
     ) -> Result<Settled, ReadResult> {
-        let (p, demoted) = if outcome == Outcome::Error {
-            match self.error_reply(lane, p, reply, arrived, arrived_ns, rec) {
-                ErrorReply::Handled(s) => return Ok(s),
-                ErrorReply::Fails { p, demoted } => (p, demoted),
-            }
-        } else {
-            if p.measured {
-                rec.count_node_reply(lane, false);
-            }
-            (p, false)
+        // The error reply's request is its own copy (the reply may have
+        // changed it): the success path goes on with `p` where it is, as
+        // copying an entry just popped (in 16-byte pieces that straddle the
+        // pieces it was stored in) stalls on every reply.
+        if outcome == Outcome::Error {
+            return match self.error_reply(lane, p, reply, arrived, arrived_ns, rec) {
+                ErrorReply::Handled(s) => Ok(s),
+                ErrorReply::Fails { p, demoted } => Ok(Settled {
+                    done: self.complete_part(&p, outcome, arrived, arrived_ns, rec),
+                    demoted,
+                }),
+            };
+        }
+        if p.measured {
+            rec.count_node_reply(lane, false);
+        }
+        let settled = |done| {
+            Ok(Settled {
+                done,
+                demoted: false,
+            })
         };
-        let settled = |done| Ok(Settled { done, demoted });
         // A follow-up step only after a successful first step.
         if outcome == Outcome::Ok && p.group == NO_GROUP {
             if let Some(next) = self.driver.next_step(&p.op, p.part.step()) {

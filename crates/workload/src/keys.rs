@@ -14,12 +14,32 @@ const FNV_PRIME_64: u64 = 1_099_511_628_211;
 #[inline]
 pub fn fnv_hash64(val: u64) -> u64 {
     let mut hash = FNV_OFFSET_BASIS_64;
-    for byte in val.to_le_bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(FNV_PRIME_64);
+    if val >> 32 == 0 {
+        // Every record number below 2^32 (all but the largest data sets):
+        // its four high bytes are zero, and xoring a zero changes nothing,
+        // so their four multiplications are one by the prime's fourth
+        // power (wrapping multiplication is associative). The hash is a
+        // chain of dependent multiplications on the path of every key;
+        // this halves it. Same hash, tested against the byte loop.
+        for byte in (val as u32).to_le_bytes() {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(FNV_PRIME_64);
+        }
+        hash = hash.wrapping_mul(FNV_PRIME_64_POW4);
+    } else {
+        for byte in val.to_le_bytes() {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(FNV_PRIME_64);
+        }
     }
     (hash as i64).wrapping_abs() as u64
 }
+
+/// `FNV_PRIME_64` to the fourth power, wrapping.
+const FNV_PRIME_64_POW4: u64 = FNV_PRIME_64
+    .wrapping_mul(FNV_PRIME_64)
+    .wrapping_mul(FNV_PRIME_64)
+    .wrapping_mul(FNV_PRIME_64);
 
 /// `n` in decimal as Java's `Long.toString` writes it, in `buf`: every key
 /// name has these digits (19 of them for nearly every hashed key), and
@@ -45,8 +65,10 @@ const KEY_BUF: usize = 32;
 /// before it.
 #[inline]
 fn digits_at(n: u64, buf: &mut [u8; KEY_BUF]) -> usize {
-    let (top, rest) = (n / 10u64.pow(16), n % 10u64.pow(16));
-    let (mid, low) = (rest / 10u64.pow(8), rest % 10u64.pow(8));
+    // Both quotients straight from `n` (each a multiplication by a
+    // constant), so the three words do not wait on one another.
+    let (top, eights) = (n / 10u64.pow(16), n / 10u64.pow(8));
+    let (mid, low) = (eights - top * 10u64.pow(8), n - eights * 10u64.pow(8));
     let words = [
         eight_digits(top as u32),
         eight_digits(mid as u32),
@@ -177,10 +199,19 @@ impl KeyNamer {
             // appended once. Padding zeros are the digit words' own leading
             // zeros.
             Some(tail) if number >= 0 && self.zero_padding <= 24 => {
-                let mut key = [0u8; KEY_BUF];
-                let start = digits_at(number as u64, &mut key).min(KEY_BUF - self.zero_padding);
+                // The buffer's second half only lets the key be appended as
+                // a copy of a fixed 32 bytes (a few vector moves instead of
+                // a call to `memcpy` for a length known only now), cut
+                // back to the key's length after.
+                let mut halves = [[0u8; KEY_BUF]; 2];
+                let start =
+                    digits_at(number as u64, &mut halves[0]).min(KEY_BUF - self.zero_padding);
+                let key = halves.as_flattened_mut();
                 key[start - 8..start].copy_from_slice(&tail);
-                out.extend_from_slice(&key[start - self.prefix.len()..]);
+                let from = start - self.prefix.len();
+                let len = out.len() + KEY_BUF - from;
+                out.extend_from_slice(&key[from..from + KEY_BUF]);
+                out.truncate(len);
             }
             _ => self.write_key_padded(number, out),
         }
@@ -279,6 +310,38 @@ mod tests {
         assert_eq!(((1u64 << 63) as i64).wrapping_abs(), i64::MIN);
         let namer = KeyNamer::new(true, 22);
         assert_eq!(namer.key(1 << 63), "user00-9223372036854775808");
+    }
+
+    #[test]
+    fn the_hash_of_a_small_number_is_the_byte_loops() {
+        let plain = |val: u64| {
+            let mut hash = FNV_OFFSET_BASIS_64;
+            for byte in val.to_le_bytes() {
+                hash ^= u64::from(byte);
+                hash = hash.wrapping_mul(FNV_PRIME_64);
+            }
+            (hash as i64).wrapping_abs() as u64
+        };
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut values = vec![
+            0u64,
+            1,
+            255,
+            256,
+            u32::MAX as u64,
+            1 << 32,
+            u64::MAX,
+            1 << 63,
+        ];
+        values.extend((0..100_000).map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x >> (x % 64)
+        }));
+        for v in values {
+            assert_eq!(fnv_hash64(v), plain(v), "{v}");
+        }
     }
 
     #[test]

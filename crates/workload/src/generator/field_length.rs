@@ -2,7 +2,7 @@
 //! uniform, Zipfian or histogram, drawn through a shared reference so one
 //! encoder can serve many connections. No I/O.
 
-use super::java_random::abs_long_mod;
+use super::java_random::abs_long_rem;
 use super::{interval, DistError, HistogramGenerator, ZipfianGenerator};
 use rand_core::RngCore;
 use std::sync::Arc;
@@ -78,12 +78,12 @@ impl FieldLengthGenerator {
     pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> usize {
         let len = match self {
             FieldLengthGenerator::Constant(n) => *n,
-            FieldLengthGenerator::Uniform { min, interval } => min + abs_long_mod(rng, *interval),
+            FieldLengthGenerator::Uniform { min, interval } => min + abs_long_rem(rng, *interval),
             FieldLengthGenerator::Zipfian(z) => z.sample(rng),
             FieldLengthGenerator::Histogram(h) => h.sample(rng),
             FieldLengthGenerator::Weighted(table) => {
                 let total = table.last().map_or(1, |&(_, t)| t);
-                let r = abs_long_mod(rng, total);
+                let r = abs_long_rem(rng, total);
                 let i = table.partition_point(|&(_, upto)| upto <= r);
                 table[i.min(table.len() - 1)].0
             }

@@ -1,7 +1,7 @@
 //! A hot set and a cold set of keys, each uniform, as YCSB's
 //! `HotspotIntegerGenerator` (`requestdistribution=hotspot`). No I/O.
 
-use super::java_random::{abs_long_mod, next_double};
+use super::java_random::{abs_long_mod, next_double, Modulus};
 use super::{check_fraction, interval, DistError, NumberGenerator};
 use rand_core::RngCore;
 
@@ -19,8 +19,8 @@ pub const HOTSPOT_OPN_FRACTION_DEFAULT: f64 = 0.8;
 pub struct HotspotIntegerGenerator {
     lower_bound: u64,
     upper_bound: u64,
-    hot_interval: u64,
-    cold_interval: u64,
+    hot_interval: Modulus,
+    cold_interval: Modulus,
     hotset_fraction: f64,
     hot_opn_fraction: f64,
 }
@@ -60,8 +60,8 @@ impl HotspotIntegerGenerator {
         Ok(HotspotIntegerGenerator {
             lower_bound,
             upper_bound,
-            hot_interval,
-            cold_interval,
+            hot_interval: Modulus::new(hot_interval),
+            cold_interval: Modulus::new(cold_interval),
             hotset_fraction,
             hot_opn_fraction,
         })
@@ -71,9 +71,9 @@ impl HotspotIntegerGenerator {
     #[inline]
     pub fn next_value<R: RngCore + ?Sized>(&mut self, rng: &mut R) -> u64 {
         if next_double(rng) < self.hot_opn_fraction {
-            self.lower_bound + abs_long_mod(rng, self.hot_interval)
+            self.lower_bound + abs_long_mod(rng, &self.hot_interval)
         } else {
-            self.lower_bound + self.hot_interval + abs_long_mod(rng, self.cold_interval)
+            self.lower_bound + self.hot_interval.get() + abs_long_mod(rng, &self.cold_interval)
         }
     }
 
@@ -106,8 +106,8 @@ impl NumberGenerator for HotspotIntegerGenerator {
 
     fn mean(&self) -> Option<f64> {
         let lb = self.lower_bound as f64;
-        let hot = self.hot_interval as f64;
-        let cold = self.cold_interval as f64;
+        let hot = self.hot_interval.get() as f64;
+        let cold = self.cold_interval.get() as f64;
         Some(
             self.hot_opn_fraction * (lb + hot / 2.0)
                 + (1.0 - self.hot_opn_fraction) * (lb + hot + cold / 2.0),
@@ -137,9 +137,9 @@ mod tests {
     #[test]
     fn hot_interval_is_truncated_like_java() {
         let g = HotspotIntegerGenerator::new(0, 9, 0.25, 0.5).unwrap();
-        assert_eq!(g.hot_interval, 2);
+        assert_eq!(g.hot_interval.get(), 2);
         let huge = HotspotIntegerGenerator::new(0, 1 << 40, 0.5, 0.5).unwrap();
-        assert_eq!(huge.hot_interval, i32::MAX as u64);
+        assert_eq!(huge.hot_interval.get(), i32::MAX as u64);
     }
 
     #[test]

@@ -24,8 +24,71 @@ pub fn next_long<R: RngCore + ?Sized>(rng: &mut R) -> i64 {
 /// (one draw in 2^64) and yields a negative remainder, this yields
 /// `2^63 % interval` instead, because the result is an unsigned key number.
 #[inline]
-pub(crate) fn abs_long_mod<R: RngCore + ?Sized>(rng: &mut R, interval: u64) -> u64 {
+pub(crate) fn abs_long_mod<R: RngCore + ?Sized>(rng: &mut R, interval: &Modulus) -> u64 {
+    interval.rem(next_long(rng).unsigned_abs())
+}
+
+/// [`abs_long_mod`] by a divisor used once (no [`Modulus`] prepared).
+#[inline]
+pub(crate) fn abs_long_rem<R: RngCore + ?Sized>(rng: &mut R, interval: u64) -> u64 {
     next_long(rng).unsigned_abs() % interval
+}
+
+/// A divisor made ready for exact remainders by a multiplication.
+///
+/// A 64-bit `%` by a divisor known only at run time is a `div` instruction,
+/// a chain of some 10-18 cycles that the CPU cannot overlap with the draw
+/// that feeds it; the uniform key chooser pays it on every operation.
+/// Granlund and Montgomery ("Division by invariant integers using
+/// multiplication", 1994, theorem 4.2) give the exact quotient of any `n`
+/// below 2^63 as the top bits of `n * m`, with `m = ceil(2^(63+l) / d)` and
+/// `l = ceil(log2 d)`; the remainder follows. `Math.abs` of a long is at
+/// most 2^63, so only that one value (and a divisor of 0, which `%` refuses
+/// too) takes the plain `%`. Tested against `%`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Modulus {
+    d: u64,
+    /// At most 2^64: held in a u128, and `n * m` stays below 2^127.
+    m: u128,
+    shift: u32,
+    /// Numbers below it take the multiplication: 2^63, or 0 for `d == 0`.
+    limit: u64,
+}
+
+impl Modulus {
+    pub(crate) fn new(d: u64) -> Modulus {
+        if d == 0 {
+            return Modulus {
+                d,
+                m: 0,
+                shift: 0,
+                limit: 0,
+            };
+        }
+        let l = 64 - (d - 1).leading_zeros();
+        Modulus {
+            d,
+            m: (1u128 << (63 + l)).div_ceil(u128::from(d)),
+            shift: 63 + l,
+            limit: 1 << 63,
+        }
+    }
+
+    /// The divisor.
+    pub(crate) fn get(self) -> u64 {
+        self.d
+    }
+
+    /// `n % d`.
+    #[inline]
+    pub(crate) fn rem(self, n: u64) -> u64 {
+        if n < self.limit {
+            let q = ((u128::from(n) * self.m) >> self.shift) as u64;
+            n - q * self.d
+        } else {
+            n % self.d
+        }
+    }
 }
 
 #[cfg(test)]
@@ -63,8 +126,31 @@ pub(crate) mod tests {
 
     #[test]
     fn abs_mod_folds_the_sign() {
+        let ten = Modulus::new(10);
         assert_eq!(next_long(&mut Fixed(u64::MAX)), -1);
-        assert_eq!(abs_long_mod(&mut Fixed(u64::MAX), 10), 1);
-        assert_eq!(abs_long_mod(&mut Fixed(1 << 63), 10), (1u64 << 63) % 10);
+        assert_eq!(abs_long_mod(&mut Fixed(u64::MAX), &ten), 1);
+        assert_eq!(abs_long_mod(&mut Fixed(1 << 63), &ten), (1u64 << 63) % 10);
+    }
+
+    #[test]
+    fn remainders_by_multiplication_are_those_of_the_division() {
+        // Divisors of every size, powers of two and their neighbours (the
+        // edges of `l`), and the largest; numbers at the edges and drawn.
+        let mut divisors = vec![1u64, 2, 3, 7, 10, 100_000, 1_000_000_007, u64::MAX];
+        divisors.extend((1..64).flat_map(|k| [(1u64 << k) - 1, 1 << k, (1 << k) + 1]));
+        let mut rng = seeded(34);
+        divisors.extend((0..200).map(|_| rng.next_u64() >> (rng.next_u64() % 64)));
+        let mut numbers = vec![0u64, 1, (1 << 63) - 1, 1 << 63, (1 << 63) + 1, u64::MAX];
+        numbers.extend((0..2_000).map(|_| rng.next_u64() >> (rng.next_u64() % 64)));
+        for &d in divisors.iter().filter(|&&d| d > 0) {
+            let m = Modulus::new(d);
+            assert_eq!(m.get(), d);
+            for &n in numbers
+                .iter()
+                .chain(&[d - 1, d, d.wrapping_add(1), d.wrapping_mul(3)])
+            {
+                assert_eq!(m.rem(n), n % d, "{n} % {d}");
+            }
+        }
     }
 }

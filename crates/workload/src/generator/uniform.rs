@@ -1,7 +1,7 @@
 //! Uniform integers over an inclusive range, as YCSB's
 //! `UniformLongGenerator`. No I/O.
 
-use super::java_random::abs_long_mod;
+use super::java_random::{abs_long_mod, Modulus};
 use super::{interval, DistError, NumberGenerator};
 use rand_core::RngCore;
 
@@ -14,7 +14,7 @@ use rand_core::RngCore;
 pub struct UniformLongGenerator {
     lb: u64,
     ub: u64,
-    interval: u64,
+    interval: Modulus,
 }
 
 impl UniformLongGenerator {
@@ -35,14 +35,14 @@ impl UniformLongGenerator {
         Ok(UniformLongGenerator {
             lb,
             ub,
-            interval: interval(lb, ub)?,
+            interval: Modulus::new(interval(lb, ub)?),
         })
     }
 
     /// Draws the next value.
     #[inline]
     pub fn next_value<R: RngCore + ?Sized>(&mut self, rng: &mut R) -> u64 {
-        self.lb + abs_long_mod(rng, self.interval)
+        self.lb + abs_long_mod(rng, &self.interval)
     }
 
     /// Smallest value drawn.
