@@ -931,7 +931,7 @@ impl Client {
         arrived: Instant,
         rec: &mut Recorder,
     ) -> (ReadResult, usize) {
-        self.runs.begin(arrived);
+        self.runs.begin(arrived, lane);
         let out = self.process_replies(lane, buf, arrived, rec);
         self.runs.finish(rec);
         out
@@ -1089,7 +1089,7 @@ impl Client {
             };
         }
         if p.measured {
-            rec.count_node_reply(lane, false);
+            self.runs.count_node_reply(lane, rec);
         }
         let settled = |done| {
             Ok(Settled {

@@ -400,6 +400,12 @@ impl Recorder {
         c[1] += u64::from(error);
     }
 
+    /// Counts `n` measured successful replies from `node`.
+    #[inline]
+    pub fn count_node_replies(&mut self, node: usize, n: u64) {
+        self.node(node)[0] += n;
+    }
+
     /// Counts a measured request for `node` that failed without a reply.
     pub fn count_node_error(&mut self, node: usize) {
         self.node(node)[1] += 1;

@@ -7,7 +7,8 @@
 //! updates). Recording a run once, with its count, instead of each reply
 //! saves hdrhistogram's and the per-second series' work per reply; what
 //! is recorded is exactly what recording each reply records (the test
-//! below holds every histogram and counter to that).
+//! below holds every histogram and counter to that). The node's reply
+//! counter is added to once per read the same way.
 
 use crate::recorder::Recorder;
 use kvbench_model::OpKind;
@@ -22,16 +23,32 @@ pub(crate) struct Runs {
     runs: [(u64, u64); OpKind::COUNT],
     /// The kinds with a run (bit [`OpKind::index`]).
     open: u16,
+    /// The node (lane) the read came from, and its measured successful
+    /// replies so far: one count for the node's reply counter per read.
+    node: usize,
+    replies: u64,
 }
 
 const _: () = assert!(OpKind::COUNT <= u16::BITS as usize);
 
 impl Runs {
-    /// Opens the runs of a read whose replies arrived at `at`.
+    /// Opens the runs of a read from `node` whose replies arrived at `at`.
     #[inline]
-    pub(crate) fn begin(&mut self, at: Instant) {
-        debug_assert!(self.at.is_none() && self.open == 0);
+    pub(crate) fn begin(&mut self, at: Instant, node: usize) {
+        debug_assert!(self.at.is_none() && self.open == 0 && self.replies == 0);
         self.at = Some(at);
+        self.node = node;
+    }
+
+    /// Counts a measured successful reply from `node` (recorded at once
+    /// when no runs are open, or they are another node's).
+    #[inline]
+    pub(crate) fn count_node_reply(&mut self, node: usize, rec: &mut Recorder) {
+        if self.at.is_some() && node == self.node {
+            self.replies += 1;
+        } else {
+            rec.count_node_reply(node, false);
+        }
     }
 
     /// Counts one measured success of `kind` that took `latency_ns` and
@@ -70,6 +87,9 @@ impl Runs {
         let Some(at) = self.at.take() else {
             return;
         };
+        if self.replies > 0 {
+            rec.count_node_replies(self.node, std::mem::take(&mut self.replies));
+        }
         let mut open = std::mem::take(&mut self.open);
         while open != 0 {
             let i = open.trailing_zeros() as usize;
@@ -140,7 +160,8 @@ mod tests {
         for read in 0..400u64 {
             // Four reads a second over 100 s: seconds roll over between reads.
             let at = origin + Duration::from_millis(250 * read + 1);
-            runs.begin(at);
+            let node = (next() % 3) as usize;
+            runs.begin(at, node);
             for _ in 0..(next() % 40) {
                 let kind = kinds[(next() % 4) as usize];
                 let latency = match next() % 5 {
@@ -150,13 +171,22 @@ mod tests {
                 };
                 each.record(kind, Outcome::Ok, latency, at);
                 assert!(runs.add(kind, latency, at, &mut runs_rec));
+                each.count_node_reply(node, false);
+                runs.count_node_reply(node, &mut runs_rec);
             }
-            // Another instant is not counted in these runs.
+            // Another instant is not counted in these runs, nor another
+            // node's reply.
             assert!(!runs.add(OpKind::Read, 5, at + Duration::from_nanos(1), &mut runs_rec));
+            each.count_node_reply(3, false);
+            runs.count_node_reply(3, &mut runs_rec);
             runs.finish(&mut runs_rec);
         }
         // Closed: nothing is counted.
         assert!(!runs.add(OpKind::Read, 5, origin, &mut runs_rec));
+        each.count_node_reply(1, false);
+        runs.count_node_reply(1, &mut runs_rec);
+        assert_eq!(each.node_counts, runs_rec.node_counts);
+        assert!(each.node_counts.iter().all(|c| c[0] > 300));
         let (want, got) = (report(each), report(runs_rec));
         assert!(want.0.ops.iter().map(|o| o.completed).sum::<u64>() > 3000);
         assert!(want.1.len() > 100 && want.3 > 0);
