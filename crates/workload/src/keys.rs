@@ -13,26 +13,29 @@ const FNV_PRIME_64: u64 = 1_099_511_628_211;
 /// `1 << 63`) stays negative; no key number in `0..=10^10` hashes to it.
 #[inline]
 pub fn fnv_hash64(val: u64) -> u64 {
-    let mut hash = FNV_OFFSET_BASIS_64;
-    if val >> 32 == 0 {
+    let hash = if val >> 32 == 0 {
         // Every record number below 2^32 (all but the largest data sets):
         // its four high bytes are zero, and xoring a zero changes nothing,
         // so their four multiplications are one by the prime's fourth
         // power (wrapping multiplication is associative). The hash is a
         // chain of dependent multiplications on the path of every key;
         // this halves it. Same hash, tested against the byte loop.
-        for byte in (val as u32).to_le_bytes() {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(FNV_PRIME_64);
-        }
-        hash = hash.wrapping_mul(FNV_PRIME_64_POW4);
+        fnv_rounds((val as u32).to_le_bytes()).wrapping_mul(FNV_PRIME_64_POW4)
     } else {
-        for byte in val.to_le_bytes() {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(FNV_PRIME_64);
-        }
-    }
+        fnv_rounds(val.to_le_bytes())
+    };
     (hash as i64).wrapping_abs() as u64
+}
+
+/// FNV-1a's rounds over `bytes`, from the offset basis.
+#[inline(always)]
+fn fnv_rounds<const N: usize>(bytes: [u8; N]) -> u64 {
+    let mut hash = FNV_OFFSET_BASIS_64;
+    for byte in bytes {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(FNV_PRIME_64);
+    }
+    hash
 }
 
 /// `FNV_PRIME_64` to the fourth power, wrapping.
@@ -314,14 +317,7 @@ mod tests {
 
     #[test]
     fn the_hash_of_a_small_number_is_the_byte_loops() {
-        let plain = |val: u64| {
-            let mut hash = FNV_OFFSET_BASIS_64;
-            for byte in val.to_le_bytes() {
-                hash ^= u64::from(byte);
-                hash = hash.wrapping_mul(FNV_PRIME_64);
-            }
-            (hash as i64).wrapping_abs() as u64
-        };
+        let plain = |val: u64| (fnv_rounds(val.to_le_bytes()) as i64).wrapping_abs() as u64;
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         let mut values = vec![
             0u64,
