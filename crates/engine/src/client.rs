@@ -484,6 +484,10 @@ pub(crate) struct Client {
     /// `pipeline` requests are in flight, as always, and at most `pipeline`
     /// more are held.
     hold: bool,
+    /// One node, found without a record's key: the first request of most
+    /// operations is encoded with the key written straight into it
+    /// ([`Driver::encode_first_named`]).
+    keyless: bool,
     /// Operations held (counted in `ops` too).
     held: usize,
     /// Requests waiting to be routed again (their operations are in `ops`).
@@ -557,6 +561,7 @@ impl Client {
         let base = schedule.as_ref().map_or(now, |s| s.next().min(now));
         let hold = schedule.is_none() && router.nodes() > 1;
         Client {
+            keyless: !router.routes_by_key(),
             runs: Runs::default(),
             hold,
             held: 0,
@@ -698,84 +703,40 @@ impl Client {
                 self.sending = false;
                 break;
             };
-            driver.write_key(&op, &mut self.key);
-            let lane = self
-                .router
-                .node_of(driver.first_request_key(&op, &self.key));
-            let index_lane = driver
-                .indexes_insert(&op)
-                .then(|| self.router.node_of(driver.index_key()));
-            let cluster = self.router.redirects();
-            if let Some(dead) = [Some(lane), index_lane]
-                .into_iter()
-                .flatten()
-                .find(|&l| self.lanes[l].gone && !cluster)
-            {
-                self.measured_sent += u64::from(measured);
-                if op.kind == OpKind::Insert {
-                    self.source.acknowledge_insert(op.keynum);
-                }
-                if measured {
-                    rec.count_node_error(dead);
-                    rec.record_failure(op.kind, 1, ErrorKind::Closed, NODE_DOWN, now);
-                    rec.note_failed_key(&self.key);
-                }
-                if let Some(s) = self.schedule.as_mut() {
-                    s.advance();
-                }
-                continue;
-            }
-            let main_down = self.lanes[lane].dead;
-            let hold =
-                self.hold && index_lane.is_none() && !main_down && !self.lanes[lane].writes_now();
-            if !main_down {
-                let l = &mut self.lanes[lane];
-                let buf = if hold { &mut l.held } else { &mut l.wbuf };
-                driver.encode_first(&op, self.source.rng(), &self.key, buf);
-            }
             let intended_ns = if self.schedule.is_some() {
                 self.nanos(intended)
             } else {
                 now_ns
             };
-            let group = if index_lane.is_some() {
-                self.new_group(2)
-            } else {
-                NO_GROUP
-            };
-            // Built whole, never changed after: the compiler can then store
-            // it straight into the lane's queue.
             let p = Pending {
                 op,
                 intended_ns,
                 sent_ns: now_ns,
                 part: Part::Main,
-                group,
+                group: NO_GROUP,
                 redirects: 0,
                 asking: false,
                 measured,
                 waits: 0,
             };
-            if let Some(index_lane) = index_lane {
-                let index = Pending {
-                    part: Part::Index,
-                    ..p
-                };
-                if self.lanes[index_lane].dead {
-                    self.park(index, now_ns, self.lost_reason());
-                } else {
-                    driver.encode_index(&self.key, &mut self.lanes[index_lane].wbuf);
-                    self.lanes[index_lane].pending.push_back(index);
+            // One node, reached without the key (no cluster, no pool): what
+            // most runs send has its key written straight into the request.
+            let named = match self.lanes.first_mut() {
+                Some(l) if self.keyless && !l.dead && !l.gone && !driver.indexes_insert(&op) => {
+                    let written = driver.encode_first_named(&op, self.source.rng(), &mut l.wbuf);
+                    if written {
+                        l.pending.push_back(p);
+                    }
+                    written
                 }
-            }
-            if main_down {
-                self.park(p, now_ns, self.lost_reason());
-            } else if hold {
-                let l = &mut self.lanes[lane];
-                l.held_pending.push_back((p, l.held.len()));
-                self.held += 1;
-            } else {
-                self.lanes[lane].pending.push_back(p);
+                _ => false,
+            };
+            if !named && !self.send_keyed(&driver, p, now, now_ns, rec) {
+                self.measured_sent += u64::from(measured);
+                if let Some(s) = self.schedule.as_mut() {
+                    s.advance();
+                }
+                continue;
             }
             self.ops += 1;
             self.measured_sent += u64::from(measured);
@@ -792,6 +753,75 @@ impl Client {
         // requests held for it).
         debug_assert!(self.ops <= 2 * self.pipeline && self.held <= self.pipeline);
         added
+    }
+
+    /// Sends request `p` (its operation's first) the general way: its key
+    /// written first, routed by it, with an indexed insert's second request
+    /// beside it; or parks it while its node is down. False when its
+    /// node is gone for good: the operation has failed (recorded here).
+    fn send_keyed(
+        &mut self,
+        driver: &Driver,
+        mut p: Pending,
+        now: Instant,
+        now_ns: u64,
+        rec: &mut Recorder,
+    ) -> bool {
+        let op = p.op;
+        driver.write_key(&op, &mut self.key);
+        let lane = self
+            .router
+            .node_of(driver.first_request_key(&op, &self.key));
+        let index_lane = driver
+            .indexes_insert(&op)
+            .then(|| self.router.node_of(driver.index_key()));
+        let cluster = self.router.redirects();
+        if let Some(dead) = [Some(lane), index_lane]
+            .into_iter()
+            .flatten()
+            .find(|&l| self.lanes[l].gone && !cluster)
+        {
+            if op.kind == OpKind::Insert {
+                self.source.acknowledge_insert(op.keynum);
+            }
+            if p.measured {
+                rec.count_node_error(dead);
+                rec.record_failure(op.kind, 1, ErrorKind::Closed, NODE_DOWN, now);
+                rec.note_failed_key(&self.key);
+            }
+            return false;
+        }
+        let main_down = self.lanes[lane].dead;
+        let hold =
+            self.hold && index_lane.is_none() && !main_down && !self.lanes[lane].writes_now();
+        if !main_down {
+            let l = &mut self.lanes[lane];
+            let buf = if hold { &mut l.held } else { &mut l.wbuf };
+            driver.encode_first(&op, self.source.rng(), &self.key, buf);
+        }
+        if let Some(index_lane) = index_lane {
+            p.group = self.new_group(2);
+            let index = Pending {
+                part: Part::Index,
+                ..p
+            };
+            if self.lanes[index_lane].dead {
+                self.park(index, now_ns, self.lost_reason());
+            } else {
+                driver.encode_index(&self.key, &mut self.lanes[index_lane].wbuf);
+                self.lanes[index_lane].pending.push_back(index);
+            }
+        }
+        if main_down {
+            self.park(p, now_ns, self.lost_reason());
+        } else if hold {
+            let l = &mut self.lanes[lane];
+            l.held_pending.push_back((p, l.held.len()));
+            self.held += 1;
+        } else {
+            self.lanes[lane].pending.push_back(p);
+        }
+        true
     }
 
     fn new_group(&mut self, parts: u32) -> u32 {

@@ -29,15 +29,23 @@ fn debug_check_key(key: &[u8]) {
 /// Appends `get <key>\r\n`.
 #[inline]
 pub fn encode_get(buf: &mut Vec<u8>, key: &[u8]) {
-    debug_check_key(key);
-    buf.reserve(key.len() + 6);
+    encode_get_keyed(buf, key.len(), |b| b.extend_from_slice(key));
+}
+
+/// [`encode_get`] with the key appended by `put_key` (`key_len` bytes, for
+/// reserving room), so a caller can write a key straight into the request.
+#[inline]
+pub fn encode_get_keyed(buf: &mut Vec<u8>, key_len: usize, put_key: impl FnOnce(&mut Vec<u8>)) {
+    buf.reserve(key_len + 6);
     buf.extend_from_slice(b"get ");
-    buf.extend_from_slice(key);
+    let at = buf.len();
+    put_key(buf);
+    debug_check_key(&buf[at..]);
     buf.extend_from_slice(CRLF);
 }
 
-/// The storage command with `extend` appending the data; whatever it
-/// appends is cut or padded with zeros to `len`, so the framing holds.
+/// The storage command for `key`, with `extend` appending the data (see
+/// [`encode_storage_keyed`]).
 #[inline]
 fn encode_storage_extend(
     buf: &mut Vec<u8>,
@@ -48,11 +56,31 @@ fn encode_storage_extend(
     len: usize,
     extend: impl FnOnce(&mut Vec<u8>),
 ) {
-    debug_check_key(key);
-    buf.reserve(cmd.len() + key.len() + len + 48);
+    let put_key = |b: &mut Vec<u8>| b.extend_from_slice(key);
+    encode_storage_keyed(buf, cmd, key.len(), put_key, flags, exptime, len, extend);
+}
+
+/// The storage command with `put_key` appending the key (`key_len` bytes)
+/// and `extend` the data; whatever `extend` appends is cut or padded with
+/// zeros to `len`, so the framing holds.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn encode_storage_keyed(
+    buf: &mut Vec<u8>,
+    cmd: &[u8],
+    key_len: usize,
+    put_key: impl FnOnce(&mut Vec<u8>),
+    flags: u32,
+    exptime: u32,
+    len: usize,
+    extend: impl FnOnce(&mut Vec<u8>),
+) {
+    buf.reserve(cmd.len() + key_len + len + 48);
     buf.extend_from_slice(cmd);
     buf.push(b' ');
-    buf.extend_from_slice(key);
+    let at = buf.len();
+    put_key(buf);
+    debug_check_key(&buf[at..]);
     // No flags and no expiry (every request kvbench's workloads make) as
     // one constant, and the length as one fixed-size append: written as
     // three decimals they cost 48 more instructions per set
@@ -86,6 +114,20 @@ pub fn encode_set_extend(
     extend: impl FnOnce(&mut Vec<u8>),
 ) {
     encode_storage_extend(buf, b"set", key, flags, exptime, len, extend);
+}
+
+/// [`encode_set_extend`] with the key appended by `put_key` (`key_len`
+/// bytes, for reserving room), so a caller can write a key straight into
+/// the request.
+#[inline]
+pub fn encode_set_keyed_extend(
+    buf: &mut Vec<u8>,
+    key_len: usize,
+    put_key: impl FnOnce(&mut Vec<u8>),
+    len: usize,
+    extend: impl FnOnce(&mut Vec<u8>),
+) {
+    encode_storage_keyed(buf, b"set", key_len, put_key, 0, 0, len, extend);
 }
 
 /// Appends `set <key> <flags> <exptime> <len>\r\n`, lets `fill` write exactly

@@ -62,12 +62,12 @@ fn decimal(n: i64, buf: &mut [u8; KEY_BUF]) -> &[u8] {
 /// digits three eight-digit words hold.
 const KEY_BUF: usize = 32;
 
-/// Writes `n` (at most 19 digits) as 24 digits, leading zeros included,
-/// into `buf[8..]`, and returns where its first significant digit is (the
-/// last digit for 0): always at least 8, so a prefix of up to 8 bytes fits
-/// before it.
+/// `n` (at most 19 digits) as 24 ASCII digits, leading zeros included, in
+/// three little-endian words (the first digit in the first word's lowest
+/// byte), and the index among the 24 of its first significant digit (23,
+/// the last, for 0).
 #[inline]
-fn digits_at(n: u64, buf: &mut [u8; KEY_BUF]) -> usize {
+fn digit_words(n: u64) -> ([u64; 3], usize) {
     // Both quotients straight from `n` (each a multiplication by a
     // constant), so the three words do not wait on one another.
     let (top, eights) = (n / 10u64.pow(16), n / 10u64.pow(8));
@@ -81,11 +81,85 @@ fn digits_at(n: u64, buf: &mut [u8; KEY_BUF]) -> usize {
     // leading zero digits are its low zero bytes.
     let first = words.iter().position(|&w| w != 0).unwrap_or(2);
     let zeros = (words[first].trailing_zeros() / 8).min(7) as usize;
-    for (chunk, w) in buf[8..].chunks_exact_mut(8).zip(words) {
-        chunk.copy_from_slice(&(w | ASCII_ZEROS).to_le_bytes());
-    }
-    8 + 8 * first + zeros
+    (words.map(|w| w | ASCII_ZEROS), 8 * first + zeros)
 }
+
+/// Writes `n` (at most 19 digits) as 24 digits, leading zeros included,
+/// into `buf[8..]`, and returns where its first significant digit is (the
+/// last digit for 0): always at least 8.
+#[inline]
+fn digits_at(n: u64, buf: &mut [u8; KEY_BUF]) -> usize {
+    let (words, first_digit) = digit_words(n);
+    for (chunk, w) in buf[8..].chunks_exact_mut(8).zip(words) {
+        chunk.copy_from_slice(&w.to_le_bytes());
+    }
+    8 + first_digit
+}
+
+/// A key name ready to be written ([`KeyNamer::name`]): its prefix and its
+/// digits as words, which [`KeyName::append_to`] stores straight into
+/// the output, eight bytes at a time. Building the key in a buffer on the
+/// stack and copying it out instead loads wide pieces that straddle the
+/// words just stored there, a store-forwarding stall on every key
+/// (docs/performance.md, "Instructions per operation").
+#[derive(Debug, Clone, Copy)]
+pub struct KeyName {
+    /// The prefix's bytes, the first in the lowest byte.
+    prefix: u64,
+    prefix_len: usize,
+    /// 24 ASCII digits, the number's leading zeros included.
+    words: [u64; 3],
+    /// Digits of `words` left out at the front.
+    skip: usize,
+    len: usize,
+}
+
+impl KeyName {
+    /// The name's length in bytes (at most 32).
+    #[inline]
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Appends the name to `out`.
+    #[inline]
+    pub fn append_to(&self, out: &mut Vec<u8>) {
+        let at = out.len();
+        // Room for every store below, whole words each, then cut back.
+        out.extend_from_slice(&[0u8; KEY_ROOM]);
+        let room: &mut [u8; KEY_ROOM] = match (&mut out[at..]).try_into() {
+            Ok(room) => room,
+            Err(_) => unreachable!("KEY_ROOM bytes were just appended"),
+        };
+        self.store(room);
+        out.truncate(at + self.len);
+    }
+
+    /// Writes the name at the start of `room`, and zeros or digits of no
+    /// meaning up to 8 bytes past its end.
+    #[inline]
+    fn store(&self, room: &mut [u8; KEY_ROOM]) {
+        room[..8].copy_from_slice(&self.prefix.to_le_bytes());
+        // The first word holding a digit shown, shifted so that digit is
+        // its lowest byte; each whole word after it.
+        let (first, shift) = (self.skip / 8, self.skip % 8);
+        let mut at = self.prefix_len.min(8);
+        let head = self.words[first.min(2)] >> (8 * shift);
+        room[at..at + 8].copy_from_slice(&head.to_le_bytes());
+        at += 8 - shift;
+        for &w in &self.words[(first + 1).min(3)..] {
+            let at8 = at.min(KEY_ROOM - 8);
+            room[at8..at8 + 8].copy_from_slice(&w.to_le_bytes());
+            at += 8;
+        }
+    }
+}
+
+/// What [`KeyName::append_to`] reserves: 8 bytes of prefix and 24 digits.
+/// No store runs past it: the first digit word's ends at most 16 bytes in,
+/// and every later one ends where the name does or before.
+const KEY_ROOM: usize = 32;
 
 /// Added to a digit (0..=9) in each byte, the digits' ASCII characters.
 const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
@@ -132,19 +206,18 @@ pub struct KeyNamer {
     ordered: bool,
     zero_padding: usize,
     prefix: String,
-    /// A prefix of up to 8 bytes in the last bytes of a word (`user` as
-    /// `\0\0\0\0user`), so that [`KeyNamer::write_key`] places it before
-    /// the digits with one fixed-size store; `None` for a longer prefix.
-    prefix_tail: Option<[u8; 8]>,
+    /// A prefix of up to 8 bytes as a little-endian word (`user` as the
+    /// bytes `user\0\0\0\0`), so that [`KeyName`] stores it with one
+    /// fixed-size store; `None` for a longer prefix.
+    prefix_word: Option<u64>,
 }
 
-/// `prefix` in the last bytes of 8, when it fits.
-fn prefix_tail(prefix: &str) -> Option<[u8; 8]> {
+/// `prefix` as the first bytes of a word, when it fits in one.
+fn prefix_word(prefix: &str) -> Option<u64> {
     let p = prefix.as_bytes();
-    let mut tail = [0u8; 8];
-    tail.get_mut(8usize.checked_sub(p.len())?..)?
-        .copy_from_slice(p);
-    Some(tail)
+    let mut word = [0u8; 8];
+    word.get_mut(..p.len())?.copy_from_slice(p);
+    Some(u64::from_le_bytes(word))
 }
 
 impl Default for KeyNamer {
@@ -162,14 +235,14 @@ impl KeyNamer {
             ordered,
             zero_padding,
             prefix: "user".to_owned(),
-            prefix_tail: prefix_tail("user"),
+            prefix_word: prefix_word("user"),
         }
     }
 
     /// The same namer with another prefix.
     pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
-        self.prefix_tail = prefix_tail(&self.prefix);
+        self.prefix_word = prefix_word(&self.prefix);
         self
     }
 
@@ -192,31 +265,47 @@ impl KeyNamer {
     /// `out`'s own growth, so it can run on the hot path with a reused buffer.
     #[inline]
     pub fn write_key(&self, keynum: u64, out: &mut Vec<u8>) {
-        let number = if self.ordered {
-            keynum
-        } else {
-            fnv_hash64(keynum)
-        } as i64;
-        match self.prefix_tail {
-            // Every key of YCSB's defaults: built whole on the stack and
-            // appended once. Padding zeros are the digit words' own leading
-            // zeros.
-            Some(tail) if number >= 0 && self.zero_padding <= 24 => {
-                // The buffer's second half only lets the key be appended as
-                // a copy of a fixed 32 bytes (a few vector moves instead of
-                // a call to `memcpy` for a length known only now), cut
-                // back to the key's length after.
-                let mut halves = [[0u8; KEY_BUF]; 2];
-                let start =
-                    digits_at(number as u64, &mut halves[0]).min(KEY_BUF - self.zero_padding);
-                let key = halves.as_flattened_mut();
-                key[start - 8..start].copy_from_slice(&tail);
-                let from = start - self.prefix.len();
-                let len = out.len() + KEY_BUF - from;
-                out.extend_from_slice(&key[from..from + KEY_BUF]);
-                out.truncate(len);
+        match self.name(keynum) {
+            Some(name) => name.append_to(out),
+            None => self.write_key_padded(self.number(keynum), out),
+        }
+    }
+
+    /// Record `keynum`'s name, computed but not yet written, when it has
+    /// the form of every key of YCSB's defaults (a prefix of up to 8 bytes,
+    /// at most 24 digits of padding, a number that is not negative):
+    /// [`KeyName::len`] is known before a byte is written, so an encoder
+    /// can write a length header first and then the key straight into its
+    /// request (no key buffer between). `None` for other names, which
+    /// [`KeyNamer::write_key`] writes the plain way.
+    #[inline]
+    pub fn name(&self, keynum: u64) -> Option<KeyName> {
+        let number = self.number(keynum);
+        match self.prefix_word {
+            Some(prefix) if number >= 0 && self.zero_padding <= 24 => {
+                let (words, first_digit) = digit_words(number as u64);
+                let digits = (24 - first_digit).max(self.zero_padding);
+                let prefix_len = self.prefix.len();
+                Some(KeyName {
+                    prefix,
+                    prefix_len,
+                    words,
+                    skip: 24 - digits,
+                    len: prefix_len + digits,
+                })
             }
-            _ => self.write_key_padded(number, out),
+            _ => None,
+        }
+    }
+
+    /// The number record `keynum`'s name shows: its hash, or itself when
+    /// inserts are ordered (as Java's `long`).
+    #[inline]
+    fn number(&self, keynum: u64) -> i64 {
+        if self.ordered {
+            keynum as i64
+        } else {
+            fnv_hash64(keynum) as i64
         }
     }
 

@@ -8,6 +8,7 @@
 use super::records::{json_len, Cell, Records, Shape};
 use crate::outcome::Outcome;
 use kvbench_proto::{memcache_text as mc, DecodeError};
+use kvbench_workload::keys::KeyName;
 use kvbench_workload::{Layout, MemcachedUpdate, Rng};
 use rand_core::{RngCore, SeedableRng};
 
@@ -47,6 +48,41 @@ pub(super) fn encode_write(
             encode_json_record(d, key, names, replace, rng, buf);
         }
     }
+}
+
+/// `get` of a plain record, its name written straight into the request
+/// behind the wire prefix (`Driver::encode_first_named`).
+#[inline]
+pub(super) fn encode_get_named(d: &Records, name: &KeyName, buf: &mut Vec<u8>) {
+    let prefix = &d.memcached_prefix;
+    mc::encode_get_keyed(buf, prefix.len() + name.len(), |b| {
+        b.extend_from_slice(prefix);
+        name.append_to(b);
+    });
+}
+
+/// `set <prefix><name> 0 0 <len>` and a value from the pool, the name
+/// written in place: what [`encode_write`] sends for a plain record, with
+/// the same draws (`Driver::encode_first_named`).
+#[inline]
+pub(super) fn encode_set_named(
+    d: &Records,
+    name: &KeyName,
+    rng: &mut impl RngCore,
+    buf: &mut Vec<u8>,
+) {
+    let prefix = &d.memcached_prefix;
+    let len = d.lengths.sample(rng);
+    mc::encode_set_keyed_extend(
+        buf,
+        prefix.len() + name.len(),
+        |b| {
+            b.extend_from_slice(prefix);
+            name.append_to(b);
+        },
+        len,
+        |b| d.values.extend(rng, b, len),
+    );
 }
 
 /// Parses one reply from the start of `buf` and says what it means.

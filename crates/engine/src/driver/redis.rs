@@ -10,6 +10,7 @@ use crate::outcome::Outcome;
 use kvbench_model::OpKind;
 use kvbench_proto::{resp, DecodeError};
 use kvbench_workload::command::{Arg, CommandTemplate};
+use kvbench_workload::keys::KeyName;
 use kvbench_workload::values::java_string_hash;
 use kvbench_workload::{Layout, Op};
 use rand_core::RngCore;
@@ -91,6 +92,29 @@ pub(super) fn encode_write(
             }
         }
     }
+}
+
+/// `GET` of a plain record, its name written straight into the request
+/// (`Driver::encode_first_named`).
+#[inline]
+pub(super) fn encode_get_named(name: &KeyName, buf: &mut Vec<u8>) {
+    buf.extend_from_slice(resp::GET_PREFIX);
+    resp::write_bulk_extend(buf, name.len(), |b| name.append_to(b));
+}
+
+/// `SET` of a plain record, its name written straight into the request:
+/// the bytes and draws of [`encode_write`] (`Driver::encode_first_named`).
+#[inline]
+pub(super) fn encode_set_named(
+    d: &Records,
+    name: &KeyName,
+    rng: &mut impl RngCore,
+    buf: &mut Vec<u8>,
+) {
+    buf.extend_from_slice(resp::SET_PREFIX);
+    resp::write_bulk_extend(buf, name.len(), |b| name.append_to(b));
+    let len = d.lengths.sample(rng);
+    resp::write_bulk_extend(buf, len, |b| d.values.extend(rng, b, len));
 }
 
 /// `ZADD <set> <score> m<j> ...`: every member of sorted set `keynum`,

@@ -96,6 +96,13 @@ impl Router {
         }
     }
 
+    /// True when a request's node depends on its key (a cluster, a pool):
+    /// otherwise every request goes to the one node, and the client need
+    /// not have the key before it encodes the request.
+    pub fn routes_by_key(&self) -> bool {
+        matches!(self, Router::Cluster(_) | Router::Pool { .. })
+    }
+
     /// True when the target answers with redirects (`MOVED`, `ASK`).
     pub fn redirects(&self) -> bool {
         matches!(self, Router::Cluster(_))
