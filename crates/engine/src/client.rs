@@ -488,6 +488,9 @@ pub(crate) struct Client {
     /// operations is encoded with the key written straight into it
     /// ([`Driver::encode_first_named`]).
     keyless: bool,
+    /// Closed loop without cache-aside: a successful one-request
+    /// operation is recorded straight from its reply (see `settle`).
+    closed_plain: bool,
     /// Operations held (counted in `ops` too).
     held: usize,
     /// Requests waiting to be routed again (their operations are in `ops`).
@@ -562,6 +565,7 @@ impl Client {
         let hold = schedule.is_none() && router.nodes() > 1;
         Client {
             keyless: !router.routes_by_key(),
+            closed_plain: schedule.is_none() && driver.cache_aside().is_none(),
             runs: Runs::default(),
             hold,
             held: 0,
@@ -1120,6 +1124,36 @@ impl Client {
         }
         if p.measured {
             self.runs.count_node_reply(lane, rec);
+        }
+        // Nearly every reply of a closed loop: a one-request operation
+        // answered. What `complete_part` and `record_outcome` would do,
+        // without their checks for what cannot be here (a group, a scan, a
+        // cache-aside fill, an integrity failure, which only an error
+        // reply leaves, a schedule).
+        if self.closed_plain
+            && outcome == Outcome::Ok
+            && p.group == NO_GROUP
+            && p.part == Part::Main
+            && self.driver.next_step(&p.op, Step::First).is_none()
+        {
+            self.ops -= 1;
+            if p.op.kind == OpKind::Insert {
+                self.source.acknowledge_insert(p.op.keynum);
+            }
+            if !self.limit.records(p.measured, arrived) {
+                return Ok(Settled {
+                    done: 0,
+                    demoted: false,
+                });
+            }
+            let latency = arrived_ns.saturating_sub(p.sent_ns);
+            if !self.runs.add(p.op.kind, latency, arrived, rec) {
+                rec.record(p.op.kind, outcome, latency, arrived);
+            }
+            return Ok(Settled {
+                done: 1,
+                demoted: false,
+            });
         }
         let settled = |done| {
             Ok(Settled {

@@ -1,7 +1,8 @@
 //! YCSB compatibility in the engine: scans, inserts and
 //! read-modify-writes reach Redis as YCSB's binding sends them (checked with
-//! the server's own counters), and dataintegrity catches a value changed
-//! behind kvbench's back.
+//! the server's own counters), reads choose inserts once they are
+//! acknowledged, and dataintegrity catches a value changed behind kvbench's
+//! back.
 
 use crate::load::{phase_config, start};
 use kvbench_engine::{run_phase, PhaseKind, PhaseOutput, Silent, Window};
@@ -158,5 +159,37 @@ fn dataintegrity_detects_a_value_changed_behind_kvbenchs_back() {
             .any(|m| m.contains("integrity") && m.contains(&key)),
         "{:?}",
         out.result.error_samples
+    );
+}
+
+/// Reads choose among inserts only once their replies are in (YCSB's
+/// acknowledged counter), also where a plain record's reply is recorded
+/// straight from the reply (`Client::settle`'s closed-loop path). Nothing is
+/// loaded first: until an insert is acknowledged, reads can only choose the
+/// 100 records never written, and miss; once acknowledged, `latest` makes
+/// nearly every read choose a record just inserted, which is there.
+#[test]
+fn reads_of_the_latest_find_the_inserts_once_they_are_acknowledged() {
+    let server = start(SystemKind::Redis, None);
+    let spec = spec_from(
+        "recordcount=100\nfieldcount=1\nfieldlength=20\nkvbench.datamodel=plain\n\
+         readproportion=0.5\nupdateproportion=0\ninsertproportion=0.5\n\
+         requestdistribution=latest\n",
+    );
+    let out = phase(&server, &spec, run_kind(4_000));
+    let read = out
+        .result
+        .ops
+        .iter()
+        .find(|o| o.op == OpKind::Read)
+        .expect("reads");
+    assert_eq!(count(&out, OpKind::Insert), calls(&server, "set"));
+    assert!(read.completed + read.misses > 1_500, "{read:?}");
+    // Without acknowledgements every read would miss.
+    assert!(
+        read.completed > 4 * read.misses,
+        "{} hits, {} misses",
+        read.completed,
+        read.misses
     );
 }

@@ -122,8 +122,9 @@ impl KeyName {
         self.len
     }
 
-    /// Appends the name to `out`.
-    #[inline]
+    /// Appends the name to `out`. Always inlined, so the name's words go
+    /// from registers to `out` without a stop in memory.
+    #[inline(always)]
     pub fn append_to(&self, out: &mut Vec<u8>) {
         let at = out.len();
         // Room for every store below, whole words each, then cut back.
