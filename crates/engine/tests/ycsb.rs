@@ -6,8 +6,8 @@
 
 use crate::load::{phase_config, start};
 use kvbench_engine::{run_phase, PhaseKind, PhaseOutput, Silent, Window};
-use kvbench_model::OpKind;
 use kvbench_model::SystemKind;
+use kvbench_model::{OpKind, OpResult};
 use kvbench_proto::resp;
 use kvbench_servers::Server;
 use kvbench_workload::{Properties, WorkloadSpec};
@@ -38,12 +38,12 @@ fn run_kind(ops: u64) -> PhaseKind {
     }
 }
 
+fn op_result(out: &PhaseOutput, kind: OpKind) -> Option<&OpResult> {
+    out.result.ops.iter().find(|o| o.op == kind)
+}
+
 fn count(out: &PhaseOutput, kind: OpKind) -> u64 {
-    out.result
-        .ops
-        .iter()
-        .find(|o| o.op == kind)
-        .map_or(0, |o| o.completed)
+    op_result(out, kind).map_or(0, |o| o.completed)
 }
 
 fn calls(server: &Server, command: &str) -> u64 {
@@ -177,12 +177,7 @@ fn reads_of_the_latest_find_the_inserts_once_they_are_acknowledged() {
          requestdistribution=latest\n",
     );
     let out = phase(&server, &spec, run_kind(4_000));
-    let read = out
-        .result
-        .ops
-        .iter()
-        .find(|o| o.op == OpKind::Read)
-        .expect("reads");
+    let read = op_result(&out, OpKind::Read).expect("reads");
     assert_eq!(count(&out, OpKind::Insert), calls(&server, "set"));
     assert!(read.completed + read.misses > 1_500, "{read:?}");
     // Without acknowledgements every read would miss.
