@@ -138,9 +138,11 @@ impl KeyName {
     }
 
     /// Writes the name at the start of `room`, and zeros or digits of no
-    /// meaning up to 8 bytes past its end.
-    #[inline]
-    fn store(&self, room: &mut [u8; KEY_ROOM]) {
+    /// meaning after it: an encoder that writes a request's head in one
+    /// fixed-size piece of its buffer writes the name there, then what
+    /// follows it over the rest.
+    #[inline(always)]
+    pub fn store(&self, room: &mut [u8; KeyName::ROOM]) {
         room[..8].copy_from_slice(&self.prefix.to_le_bytes());
         // The first word holding a digit shown, shifted so that digit is
         // its lowest byte; each whole word after it.
@@ -157,10 +159,14 @@ impl KeyName {
     }
 }
 
-/// What [`KeyName::append_to`] reserves: 8 bytes of prefix and 24 digits.
-/// No store runs past it: the first digit word's ends at most 16 bytes in,
-/// and every later one ends where the name does or before.
-const KEY_ROOM: usize = 32;
+impl KeyName {
+    /// The room [`KeyName::store`] writes in: 8 bytes of prefix and 24
+    /// digits. No store runs past it: the first digit word's ends at most
+    /// 16 bytes in, and every later one ends where the name does or before.
+    pub const ROOM: usize = 32;
+}
+
+const KEY_ROOM: usize = KeyName::ROOM;
 
 /// Added to a digit (0..=9) in each byte, the digits' ASCII characters.
 const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
