@@ -489,7 +489,8 @@ pub(crate) struct Client {
     /// ([`Driver::encode_first_named`]).
     keyless: bool,
     /// Closed loop without cache-aside: a successful one-request
-    /// operation is recorded straight from its reply (see `settle`).
+    /// operation is recorded straight from its reply (see
+    /// `process_replies`).
     closed_plain: bool,
     /// Operations held (counted in `ops` too).
     held: usize,
@@ -1015,14 +1016,45 @@ impl Client {
                     Err(e) => return (protocol_error(&e), pos),
                 }
             }
-            let (op, step) = (head.op, head.part.step());
-            let (outcome, used) = match driver.classify_step(&op, step, &buf[pos..]) {
+            let step = head.part.step();
+            let (outcome, used) = match driver.classify_step(&head.op, step, &buf[pos..]) {
                 Ok(Some(r)) => r,
                 Ok(None) => break,
                 Err(e) => return (protocol_error(&e), pos),
             };
             let reply = &buf[pos..pos + used];
             pos += used;
+            // Nearly every reply of a closed loop: a one-request operation
+            // answered. What `settle`, `complete_part` and `record_outcome`
+            // would do, without their checks for what cannot be here (a
+            // group, a scan, a cache-aside fill, an integrity failure, which
+            // only an error reply leaves, a schedule), and without copying
+            // the request out of its queue.
+            if self.closed_plain
+                && outcome == Outcome::Ok
+                && head.group == NO_GROUP
+                && head.part == Part::Main
+                && driver.next_step(&head.op, step).is_none()
+            {
+                let (kind, keynum) = (head.op.kind, head.op.keynum);
+                let (measured, sent_ns) = (head.measured, head.sent_ns);
+                self.lanes[lane].pending.pop_front();
+                self.ops -= 1;
+                if kind == OpKind::Insert {
+                    self.source.acknowledge_insert(keynum);
+                }
+                if measured {
+                    self.runs.count_node_reply(lane, rec);
+                }
+                if self.limit.records(measured, arrived) {
+                    let latency = arrived_ns.saturating_sub(sent_ns);
+                    if !self.runs.add(kind, latency, arrived, rec) {
+                        rec.record(kind, outcome, latency, arrived);
+                    }
+                    done += 1;
+                }
+                continue;
+            }
             let Some(p) = self.lanes[lane].pending.pop_front() else {
                 break;
             };
@@ -1124,36 +1156,6 @@ impl Client {
         }
         if p.measured {
             self.runs.count_node_reply(lane, rec);
-        }
-        // Nearly every reply of a closed loop: a one-request operation
-        // answered. What `complete_part` and `record_outcome` would do,
-        // without their checks for what cannot be here (a group, a scan, a
-        // cache-aside fill, an integrity failure, which only an error
-        // reply leaves, a schedule).
-        if self.closed_plain
-            && outcome == Outcome::Ok
-            && p.group == NO_GROUP
-            && p.part == Part::Main
-            && self.driver.next_step(&p.op, Step::First).is_none()
-        {
-            self.ops -= 1;
-            if p.op.kind == OpKind::Insert {
-                self.source.acknowledge_insert(p.op.keynum);
-            }
-            if !self.limit.records(p.measured, arrived) {
-                return Ok(Settled {
-                    done: 0,
-                    demoted: false,
-                });
-            }
-            let latency = arrived_ns.saturating_sub(p.sent_ns);
-            if !self.runs.add(p.op.kind, latency, arrived, rec) {
-                rec.record(p.op.kind, outcome, latency, arrived);
-            }
-            return Ok(Settled {
-                done: 1,
-                demoted: false,
-            });
         }
         let settled = |done| {
             Ok(Settled {
