@@ -1,7 +1,7 @@
-# Sourced by bench/efficiency/instructions and bench/efficiency/flamegraph,
-# so both measure exactly the same kvbench command: efficiency case (c), 50
-# connections, pipeline 16, one worker, 50/50 GET/SET of 100-byte values
-# over 100,000 keys.
+# Sourced by bench/efficiency/instructions, bench/efficiency/flamegraph and
+# bench/efficiency/builds, so all measure exactly the same kvbench command:
+# efficiency case (c), 50 connections, pipeline 16, one worker, 50/50
+# GET/SET of 100-byte values over 100,000 keys.
 #
 # case_c_setup NAME SYSTEM: with $kvbench set, starts a private redis-server
 # or memcached in a new temporary $dir (stopped and removed on exit), sets
