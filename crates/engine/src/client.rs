@@ -727,7 +727,7 @@ impl Client {
             // One node, reached without the key (no cluster, no pool): what
             // most runs send has its key written straight into the request.
             let named = match self.lanes.first_mut() {
-                Some(l) if self.keyless && !l.dead && !l.gone && !driver.indexes_insert(&op) => {
+                Some(l) if self.keyless && !l.dead && !l.gone => {
                     let written = driver.encode_first_named(&op, self.source.rng(), &mut l.wbuf);
                     if written {
                         l.pending.push_back(p);
@@ -1039,18 +1039,13 @@ impl Client {
                 let (kind, keynum) = (head.op.kind, head.op.keynum);
                 let (measured, sent_ns) = (head.measured, head.sent_ns);
                 self.lanes[lane].pending.pop_front();
-                self.ops -= 1;
-                if kind == OpKind::Insert {
-                    self.source.acknowledge_insert(keynum);
-                }
+                self.op_done(kind, keynum);
                 if measured {
                     self.runs.count_node_reply(lane, rec);
                 }
                 if self.limit.records(measured, arrived) {
                     let latency = arrived_ns.saturating_sub(sent_ns);
-                    if !self.runs.add(kind, latency, arrived, rec) {
-                        rec.record(kind, outcome, latency, arrived);
-                    }
+                    self.record_closed(kind, outcome, latency, arrived, rec);
                     done += 1;
                 }
                 continue;
@@ -1631,15 +1626,37 @@ impl Client {
             self.free_groups.push(p.group);
             g.outcome
         };
-        // The operation is complete.
-        self.ops -= 1;
-        // YCSB acknowledges an insert whatever its outcome (in a
-        // `finally`): an unacknowledged one would hide every later
-        // insert from reads.
-        if p.op.kind == OpKind::Insert {
-            self.source.acknowledge_insert(p.op.keynum);
-        }
+        self.op_done(p.op.kind, p.op.keynum);
         self.record_outcome(p, outcome, arrived, arrived_ns, rec)
+    }
+
+    /// An operation of `kind` on record `keynum` is complete: it leaves
+    /// the requests in flight, and an insert is acknowledged. YCSB
+    /// acknowledges an insert whatever its outcome (in a `finally`): an
+    /// unacknowledged one would hide every later insert from reads.
+    #[inline(always)]
+    fn op_done(&mut self, kind: OpKind, keynum: u64) {
+        self.ops -= 1;
+        if kind == OpKind::Insert {
+            self.source.acknowledge_insert(keynum);
+        }
+    }
+
+    /// Records a closed loop's operation of `kind` answered with `outcome`
+    /// after `latency_ns`: a success in the read's runs when it can join
+    /// one, anything else in the recorder.
+    #[inline(always)]
+    fn record_closed(
+        &mut self,
+        kind: OpKind,
+        outcome: Outcome,
+        latency_ns: u64,
+        arrived: Instant,
+        rec: &mut Recorder,
+    ) {
+        if outcome != Outcome::Ok || !self.runs.add(kind, latency_ns, arrived, rec) {
+            rec.record(kind, outcome, latency_ns, arrived);
+        }
     }
 
     /// Where operation `p`'s latency starts: its intended send in open loop
@@ -1686,10 +1703,8 @@ impl Client {
                 lag,
                 arrived,
             );
-        } else if outcome != Outcome::Ok
-            || !self.runs.add(p.op.kind, since(p.sent_ns), arrived, rec)
-        {
-            rec.record(p.op.kind, outcome, since(p.sent_ns), arrived);
+        } else {
+            self.record_closed(p.op.kind, outcome, since(p.sent_ns), arrived, rec);
         }
         // Cache-aside: a hit is the application's answer as it is.
         if outcome == Outcome::Ok

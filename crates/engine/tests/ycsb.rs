@@ -163,11 +163,12 @@ fn dataintegrity_detects_a_value_changed_behind_kvbenchs_back() {
 }
 
 /// Reads choose among inserts only once their replies are in (YCSB's
-/// acknowledged counter), also where a plain record's reply is recorded
-/// straight from the reply (`Client::settle`'s closed-loop path). Nothing is
-/// loaded first: until an insert is acknowledged, reads can only choose the
-/// 100 records never written, and miss; once acknowledged, `latest` makes
-/// nearly every read choose a record just inserted, which is there.
+/// acknowledged counter), also where a plain record's operation is
+/// recorded straight from its reply (the closed loop's success path in
+/// `Client::process_replies`). Nothing is loaded first: until an insert is
+/// acknowledged, reads can only choose the 100 records never written, and
+/// miss; once acknowledged, `latest` makes nearly every read choose a
+/// record just inserted, which is there.
 #[test]
 fn reads_of_the_latest_find_the_inserts_once_they_are_acknowledged() {
     let server = start(SystemKind::Redis, None);

@@ -115,6 +115,11 @@ pub struct KeyName {
 }
 
 impl KeyName {
+    /// The room [`KeyName::store`] writes in: 8 bytes of prefix and 24
+    /// digits. No store runs past it: the first digit word's ends at most
+    /// 16 bytes in, and every later one ends where the name does or before.
+    pub const ROOM: usize = 32;
+
     /// The name's length in bytes (at most 32).
     #[inline]
     #[allow(clippy::len_without_is_empty)]
@@ -128,10 +133,10 @@ impl KeyName {
     pub fn append_to(&self, out: &mut Vec<u8>) {
         let at = out.len();
         // Room for every store below, whole words each, then cut back.
-        out.extend_from_slice(&[0u8; KEY_ROOM]);
-        let room: &mut [u8; KEY_ROOM] = match (&mut out[at..]).try_into() {
+        out.extend_from_slice(&[0u8; Self::ROOM]);
+        let room: &mut [u8; Self::ROOM] = match (&mut out[at..]).try_into() {
             Ok(room) => room,
-            Err(_) => unreachable!("KEY_ROOM bytes were just appended"),
+            Err(_) => unreachable!("ROOM bytes were just appended"),
         };
         self.store(room);
         out.truncate(at + self.len);
@@ -142,7 +147,7 @@ impl KeyName {
     /// fixed-size piece of its buffer writes the name there, then what
     /// follows it over the rest.
     #[inline(always)]
-    pub fn store(&self, room: &mut [u8; KeyName::ROOM]) {
+    pub fn store(&self, room: &mut [u8; Self::ROOM]) {
         room[..8].copy_from_slice(&self.prefix.to_le_bytes());
         // The first word holding a digit shown, shifted so that digit is
         // its lowest byte; each whole word after it.
@@ -152,21 +157,12 @@ impl KeyName {
         room[at..at + 8].copy_from_slice(&head.to_le_bytes());
         at += 8 - shift;
         for &w in &self.words[(first + 1).min(3)..] {
-            let at8 = at.min(KEY_ROOM - 8);
+            let at8 = at.min(Self::ROOM - 8);
             room[at8..at8 + 8].copy_from_slice(&w.to_le_bytes());
             at += 8;
         }
     }
 }
-
-impl KeyName {
-    /// The room [`KeyName::store`] writes in: 8 bytes of prefix and 24
-    /// digits. No store runs past it: the first digit word's ends at most
-    /// 16 bytes in, and every later one ends where the name does or before.
-    pub const ROOM: usize = 32;
-}
-
-const KEY_ROOM: usize = KeyName::ROOM;
 
 /// Added to a digit (0..=9) in each byte, the digits' ASCII characters.
 const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
@@ -272,9 +268,10 @@ impl KeyNamer {
     /// `out`'s own growth, so it can run on the hot path with a reused buffer.
     #[inline]
     pub fn write_key(&self, keynum: u64, out: &mut Vec<u8>) {
-        match self.name(keynum) {
+        let number = self.number(keynum);
+        match self.name_of(number) {
             Some(name) => name.append_to(out),
-            None => self.write_key_padded(self.number(keynum), out),
+            None => self.write_key_padded(number, out),
         }
     }
 
@@ -292,7 +289,12 @@ impl KeyNamer {
     /// client's request loop).
     #[inline(always)]
     pub fn name(&self, keynum: u64) -> Option<KeyName> {
-        let number = self.number(keynum);
+        self.name_of(self.number(keynum))
+    }
+
+    /// [`KeyNamer::name`] of the name showing `number`.
+    #[inline(always)]
+    fn name_of(&self, number: i64) -> Option<KeyName> {
         match self.prefix_word {
             Some(prefix) if number >= 0 && self.zero_padding <= 24 => {
                 let (words, first_digit) = digit_words(number as u64);

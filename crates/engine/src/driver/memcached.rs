@@ -54,11 +54,8 @@ pub(super) fn encode_write(
 /// behind the wire prefix (`Driver::encode_first_named`).
 #[inline]
 pub(super) fn encode_get_named(d: &Records, name: &KeyName, buf: &mut Vec<u8>) {
-    let prefix = &d.memcached_prefix;
-    mc::encode_get_keyed(buf, prefix.len() + name.len(), |b| {
-        b.extend_from_slice(prefix);
-        name.append_to(b);
-    });
+    let (len, put_key) = wire_name(d, name);
+    mc::encode_get_keyed(buf, len, put_key);
 }
 
 /// `set <prefix><name> 0 0 <len>` and a value from the pool, the name
@@ -71,18 +68,20 @@ pub(super) fn encode_set_named(
     rng: &mut impl RngCore,
     buf: &mut Vec<u8>,
 ) {
-    let prefix = &d.memcached_prefix;
     let len = d.lengths.sample(rng);
-    mc::encode_set_keyed_extend(
-        buf,
-        prefix.len() + name.len(),
-        |b| {
-            b.extend_from_slice(prefix);
-            name.append_to(b);
-        },
-        len,
-        |b| d.values.extend(rng, b, len),
-    );
+    let (key_len, put_key) = wire_name(d, name);
+    mc::encode_set_keyed_extend(buf, key_len, put_key, len, |b| d.values.extend(rng, b, len));
+}
+
+/// [`with_wire_key`] for a name not yet written: the wire key's length,
+/// and what appends it (the prefix, then the name).
+#[inline(always)]
+fn wire_name<'a>(d: &'a Records, name: &'a KeyName) -> (usize, impl FnOnce(&mut Vec<u8>) + 'a) {
+    let prefix = &d.memcached_prefix;
+    (prefix.len() + name.len(), move |b: &mut Vec<u8>| {
+        b.extend_from_slice(prefix);
+        name.append_to(b);
+    })
 }
 
 /// Parses one reply from the start of `buf` and says what it means.

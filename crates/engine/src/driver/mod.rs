@@ -372,6 +372,8 @@ impl Driver {
         let Some(name) = self.rec.keys.name(op.keynum) else {
             return false;
         };
+        // The plain model has no index: no insert here has a second request.
+        debug_assert!(!self.indexes_insert(op));
         match (self.protocol, read) {
             (Protocol::Resp, true) => redis::encode_get_named(&name, buf),
             (Protocol::Resp, false) => redis::encode_set_named(&self.rec, &name, rng, buf),

@@ -132,7 +132,7 @@ fn write_head_named(prefix: &[u8; 13], name: &KeyName, buf: &mut Vec<u8>) {
     };
     room[..13].copy_from_slice(prefix);
     // A name is at most 32 bytes: one or two digits.
-    let len = name.len().min(99);
+    let len = name.len().min(KeyName::ROOM);
     let key_at = if len < 10 {
         room[13..17].copy_from_slice(&[b'$', b'0' + len as u8, b'\r', b'\n']);
         17
