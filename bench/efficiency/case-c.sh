@@ -3,7 +3,8 @@
 # efficiency case (c), 50 connections, pipeline 16, one worker, 50/50
 # GET/SET of 100-byte values over 100,000 keys.
 #
-# case_c_setup NAME SYSTEM: with $kvbench set, starts a private redis-server
+# case_c_setup NAME SYSTEM: with $kvbench set (and $pipeline, 16 unless set:
+# 1 is case (b)'s shape), starts a private redis-server
 # or memcached in a new temporary $dir (stopped and removed on exit), sets
 # $common to the case's kvbench flags against it, and loads the records
 # (not measured). NAME prefixes its error lines.
@@ -28,7 +29,7 @@ case_c_setup() {
     server=$!
     trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; rm -rf "$dir"' EXIT INT TERM
     common="--system $system --target 127.0.0.1:$port --workload getset --records 100000
-    --field-count 1 --field-length 100 --clients 50 --pipeline 16 --threads 1 --warmup 0s --quiet"
+    --field-count 1 --field-length 100 --clients 50 --pipeline ${pipeline:-16} --threads 1 --warmup 0s --quiet"
     # The server accepts within a second; the load is not measured.
     tries=0
     # shellcheck disable=SC2086

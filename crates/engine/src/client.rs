@@ -38,6 +38,7 @@
 //! is counted apart, like a redirect.
 
 use crate::driver::{Driver, Outcome, Step};
+use crate::nanos;
 use crate::recorder::{ErrorKind, Recorder};
 use crate::retry::{retryable_reply, Retry};
 use crate::route::slots::{self, Redirect};
@@ -458,6 +459,8 @@ pub(crate) struct Client {
     /// creation or its schedule's first slot, so every instant it records
     /// is at or after it.
     base: Instant,
+    /// `base` on [`nanos`]'s scale.
+    base_ns: i64,
     limit: Limit,
     schedule: Option<Schedule>,
     key: Vec<u8>,
@@ -584,6 +587,7 @@ impl Client {
             pipeline,
             measure_from,
             base,
+            base_ns: nanos::since_epoch(base),
             limit,
             schedule,
             key: Vec::with_capacity(32),
@@ -632,7 +636,7 @@ impl Client {
     /// choice of `base` rules out).
     #[inline]
     fn nanos(&self, t: Instant) -> u64 {
-        t.saturating_duration_since(self.base).as_nanos() as u64
+        nanos::between(self.base_ns, t)
     }
 
     fn deadline(&self) -> Option<Instant> {
@@ -662,6 +666,15 @@ impl Client {
     /// each one whose node's connection has failed. Returns how many were
     /// sent.
     pub(crate) fn fill(&mut self, now: Instant, rec: &mut Recorder) -> usize {
+        // A full pipeline with nothing parked or held: nothing to draw. At
+        // one request per connection, every send's completion asks.
+        if (!self.sending || self.ops >= self.pipeline)
+            && self.parked.is_empty()
+            && !self.hold
+            && !matches!(&*self.router, Router::Cluster(_))
+        {
+            return 0;
+        }
         let mut added = 0;
         let now_ns = self.nanos(now);
         // One handle for the loop: `self` is borrowed mutably inside it.

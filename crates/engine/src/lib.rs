@@ -21,6 +21,7 @@ mod error;
 pub mod events;
 mod library;
 pub mod limits;
+mod nanos;
 pub mod outage;
 mod outcome;
 pub mod phase;

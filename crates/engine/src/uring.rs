@@ -264,6 +264,10 @@ struct Loop<'a, 'e> {
     sends_queued: usize,
     /// Clients with something to do: their lanes' sends, receives, ends.
     dirty: Vec<usize>,
+    /// Which clients a completion already put in `dirty` this round: a
+    /// connection's send and its reply often complete in one wait, and a
+    /// client queued twice fills twice.
+    queued: Vec<bool>,
     was_awaiting: Vec<bool>,
     completions: Vec<(u64, i32, u32)>,
     next_sweep: Instant,
@@ -313,6 +317,7 @@ impl<'a, 'e> Loop<'a, 'e> {
             rec,
             files,
             dirty: (0..clients.len()).collect(),
+            queued: vec![true; clients.len()],
             completions: Vec::with_capacity(4 * conns.len() + 8),
             clients,
             conns,
@@ -524,6 +529,7 @@ impl<'a, 'e> Loop<'a, 'e> {
     fn queue(&mut self, now: Instant) -> Result<(), String> {
         let mut dirty = std::mem::take(&mut self.dirty);
         for ci in dirty.drain(..) {
+            self.queued[ci] = false;
             self.queue_client(ci, now)?;
         }
         // Nothing above adds to `dirty`: keep its allocation.
@@ -644,7 +650,11 @@ impl<'a, 'e> Loop<'a, 'e> {
         let mut result = Ok(());
         for &(data, res, flags) in &completions {
             let i = (data >> 2) as usize;
-            self.dirty.push(self.conns[i].client);
+            let ci = self.conns[i].client;
+            if !self.queued[ci] {
+                self.queued[ci] = true;
+                self.dirty.push(ci);
+            }
             match data & 3 {
                 WRITE => {
                     if let Err(e) = self.sent(i, res) {
