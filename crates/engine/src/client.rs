@@ -679,10 +679,17 @@ impl Client {
         let now_ns = self.nanos(now);
         // One handle for the loop: `self` is borrowed mutably inside it.
         let driver = self.driver.clone();
-        if let Router::Cluster(t) = &*self.router {
-            t.refresh_if_due(now);
+        let cluster = match &*self.router {
+            Router::Cluster(t) => {
+                t.refresh_if_due(now);
+                true
+            }
+            _ => false,
+        };
+        // Only a cluster gains nodes mid-phase.
+        if cluster {
+            self.grow_lanes();
         }
-        self.grow_lanes();
         if !self.parked.is_empty() {
             self.retry_parked(now, rec);
         }

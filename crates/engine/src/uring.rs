@@ -872,6 +872,7 @@ fn recv(c: &Conn, i: usize, files: Files) -> squeue::Entry {
 }
 
 /// Queues `e`, submitting first when the submission queue is full.
+#[inline(always)]
 fn push(ring: &mut IoUring, e: squeue::Entry) -> Result<(), String> {
     loop {
         // SAFETY: every buffer an entry points to lives in `conns` or the
