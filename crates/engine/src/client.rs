@@ -666,19 +666,6 @@ impl Client {
     /// each one whose node's connection has failed. Returns how many were
     /// sent.
     pub(crate) fn fill(&mut self, now: Instant, rec: &mut Recorder) -> usize {
-        // A full pipeline with nothing parked or held: nothing to draw. At
-        // one request per connection, every send's completion asks.
-        if (!self.sending || self.ops >= self.pipeline)
-            && self.parked.is_empty()
-            && !self.hold
-            && !matches!(&*self.router, Router::Cluster(_))
-        {
-            return 0;
-        }
-        let mut added = 0;
-        let now_ns = self.nanos(now);
-        // One handle for the loop: `self` is borrowed mutably inside it.
-        let driver = self.driver.clone();
         let cluster = match &*self.router {
             Router::Cluster(t) => {
                 t.refresh_if_due(now);
@@ -686,10 +673,23 @@ impl Client {
             }
             _ => false,
         };
+        // A full pipeline with nothing parked or held: nothing to draw. At
+        // one request per connection, every send's completion asks.
+        if !cluster
+            && (!self.sending || self.ops >= self.pipeline)
+            && self.parked.is_empty()
+            && !self.hold
+        {
+            return 0;
+        }
         // Only a cluster gains nodes mid-phase.
         if cluster {
             self.grow_lanes();
         }
+        let mut added = 0;
+        let now_ns = self.nanos(now);
+        // One handle for the loop: `self` is borrowed mutably inside it.
+        let driver = self.driver.clone();
         if !self.parked.is_empty() {
             self.retry_parked(now, rec);
         }
