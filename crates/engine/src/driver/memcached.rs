@@ -54,8 +54,11 @@ pub(super) fn encode_write(
 /// behind the wire prefix (`Driver::encode_first_named`).
 #[inline]
 pub(super) fn encode_get_named(d: &Records, name: &KeyName, buf: &mut Vec<u8>) {
-    let (len, put_key) = wire_name(d, name);
-    mc::encode_get_keyed(buf, len, put_key);
+    let prefix = &d.memcached_prefix;
+    mc::encode_get_keyed(buf, prefix.len() + name.len(), |b| {
+        b.extend_from_slice(prefix);
+        name.append_to(b);
+    });
 }
 
 /// `set <prefix><name> 0 0 <len>` and a value from the pool, the name
@@ -69,19 +72,17 @@ pub(super) fn encode_set_named(
     buf: &mut Vec<u8>,
 ) {
     let len = d.lengths.sample(rng);
-    let (key_len, put_key) = wire_name(d, name);
-    mc::encode_set_keyed_extend(buf, key_len, put_key, len, |b| d.values.extend(rng, b, len));
-}
-
-/// [`with_wire_key`] for a name not yet written: the wire key's length,
-/// and what appends it (the prefix, then the name).
-#[inline(always)]
-fn wire_name<'a>(d: &'a Records, name: &'a KeyName) -> (usize, impl FnOnce(&mut Vec<u8>) + 'a) {
+    // Each encoder has its own closure for the key (the prefix, then the
+    // name): one closure shared by both was one function with two callers,
+    // which the compiler kept out of line, and every key went through a
+    // call with the name in memory.
     let prefix = &d.memcached_prefix;
-    (prefix.len() + name.len(), move |b: &mut Vec<u8>| {
+    let put_key = |b: &mut Vec<u8>| {
         b.extend_from_slice(prefix);
         name.append_to(b);
-    })
+    };
+    let key_len = prefix.len() + name.len();
+    mc::encode_set_keyed_extend(buf, key_len, put_key, len, |b| d.values.extend(rng, b, len));
 }
 
 /// Parses one reply from the start of `buf` and says what it means.

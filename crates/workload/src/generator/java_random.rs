@@ -9,7 +9,9 @@ use rand_core::RngCore;
 /// draw, times 2^-53. Every YCSB generator that draws a double uses this.
 #[inline]
 pub fn next_double<R: RngCore + ?Sized>(rng: &mut R) -> f64 {
-    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    // Through i64: below 2^53 both conversions are exact and equal, and a
+    // signed one is a single instruction where an unsigned one is six.
+    ((rng.next_u64() >> 11) as i64) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
 /// A uniform signed 64-bit integer, as `ThreadLocalRandom.nextLong()`.
@@ -48,8 +50,10 @@ pub(crate) fn abs_long_rem<R: RngCore + ?Sized>(rng: &mut R, interval: u64) -> u
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Modulus {
     d: u64,
-    /// At most 2^64: held in a u128, and `n * m` stays below 2^127.
-    m: u128,
+    /// Below 2^64 for every `d` (`d` above 2^(l-1) puts `2^(63+l) / d`
+    /// below 2^64), so `n * m` is one 64-bit multiplication where a u128
+    /// `m` took three.
+    m: u64,
     shift: u32,
     /// Numbers below it take the multiplication: 2^63, or 0 for `d == 0`.
     limit: u64,
@@ -66,11 +70,20 @@ impl Modulus {
             };
         }
         let l = 64 - (d - 1).leading_zeros();
-        Modulus {
-            d,
-            m: (1u128 << (63 + l)).div_ceil(u128::from(d)),
-            shift: 63 + l,
-            limit: 1 << 63,
+        match u64::try_from((1u128 << (63 + l)).div_ceil(u128::from(d))) {
+            Ok(m) => Modulus {
+                d,
+                m,
+                shift: 63 + l,
+                limit: 1 << 63,
+            },
+            // Never (see `m`); every number would take `%`.
+            Err(_) => Modulus {
+                d,
+                m: 0,
+                shift: 0,
+                limit: 0,
+            },
         }
     }
 
@@ -83,7 +96,7 @@ impl Modulus {
     #[inline]
     pub(crate) fn rem(self, n: u64) -> u64 {
         if n < self.limit {
-            let q = ((u128::from(n) * self.m) >> self.shift) as u64;
+            let q = ((u128::from(n) * u128::from(self.m)) >> self.shift) as u64;
             n - q * self.d
         } else {
             n % self.d
@@ -122,6 +135,13 @@ pub(crate) mod tests {
         assert_eq!(next_double(&mut Fixed(u64::MAX)), 1.0 - f64::EPSILON / 2.0);
         assert_eq!(next_double(&mut Fixed(1 << 63)), 0.5);
         assert_eq!(next_double(&mut Fixed((1 << 11) - 1)), 0.0);
+        // The signed conversion is the unsigned one for every draw.
+        let mut rng = seeded(53);
+        for _ in 0..100_000 {
+            let x = rng.next_u64();
+            let want = (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+            assert_eq!(next_double(&mut Fixed(x)).to_bits(), want.to_bits(), "{x}");
+        }
     }
 
     #[test]
@@ -145,6 +165,7 @@ pub(crate) mod tests {
         for &d in divisors.iter().filter(|&&d| d > 0) {
             let m = Modulus::new(d);
             assert_eq!(m.get(), d);
+            assert_eq!(m.limit, 1 << 63, "{d}: its multiplier fits in 64 bits");
             for &n in numbers
                 .iter()
                 .chain(&[d - 1, d, d.wrapping_add(1), d.wrapping_mul(3)])
