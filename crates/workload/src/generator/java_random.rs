@@ -61,24 +61,20 @@ pub(crate) struct Modulus {
 
 impl Modulus {
     pub(crate) fn new(d: u64) -> Modulus {
-        if d == 0 {
-            return Modulus {
-                d,
-                m: 0,
-                shift: 0,
-                limit: 0,
-            };
-        }
-        let l = 64 - (d - 1).leading_zeros();
-        match u64::try_from((1u128 << (63 + l)).div_ceil(u128::from(d))) {
-            Ok(m) => Modulus {
+        let l = 64 - d.saturating_sub(1).leading_zeros();
+        let m = (d > 0)
+            .then(|| (1u128 << (63 + l)).div_ceil(u128::from(d)))
+            .and_then(|m| u64::try_from(m).ok());
+        match m {
+            Some(m) => Modulus {
                 d,
                 m,
                 shift: 63 + l,
                 limit: 1 << 63,
             },
-            // Never (see `m`); every number would take `%`.
-            Err(_) => Modulus {
+            // A divisor of 0, which `%` refuses too, or a multiplier past
+            // 64 bits (never, see `m`): every number takes `%`.
+            None => Modulus {
                 d,
                 m: 0,
                 shift: 0,
