@@ -80,11 +80,34 @@ fn digit_words(n: u64) -> ([u64; 3], usize) {
     };
     let (mid_word, low_word) = two_eight_digits(mid as u32, low as u32);
     let words = [top_word, mid_word, low_word];
-    // The first word with a digit other than 0 (the last if none): its
-    // leading zero digits are its low zero bytes.
-    let first = words.iter().position(|&w| w != 0).unwrap_or(2);
-    let zeros = (words[first].trailing_zeros() / 8).min(7) as usize;
-    (words.map(|w| w | ASCII_ZEROS), 8 * first + zeros)
+    (words.map(|w| w | ASCII_ZEROS), 24 - decimal_len(n))
+}
+
+/// How many digits `n` has in decimal (1 for 0), from `n` alone: a key's
+/// length decides where every later byte of its request goes, and read
+/// off the finished digit words it waited for their whole conversion, on
+/// the path of every key.
+#[inline(always)]
+fn decimal_len(n: u64) -> usize {
+    // floor(log10(2) * bits) for the bits `n` spans (1233 / 4096 is
+    // log10(2) to within 0.01%, close enough for 64 bits): that many
+    // digits, or one more when `n` reaches the next power of ten.
+    let bits = 64 - (n | 1).leading_zeros() as usize;
+    let guess = (bits * 1233) >> 12;
+    guess + usize::from(n | 1 >= POWERS_OF_TEN[guess])
+}
+
+/// 10^k for k in 0..20 (every `guess` of [`decimal_len`], at most 19).
+static POWERS_OF_TEN: [u64; 20] = powers_of_ten();
+
+const fn powers_of_ten() -> [u64; 20] {
+    let mut t = [1u64; 20];
+    let mut k = 1;
+    while k < 20 {
+        t[k] = t[k - 1] * 10;
+        k += 1;
+    }
+    t
 }
 
 /// The digits of 0..=999 (values 0-9, not ASCII), the hundreds in the
@@ -483,6 +506,23 @@ mod tests {
             let got: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
             assert_eq!(got, format!("{n:024}").as_bytes(), "{n}");
             assert_eq!(&got[first..], n.to_string().as_bytes(), "{n}");
+        }
+    }
+
+    #[test]
+    fn decimal_len_counts_what_formatting_writes() {
+        // Both sides of every power of ten and of every power of two.
+        let mut values = vec![0u64, u64::MAX];
+        for k in 0..20 {
+            let p = 10u64.pow(k);
+            values.extend([p - 1, p, p + 1]);
+        }
+        for k in 0..64 {
+            let p = 1u64 << k;
+            values.extend([p - 1, p, p | (p - 1)]);
+        }
+        for n in values {
+            assert_eq!(decimal_len(n), n.to_string().len(), "{n}");
         }
     }
 
