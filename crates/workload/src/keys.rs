@@ -83,10 +83,11 @@ fn digit_words(n: u64) -> ([u64; 3], usize) {
     (words.map(|w| w | ASCII_ZEROS), 24 - decimal_len(n))
 }
 
-/// How many digits `n` has in decimal (1 for 0), from `n` alone: a key's
-/// length decides where every later byte of its request goes, and read
-/// off the finished digit words it waited for their whole conversion, on
-/// the path of every key.
+/// How many digits `n` has in decimal (1 for 0), from `n` alone. A key's
+/// length decides where every later byte of its request goes; read off
+/// the finished digit words instead, it waited for their whole conversion
+/// (and took 15 more instructions per operation; docs/performance.md,
+/// "2026-11-29, night").
 #[inline(always)]
 fn decimal_len(n: u64) -> usize {
     // floor(log10(2) * bits) for the bits `n` spans (1233 / 4096 is
