@@ -169,6 +169,18 @@ fn hash_tags_put_every_key_on_its_tags_slot() {
         .iter()
         .map(|k| k.to_string())
         .chain((0..300).map(|i| format!("user{}", i * 7919)))
+        // YCSB's names (23 bytes) and keys of 16 to 32 bytes, with a tag
+        // at each place and without: the client's quick look for a `{`
+        // covers these lengths.
+        .chain((0..60u64).map(|i| format!("user{}", 6_284_781_860_667_377_211 - i * 104_729)))
+        .chain((16..=32).flat_map(|len: usize| {
+            (0..len - 2).map(move |at| {
+                let mut k = vec![b'k'; len];
+                k[at] = b'{';
+                k[at + 2] = b'}';
+                String::from_utf8(k).expect("ASCII")
+            })
+        }))
     {
         let server = cmd(node, &[b"CLUSTER", b"KEYSLOT", key.as_bytes()]);
         assert_eq!(
