@@ -116,8 +116,8 @@ pub fn crc16(data: &[u8]) -> u16 {
             ^ t[1][usize::from(c[6])]
             ^ t[0][usize::from(c[7])];
     }
-    // Four of the last seven bytes the same way (YCSB's 23-byte keys end
-    // in seven): a chain of four dependent steps fewer.
+    // Of the up to seven bytes left (YCSB's 23-byte keys leave seven), four
+    // go as one 4-byte slice: four dependent steps of the chain fewer.
     let mut rest = chunks.remainder();
     if let [a, b, c, d, tail @ ..] = rest {
         let t = &CRC16_8;
