@@ -793,13 +793,22 @@ impl Client {
         rec: &mut Recorder,
     ) -> bool {
         let op = p.op;
-        driver.write_key(&op, &mut self.key);
-        let lane = self
-            .router
-            .node_of(driver.first_request_key(&op, &self.key));
+        // A record's plain read or write is routed by its name and the
+        // name written once, into the request (docs/performance.md); the
+        // key buffer is written for anything else, and for a failure's note.
+        let name = driver.name_of(&op);
+        let lane = match &name {
+            Some(name) => self.router.node_of_name(name),
+            None => {
+                driver.write_key(&op, &mut self.key);
+                self.router
+                    .node_of(driver.first_request_key(&op, &self.key))
+            }
+        };
         let index_lane = driver
             .indexes_insert(&op)
             .then(|| self.router.node_of(driver.index_key()));
+        debug_assert!(name.is_none() || index_lane.is_none());
         let cluster = self.router.redirects();
         if let Some(dead) = [Some(lane), index_lane]
             .into_iter()
@@ -812,6 +821,9 @@ impl Client {
             if p.measured {
                 rec.count_node_error(dead);
                 rec.record_failure(op.kind, 1, ErrorKind::Closed, NODE_DOWN, now);
+                if name.is_some() {
+                    driver.write_key(&op, &mut self.key);
+                }
                 rec.note_failed_key(&self.key);
             }
             return false;
@@ -822,7 +834,10 @@ impl Client {
         if !main_down {
             let l = &mut self.lanes[lane];
             let buf = if hold { &mut l.held } else { &mut l.wbuf };
-            driver.encode_first(&op, self.source.rng(), &self.key, buf);
+            match &name {
+                Some(name) => driver.encode_first_as(&op, name, self.source.rng(), buf),
+                None => driver.encode_first(&op, self.source.rng(), &self.key, buf),
+            }
         }
         if let Some(index_lane) = index_lane {
             p.group = self.new_group(2);

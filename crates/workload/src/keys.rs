@@ -168,6 +168,17 @@ impl KeyName {
         self.len
     }
 
+    /// True when the name's prefix holds `byte` (not 0); the rest of a
+    /// name is digits. A cluster router asks for `{`: a name without one
+    /// has no hash tag, so its slot is the whole name's, with no search.
+    #[inline(always)]
+    pub fn prefix_holds(&self, byte: u8) -> bool {
+        // The prefix word's unused bytes are 0, never `byte`: a zero byte
+        // of `x` marks a match (the exact "has a zero byte" test).
+        let x = self.prefix ^ (u64::from(byte) * 0x0101_0101_0101_0101);
+        x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080 != 0
+    }
+
     /// Appends the name to `out`. Always inlined, so the name's words go
     /// from registers to `out` without a stop in memory.
     #[inline(always)]
@@ -617,6 +628,35 @@ mod tests {
         namer.write_key(12345, &mut out);
         assert_eq!(out, b"x:user0007user12345");
         assert!(namer.max_len() >= "user12345".len());
+    }
+
+    #[test]
+    fn a_name_knows_which_bytes_its_prefix_holds() {
+        // Each byte at each place of prefixes of every length that fits a
+        // word; a digit is never in a prefix of letters, nor 0 in any.
+        for len in 1..=8 {
+            for at in 0..len {
+                for byte in [b'{', b'}', b'a', 0x7f, 0x80, 0xff] {
+                    let mut prefix = vec![b'u'; len];
+                    prefix[at] = byte;
+                    let prefix = String::from_utf8_lossy(&prefix).into_owned();
+                    let namer = KeyNamer::new(true, 1).with_prefix(prefix.clone());
+                    let Some(name) = namer.name(42) else {
+                        continue;
+                    };
+                    for probe in [b'{', b'}', b'a', b'u', b'4', b'2', 0x7f, 0x80, 0xff, 0x01] {
+                        assert_eq!(
+                            name.prefix_holds(probe),
+                            prefix.as_bytes().contains(&probe),
+                            "{prefix:?} {probe}"
+                        );
+                    }
+                }
+            }
+        }
+        let empty = KeyNamer::new(true, 1).with_prefix("");
+        let name = empty.name(7).expect("an empty prefix fits a word");
+        assert!(!name.prefix_holds(b'{'));
     }
 
     #[test]

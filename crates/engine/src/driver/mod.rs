@@ -46,7 +46,7 @@
 use kvbench_model::{OpKind, Protocol, SystemKind};
 use kvbench_proto::DecodeError;
 use kvbench_workload::command::CommandTemplate;
-use kvbench_workload::keys::KeyNamer;
+use kvbench_workload::keys::{KeyName, KeyNamer};
 use kvbench_workload::{Layout, Op, WorkloadSpec, ZsetShape};
 use rand_core::RngCore;
 
@@ -361,26 +361,54 @@ impl Driver {
     /// (tested).
     #[inline]
     pub fn encode_first_named(&self, op: &Op, rng: &mut impl RngCore, buf: &mut Vec<u8>) -> bool {
-        if !self.names_in_place {
-            return false;
+        match self.name_of(op) {
+            Some(name) => {
+                self.encode_first_as(op, &name, rng, buf);
+                true
+            }
+            None => false,
         }
-        let read = match op.kind {
-            OpKind::Read | OpKind::ReadModifyWrite => true,
-            OpKind::Update | OpKind::Insert => false,
-            _ => return false,
-        };
-        let Some(name) = self.rec.keys.name(op.keynum) else {
-            return false;
-        };
+    }
+
+    /// The name of `op`'s key, not yet written, when
+    /// [`encode_first_as`](Self::encode_first_as) can write `op`'s first
+    /// request with it (see [`encode_first_named`](Self::encode_first_named)):
+    /// a multi-node target routes by it ([`Router::node_of_name`]) and then
+    /// writes it once, into the request. `None` for anything else.
+    ///
+    /// [`Router::node_of_name`]: crate::route::Router::node_of_name
+    #[inline(always)]
+    pub fn name_of(&self, op: &Op) -> Option<KeyName> {
+        if !self.names_in_place
+            || !matches!(
+                op.kind,
+                OpKind::Read | OpKind::ReadModifyWrite | OpKind::Update | OpKind::Insert
+            )
+        {
+            return None;
+        }
         // The plain model has no index: no insert here has a second request.
         debug_assert!(!self.indexes_insert(op));
+        self.rec.keys.name(op.keynum)
+    }
+
+    /// Appends `op`'s first request, its key `name` written straight into
+    /// it; `name` is [`name_of`](Self::name_of)`(op)`.
+    #[inline]
+    pub fn encode_first_as(
+        &self,
+        op: &Op,
+        name: &KeyName,
+        rng: &mut impl RngCore,
+        buf: &mut Vec<u8>,
+    ) {
+        let read = matches!(op.kind, OpKind::Read | OpKind::ReadModifyWrite);
         match (self.protocol, read) {
-            (Protocol::Resp, true) => redis::encode_get_named(&name, buf),
-            (Protocol::Resp, false) => redis::encode_set_named(&self.rec, &name, rng, buf),
-            (_, true) => memcached::encode_get_named(&self.rec, &name, buf),
-            (_, false) => memcached::encode_set_named(&self.rec, &name, rng, buf),
+            (Protocol::Resp, true) => redis::encode_get_named(name, buf),
+            (Protocol::Resp, false) => redis::encode_set_named(&self.rec, name, rng, buf),
+            (_, true) => memcached::encode_get_named(&self.rec, name, buf),
+            (_, false) => memcached::encode_set_named(&self.rec, name, rng, buf),
         }
-        true
     }
 
     /// The key that decides where `op`'s first request goes on a

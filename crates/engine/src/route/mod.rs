@@ -22,6 +22,7 @@ use crate::EngineError;
 use ketama::{Continuum, Variant};
 use kvbench_connect::Access;
 use kvbench_model::Endpoints;
+use kvbench_workload::keys::KeyName;
 use sentinel::Sentinel;
 use slots::SlotTable;
 use std::net::SocketAddr;
@@ -33,6 +34,9 @@ use std::time::Duration;
 const MAX_POOL_KEY: usize = 256;
 
 /// The nodes of a target and how keys map onto them.
+// One per worker thread: the cluster's table inline (its runs read on
+// every request) is worth more than a small enum.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Router {
     /// One server: every request goes to node 0.
@@ -61,6 +65,20 @@ fn cluster_node_of(table: &SlotTable, key: &[u8]) -> usize {
     table.node_of_slot(slots::slot_of(key))
 }
 
+/// A cluster's node for a record's `name` (see [`cluster_node_of`]).
+#[inline(never)]
+fn cluster_node_of_name(table: &SlotTable, name: &KeyName) -> usize {
+    table.node_of_slot(slots::slot_of_name(name))
+}
+
+/// A pool's server for a record's `name` (see [`pool_node_of`]).
+#[inline(never)]
+fn pool_node_of_name(ring: &Continuum, prefix: &[u8], name: &KeyName) -> usize {
+    let mut room = [0u8; KeyName::ROOM];
+    name.store(&mut room);
+    pool_node_of(ring, prefix, &room[..name.len().min(KeyName::ROOM)])
+}
+
 /// A pool's server for `key` sent with `prefix` (see [`cluster_node_of`]).
 #[inline(never)]
 fn pool_node_of(ring: &Continuum, prefix: &[u8], key: &[u8]) -> usize {
@@ -84,6 +102,19 @@ impl Router {
             Router::Single | Router::Sentinel(_) => 0,
             Router::Cluster(t) => cluster_node_of(t, key),
             Router::Pool { ring, prefix } => pool_node_of(ring, prefix, key),
+        }
+    }
+
+    /// [`node_of`](Self::node_of) the key `name` names, before it is
+    /// written anywhere: the client then writes it once, into the request
+    /// on the node's connection, where a key buffer cost a copy and the
+    /// encoders' general path (docs/performance.md).
+    #[inline]
+    pub fn node_of_name(&self, name: &KeyName) -> usize {
+        match self {
+            Router::Single | Router::Sentinel(_) => 0,
+            Router::Cluster(t) => cluster_node_of_name(t, name),
+            Router::Pool { ring, prefix } => pool_node_of_name(ring, prefix, name),
         }
     }
 
@@ -218,5 +249,53 @@ fn unreached(asked: &[SocketAddr]) -> impl Fn(String) -> EngineError + '_ {
     move |message| EngineError::Connect {
         addr: asked.first().copied().unwrap_or(([0, 0, 0, 0], 0).into()),
         message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kvbench_workload::keys::KeyNamer;
+
+    #[test]
+    fn a_pool_places_a_name_where_it_places_its_bytes() {
+        // Four servers, every ring variant, with and without the wire
+        // prefix the driver puts before a key.
+        let servers = [
+            ("10.0.0.1", 11211),
+            ("10.0.0.2", 11211),
+            ("10.0.0.3", 11212),
+            ("h", 1),
+        ];
+        for variant in [
+            Variant::Libmemcached,
+            Variant::LibmemcachedMd5,
+            Variant::Spymemcached,
+        ] {
+            for prefix in [&b""[..], b"kv:"] {
+                let ring = Continuum::new(variant, &servers).expect("four servers");
+                let router = Router::Pool {
+                    ring,
+                    prefix: prefix.to_vec(),
+                };
+                let mut seen = [false; 4];
+                for namer in [
+                    KeyNamer::default(),
+                    KeyNamer::new(true, 12).with_prefix("k"),
+                ] {
+                    for keynum in 0..2_000 {
+                        let name = namer.name(keynum).expect("a name of the usual form");
+                        let node = router.node_of_name(&name);
+                        assert_eq!(node, router.node_of(namer.key(keynum).as_bytes()));
+                        seen[node] = true;
+                    }
+                }
+                assert_eq!(seen, [true; 4], "{variant:?}: every server is reached");
+            }
+        }
+        assert_eq!(
+            Router::Single.node_of_name(&KeyNamer::default().name(3).expect("a name")),
+            0
+        );
     }
 }
