@@ -226,10 +226,10 @@ const RUNS: usize = 9;
 
 /// The slot map as runs of consecutive slots with one owner: what a
 /// cluster set up by `redis-cli --cluster create` or kvbench has (a range
-/// per master). Every request looks its slot up, and the 32 KiB table it
-/// reads otherwise missed the first-level cache on most requests, the
-/// kernel's network path having run in between (perf: about a third of
-/// routing's time, at one load); the runs fit in half a cache line.
+/// per master). Every request looks its slot up, and `perf record` put
+/// about a third of routing's samples on the one load from the 32 KiB
+/// table (a random slot per request, the kernel's network path run in
+/// between); the runs fit in one cache line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Runs {
     /// The first slot of each run after the first, ascending; [`SLOTS`]
