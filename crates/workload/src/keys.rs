@@ -194,6 +194,14 @@ impl KeyName {
         out.truncate(at + self.len);
     }
 
+    /// The name's bytes, written into `room` ([`KeyName::store`]): for
+    /// hashing a name where it lies, on the stack, without a buffer.
+    #[inline(always)]
+    pub fn bytes_in<'a>(&self, room: &'a mut [u8; Self::ROOM]) -> &'a [u8] {
+        self.store(room);
+        &room[..self.len.min(Self::ROOM)]
+    }
+
     /// Writes the name at the start of `room`, and zeros or digits of no
     /// meaning after it: an encoder that writes a request's head in one
     /// fixed-size piece of its buffer writes the name there, then what

@@ -75,8 +75,7 @@ fn cluster_node_of_name(table: &SlotTable, name: &KeyName) -> usize {
 #[inline(never)]
 fn pool_node_of_name(ring: &Continuum, prefix: &[u8], name: &KeyName) -> usize {
     let mut room = [0u8; KeyName::ROOM];
-    name.store(&mut room);
-    pool_node_of(ring, prefix, &room[..name.len().min(KeyName::ROOM)])
+    pool_node_of(ring, prefix, name.bytes_in(&mut room))
 }
 
 /// A pool's server for `key` sent with `prefix` (see [`cluster_node_of`]).

@@ -184,7 +184,13 @@ fn may_hold_open_brace(key: &[u8]) -> bool {
 /// The hash slot of `key`.
 #[inline]
 pub fn slot_of(key: &[u8]) -> u16 {
-    crc16(hashed_part(key)) & (SLOTS as u16 - 1)
+    slot_of_part(hashed_part(key))
+}
+
+/// The hash slot of a key whose hashed part is `part`.
+#[inline]
+fn slot_of_part(part: &[u8]) -> u16 {
+    crc16(part) & (SLOTS as u16 - 1)
 }
 
 /// The hash slot of a record's `name`, written to the stack and hashed
@@ -194,12 +200,11 @@ pub fn slot_of(key: &[u8]) -> u16 {
 #[inline]
 pub fn slot_of_name(name: &KeyName) -> u16 {
     let mut room = [0u8; KeyName::ROOM];
-    name.store(&mut room);
-    let key = &room[..name.len().min(KeyName::ROOM)];
+    let key = name.bytes_in(&mut room);
     if name.prefix_holds(b'{') {
         return slot_of(key);
     }
-    crc16(key) & (SLOTS as u16 - 1)
+    slot_of_part(key)
 }
 
 /// The most nodes a phase follows (slot owners are `u16` indices).
