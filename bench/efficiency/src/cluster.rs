@@ -166,15 +166,24 @@ struct Sample {
     us: f64,
     /// Operations per second.
     tput: f64,
-    /// CPUs kept busy (CPU seconds per wall second) by the client, and by
-    /// the servers when kvbench could read their CPU.
-    client_busy: f64,
-    server_busy: Option<f64>,
+    /// The servers' CPU per operation, microseconds, when kvbench could
+    /// read it.
+    server_us: Option<f64>,
 }
 
+/// CPUs kept busy (CPU seconds per wall second) by the client, the
+/// servers, and both.
 impl Sample {
+    fn client_busy(&self) -> f64 {
+        self.us * self.tput / 1e6
+    }
+
+    fn server_busy(&self) -> Option<f64> {
+        self.server_us.map(|s| s * self.tput / 1e6)
+    }
+
     fn busy(&self) -> Option<f64> {
-        self.server_busy.map(|s| s + self.client_busy)
+        self.server_busy().map(|s| s + self.client_busy())
     }
 }
 
@@ -237,10 +246,7 @@ fn measure(a: &Args, cluster: bool, db: &Path) -> Result<Sample> {
     Ok(Sample {
         us,
         tput,
-        client_busy: us * tput / 1e6,
-        server_busy: v["cpu"]["server_us_per_op"]
-            .as_f64()
-            .map(|s| s * tput / 1e6),
+        server_us: v["cpu"]["server_us_per_op"].as_f64(),
     })
 }
 
@@ -386,8 +392,8 @@ fn machine(samples: &[[Sample; 2]]) -> Option<Machine> {
     };
     let (single, cluster) = (med(0, &Sample::busy)?, med(1, &Sample::busy)?);
     let (cc, cs) = (
-        med(1, &|s| Some(s.client_busy))?,
-        med(1, &|s| s.server_busy)?,
+        med(1, &|s| Some(s.client_busy()))?,
+        med(1, &Sample::server_busy)?,
     );
     Some(Machine {
         line: format!(
@@ -543,8 +549,7 @@ mod tests {
         let s = |us: f64, tput: f64, server_us: Option<f64>| Sample {
             us,
             tput,
-            client_busy: us * tput / 1e6,
-            server_busy: server_us.map(|x| x * tput / 1e6),
+            server_us,
         };
         let runs = [
             [
@@ -568,7 +573,7 @@ mod tests {
             m.line
         );
         let mut gap = runs;
-        gap[1][0].server_busy = None;
+        gap[1][0].server_us = None;
         assert!(machine(&gap).is_none(), "a run without the servers' CPU");
     }
 
