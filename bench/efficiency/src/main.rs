@@ -1145,7 +1145,7 @@ enum Outcome {
 /// The marks of a kvbench `--json` record when every one of them is a
 /// stability mark (`unstable: ...`); `None` when there is another (errors,
 /// misses, a cut-short window...) or the output is not a record.
-fn stability_marks(stdout: &str) -> Option<Vec<String>> {
+pub(crate) fn stability_marks(stdout: &str) -> Option<Vec<String>> {
     let v: serde_json::Value = serde_json::from_str(stdout).ok()?;
     if v.get("failure").is_some_and(|f| !f.is_null()) {
         return None;

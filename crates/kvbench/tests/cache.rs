@@ -3,7 +3,7 @@
 //! replaying the same keys, evictions against the server's own counter,
 //! and what is refused before anything starts.
 
-use crate::util::{run_record, Sandbox};
+use crate::util::{run_record, run_record_counting, Sandbox};
 use kvbench_model::{OpKind, RunRecord};
 use std::collections::{BTreeSet, HashMap};
 
@@ -62,13 +62,14 @@ fn probe<'a>(rec: &'a RunRecord, stage: &str) -> &'a kvbench_model::Probe {
 /// same keys in the same order (one connection, so the server sees the
 /// operations as drawn) with the capacity the server held; the evictions
 /// reported are the server's own counter over the window; and the run is
-/// valid: misses and evictions are what it measures.
+/// not marked for its misses or evictions: they are what it measures (an
+/// `unstable` mark alone is accepted: the figures here are counts).
 #[test]
 fn a_redis_cache_at_a_quarter_of_its_data_hits_as_an_exact_lru_would() {
     let _serial = crate::util::timing_sensitive();
     let sb = Sandbox::new();
     let (records, operations, seed) = (100_000u64, 200_000u64, 35u64);
-    let rec = run_record(
+    let rec = run_record_counting(
         &sb,
         &[
             "--system",
@@ -103,7 +104,6 @@ fn a_redis_cache_at_a_quarter_of_its_data_hits_as_an_exact_lru_would() {
             "allkeys-lru",
         ],
     );
-    assert_eq!(rec.status.as_str(), "ok", "{:?}", rec.marks);
     let c = &rec.config;
     assert_eq!(
         (c.max_memory.as_deref(), c.eviction.as_deref()),
@@ -220,8 +220,7 @@ fn memcached_evicts_under_its_default_lru_and_refuses_under_noeviction() {
         "--max-memory",
         "4mb",
     ];
-    let rec = run_record(&sb, &common);
-    assert_eq!(rec.status.as_str(), "ok", "{:?}", rec.marks);
+    let rec = run_record_counting(&sb, &common);
     assert_eq!(
         rec.config.eviction.as_deref(),
         Some("lru"),
