@@ -230,15 +230,19 @@ pub fn peak_rss_kib(pid: u32) -> std::thread::JoinHandle<u64> {
     })
 }
 
-/// `kvbench run ARGS --json -q` in `sb`, which must succeed; its record.
-pub fn run_record(sb: &Sandbox, args: &[&str]) -> kvbench_model::RunRecord {
-    let out = sb
-        .kvbench()
+/// `kvbench run ARGS --json -q` in `sb`: its output, whatever its exit.
+fn run_json(sb: &Sandbox, args: &[&str]) -> std::process::Output {
+    sb.kvbench()
         .arg("run")
         .args(args)
         .args(["--json", "-q"])
         .output()
-        .expect("kvbench runs");
+        .expect("kvbench runs")
+}
+
+/// `kvbench run ARGS --json -q` in `sb`, which must succeed; its record.
+pub fn run_record(sb: &Sandbox, args: &[&str]) -> kvbench_model::RunRecord {
+    let out = run_json(sb, args);
     assert!(
         out.status.success(),
         "{args:?}: {}",
@@ -253,13 +257,7 @@ pub fn run_record(sb: &Sandbox, args: &[&str]) -> kvbench_model::RunRecord {
 /// halve per-second throughput within a window without changing what was
 /// counted. Any other mark still fails the test, and so does any other exit.
 pub fn run_record_counting(sb: &Sandbox, args: &[&str]) -> kvbench_model::RunRecord {
-    let out = sb
-        .kvbench()
-        .arg("run")
-        .args(args)
-        .args(["--json", "-q"])
-        .output()
-        .expect("kvbench runs");
+    let out = run_json(sb, args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let code = out.status.code();
     assert!(
