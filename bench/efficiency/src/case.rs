@@ -34,6 +34,9 @@ pub(crate) struct Figures {
     pub memtier: Option<f64>,
     /// memtier_benchmark's median client CPU seconds per million operations.
     pub memtier_cpu: Option<f64>,
+    /// kvbench's median user and system CPU seconds per million operations
+    /// (each the median of its own column).
+    pub kvbench_split: Option<(f64, f64)>,
     /// Repetitions measured.
     pub measured: usize,
     /// The last failure, when a repetition was given up.
@@ -51,14 +54,19 @@ pub(crate) fn order(tools: &[Tool], rep: u32) -> Vec<Tool> {
     o
 }
 
-/// One repetition's CPU seconds per million operations, per tool.
+/// One repetition's CPU seconds per million operations, per tool: user
+/// and system.
 struct Rep {
-    cpu: Vec<(Tool, f64)>,
+    cpu: Vec<(Tool, (f64, f64))>,
     other_name: &'static str,
 }
 
 impl Rep {
     fn get(&self, t: Tool) -> Option<f64> {
+        self.split(t).map(|(u, s)| u + s)
+    }
+
+    fn split(&self, t: Tool) -> Option<(f64, f64)> {
         self.cpu.iter().find(|(x, _)| *x == t).map(|(_, c)| *c)
     }
 
@@ -108,7 +116,10 @@ pub(crate) fn run(ctx: &Ctx<'_>, case: &Case, tools: &[Tool], repeat: u32) -> Fi
                 .iter()
                 .find(|(t, _)| *t == Tool::Other)
                 .map_or("", |(_, m)| m.tool),
-            cpu: got.iter().map(|(t, m)| (*t, m.cpu_per_million())).collect(),
+            cpu: got
+                .iter()
+                .map(|(t, m)| (*t, m.split_per_million()))
+                .collect(),
         };
         print_rep(c, &sys.to_string(), rep, &r);
         reps.push(r);
@@ -127,6 +138,8 @@ pub(crate) fn run(ctx: &Ctx<'_>, case: &Case, tools: &[Tool], repeat: u32) -> Fi
         kvbench_bare: med(col(&|r| r.ratio(Tool::Kvbench, Tool::Bare))),
         memtier: med(col(&|r| r.ratio(Tool::Kvbench, Tool::Memtier))),
         memtier_cpu: med(col(&|r| r.get(Tool::Memtier))),
+        kvbench_split: med(col(&|r| r.split(Tool::Kvbench).map(|(u, _)| u)))
+            .zip(med(col(&|r| r.split(Tool::Kvbench).map(|(_, s)| s)))),
         measured: reps.len(),
         failure,
     };

@@ -38,6 +38,14 @@
 //! 1.14-1.20 without (docs/performance.md, "Cluster routing").
 //! `--server-cpus` and `--client-cpus` place the servers and the client
 //! apart, on a core each on a machine with four CPUs or more.
+//!
+//! In-window CPU is one figure; `--split` (and `--memtier`) also time
+//! kvbench's whole process with `wait4`, on servers the bench starts and
+//! with the load left out, because the kernel splits it into user time
+//! (kvbench's own work: generation, routing, parsing, recording) and
+//! system time (the I/O any client would ask for). Which of the two
+//! carries the cluster's extra cost says whether routing or scheduling
+//! is what to cut (docs/performance.md, "Cluster routing", 2026-12-08, later).
 
 use crate::case::Tool;
 use anyhow::{anyhow, bail, Context, Result};
@@ -70,6 +78,9 @@ pub(crate) struct Args {
     /// a machine with no CPU to spare: what contention alone does to the
     /// ratio, measured rather than argued.
     pub contend: u32,
+    /// Then kvbench's whole process on servers the bench starts, with its
+    /// user and system time apart (`--split`).
+    pub split: bool,
 }
 
 const USAGE: &str = "\
@@ -86,6 +97,7 @@ contention only the cluster met).
 
 Examples:
   kvbench-efficiency cluster --repeat 15
+  kvbench-efficiency cluster --repeat 7 --split
   kvbench-efficiency cluster --server-cpus 1-3 --client-cpus 0   (4+ CPUs)
 
 Options:
@@ -93,12 +105,19 @@ Options:
   --ops N          measured operations per run (default 2000000)
   --repeat N       repetitions, alternating which topology runs first (default 11;
                    at least 2 for an interval)
+  --split          then run kvbench alone on a cluster and a single Redis the
+                   bench starts, its whole process timed by wait4: its user time
+                   (its own work) and system time (the kernel's I/O) per
+                   operation, cluster over single node; ends with `case cluster
+                   redis whole ratio R user U system S`
   --memtier PATH   then run memtier_benchmark --cluster-mode beside kvbench on a
                    cluster and a single Redis the bench starts (default: $MEMTIER
-                   when set); adds `case cluster redis memtier ratio R`
+                   when set); adds `case cluster redis memtier ratio R` and the
+                   --split lines
   --server-cpus LIST, --client-cpus LIST
                    passed to kvbench: the servers it starts and its client
-                   threads on these CPUs (e.g. 1-3 and 0)
+                   threads on these CPUs (e.g. 1-3 and 0); --split places its
+                   servers and tools the same way
   --contend N      N threads of this process burn CPU beside every run (default
                    0), so both topologies meet a saturated machine: shows what
                    contention alone does to the ratio; the goal is not judged
@@ -113,6 +132,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Option<Args>> {
         server_cpus: None,
         client_cpus: None,
         contend: 0,
+        split: false,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -135,6 +155,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Option<Args>> {
                     .context("--repeat must be a whole number")?
             }
             "--memtier" => a.memtier = Some(PathBuf::from(value("--memtier")?)),
+            "--split" => a.split = true,
             "--server-cpus" => a.server_cpus = Some(value("--server-cpus")?),
             "--client-cpus" => a.client_cpus = Some(value("--client-cpus")?),
             "--contend" => {
@@ -380,8 +401,8 @@ pub(crate) fn run(a: &Args) -> Result<f64> {
     if let Some(j) = &judged {
         println!("case cluster redis interval {:.3} {:.3}", j.lo, j.hi);
     }
-    if let Some(memtier) = &a.memtier {
-        beside_memtier(a, memtier)?;
+    if a.split || a.memtier.is_some() {
+        whole_process(a, a.memtier.as_deref())?;
     }
     Ok(m)
 }
@@ -447,10 +468,11 @@ fn judge(ratios: &[f64]) -> Option<Judged> {
     })
 }
 
-/// kvbench and memtier_benchmark on a 3-master cluster, then on one Redis,
-/// measured as the main cases are (see the module's doc).
-fn beside_memtier(a: &Args, memtier: &Path) -> Result<()> {
-    let described = crate::memtier::describe(memtier)?;
+/// kvbench (and memtier_benchmark, with one) on a 3-master cluster, then
+/// on one Redis, measured as the main cases are (see the module's doc):
+/// whole-process CPU of each run with the kernel's user and system split.
+fn whole_process(a: &Args, memtier: Option<&Path>) -> Result<()> {
+    let described = memtier.map(crate::memtier::describe).transpose()?;
     let dir = tempfile::tempdir().context("temporary directory")?;
     let spec = ServerSpec {
         system: SystemKind::Redis,
@@ -461,6 +483,16 @@ fn beside_memtier(a: &Args, memtier: &Path) -> Result<()> {
     };
     let cluster = Cluster::start(&spec, MASTERS as usize, 0).context("start a Redis Cluster")?;
     let single = Server::start(&spec).context("start one Redis")?;
+    // Placed as the in-window part's are; the tools inherit this thread's
+    // placement, so kvbench and memtier_benchmark meet the same CPUs.
+    if let Some(cpus) = &a.server_cpus {
+        for s in cluster.masters().iter().chain([&single]) {
+            place(cpus, s.pid(), true).context("--server-cpus")?;
+        }
+    }
+    if let Some(cpus) = &a.client_cpus {
+        place(cpus, std::process::id(), false).context("--client-cpus")?;
+    }
     let opts = crate::Opts {
         kvbench: a.kvbench.clone(),
         redis_benchmark: PathBuf::from("redis-benchmark"),
@@ -470,7 +502,7 @@ fn beside_memtier(a: &Args, memtier: &Path) -> Result<()> {
         workload: crate::KVBENCH_WORKLOAD.to_string(),
         repeat: a.repeat,
         bare: Vec::new(),
-        memtier: Some(memtier.to_path_buf()),
+        memtier: memtier.map(Path::to_path_buf),
     };
     let case = crate::Case {
         name: 'c',
@@ -478,11 +510,22 @@ fn beside_memtier(a: &Args, memtier: &Path) -> Result<()> {
         pipeline: PER_CONN,
         default_ops: a.ops,
     };
+    let tools: &[Tool] = if memtier.is_some() {
+        &[Tool::Kvbench, Tool::Memtier]
+    } else {
+        &[Tool::Kvbench]
+    };
     println!();
-    println!(
-        "memtier_benchmark beside kvbench: {described}; {CONNS} clients, {PER_CONN} in flight per connection; operations counted by the servers, whole-process CPU"
-    );
-    let mut cpu = Vec::new();
+    match &described {
+        Some(d) => println!(
+            "memtier_benchmark beside kvbench: {d}; {CONNS} clients, {PER_CONN} in flight per connection; operations counted by the servers, whole-process CPU"
+        ),
+        None => println!(
+            "kvbench's whole process on a cluster and on one Redis the bench starts: {CONNS} clients, {PER_CONN} in flight per connection; operations counted by the servers, CPU from wait4 (user: kvbench's own work; system: the kernel's I/O for it)"
+        ),
+    }
+    let mut memtier_cpu = Vec::new();
+    let mut split = Vec::new();
     for (name, servers, clustered) in [
         (
             "cluster",
@@ -499,30 +542,111 @@ fn beside_memtier(a: &Args, memtier: &Path) -> Result<()> {
             memaslap: None,
         };
         ctx.load()?;
-        ctx.fill_memtier()?;
-        println!("== {name}: kvbench and memtier_benchmark, alternating ==");
+        if memtier.is_some() {
+            ctx.fill_memtier()?;
+            println!("== {name}: kvbench and memtier_benchmark, alternating ==");
+        } else {
+            println!("== {name}: kvbench ==");
+        }
         crate::table_header();
-        let f = crate::case::run(&ctx, &case, &[Tool::Kvbench, Tool::Memtier], a.repeat);
-        match (f.memtier, f.memtier_cpu) {
-            (Some(r), Some(m)) => {
-                println!("case {name} redis memtier ratio {r:.2}");
-                cpu.push(m);
-            }
-            _ => bail!(
+        let f = crate::case::run(&ctx, &case, tools, a.repeat);
+        let Some(s) = f.kvbench_split else {
+            bail!(
                 "{name}: no repetition measured: {}",
                 f.failure.unwrap_or_default()
-            ),
+            );
+        };
+        split.push(s);
+        if memtier.is_some() {
+            match (f.memtier, f.memtier_cpu) {
+                (Some(r), Some(m)) => {
+                    println!("case {name} redis memtier ratio {r:.2}");
+                    memtier_cpu.push(m);
+                }
+                _ => bail!(
+                    "{name}: no repetition measured: {}",
+                    f.failure.unwrap_or_default()
+                ),
+            }
         }
     }
-    if let [clustered, one] = cpu[..] {
+    if let [clustered, one] = memtier_cpu[..] {
         println!(
             "memtier_benchmark's own cluster / single-node CPU per operation: {:.3}",
             clustered / one
         );
     }
+    if let [clustered, one] = split[..] {
+        let s = Split::of(clustered, one);
+        println!(
+            "kvbench's whole process, CPU s per 1M ops (medians): cluster user {:.3} system {:.3}, single node user {:.3} system {:.3}",
+            clustered.0, clustered.1, one.0, one.1
+        );
+        println!("== {}", s.line());
+        println!(
+            "case cluster redis whole ratio {:.3} user {:.3} system {:.3}",
+            s.all, s.user, s.system
+        );
+    }
     single.stop().context("stop the single Redis")?;
     cluster.stop().context("stop the cluster")?;
     Ok(())
+}
+
+/// Places process `pid` on `cpus` with taskset: every thread (`all`), or
+/// the one that spawns the tools (this process's main thread).
+fn place(cpus: &str, pid: u32, all: bool) -> Result<()> {
+    let out = Command::new("taskset")
+        .args(all.then_some("-a"))
+        .args(["-p", "-c", cpus, &pid.to_string()])
+        .output()
+        .context("run taskset (util-linux)")?;
+    if !out.status.success() {
+        bail!(
+            "taskset {cpus} {pid}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+/// The cluster's whole-process CPU per operation over the single node's,
+/// in all and split into user and system time, and the share of the
+/// cluster's extra CPU that is user time.
+#[derive(Debug)]
+struct Split {
+    all: f64,
+    user: f64,
+    system: f64,
+    /// Of the cluster's extra CPU per operation, the part that is user
+    /// time; `None` when the cluster costs no more.
+    user_share: Option<f64>,
+}
+
+impl Split {
+    fn of(cluster: (f64, f64), single: (f64, f64)) -> Split {
+        let extra = (cluster.0 + cluster.1) - (single.0 + single.1);
+        Split {
+            all: (cluster.0 + cluster.1) / (single.0 + single.1),
+            user: cluster.0 / single.0,
+            system: cluster.1 / single.1,
+            user_share: (extra > 0.0).then(|| (cluster.0 - single.0) / extra),
+        }
+    }
+
+    fn line(&self) -> String {
+        let mut line = format!(
+            "cluster / single node, whole process: {:.3} (user {:.3}, system {:.3})",
+            self.all, self.user, self.system
+        );
+        if let Some(u) = self.user_share {
+            line.push_str(&format!(
+                "; user time is {:.0}% of the cluster's extra CPU",
+                100.0 * u
+            ));
+        }
+        line
+    }
 }
 
 #[cfg(test)]
@@ -585,6 +709,23 @@ mod tests {
         let mut gap = runs;
         gap[1][0].server_us = None;
         assert!(machine(&gap).is_none(), "a run without the servers' CPU");
+    }
+
+    #[test]
+    fn the_split_says_which_time_carries_the_clusters_extra_cost() {
+        // 2026-12-08, client and servers apart (taskset): user 0.45 against
+        // 0.18 us per operation, system 0.41 against 0.40.
+        let s = Split::of((0.45, 0.41), (0.18, 0.40));
+        assert!((s.all - 0.86 / 0.58).abs() < 1e-9, "{s:?}");
+        assert!((s.user - 2.5).abs() < 1e-9 && (s.system - 1.025).abs() < 1e-9);
+        let share = s.user_share.expect("the cluster costs more");
+        assert!((share - 0.27 / 0.28).abs() < 1e-9, "{s:?}");
+        assert!(s
+            .line()
+            .contains("user time is 96% of the cluster's extra CPU"));
+        // A cluster no dearer than the single node has no extra to share out.
+        let free = Split::of((0.2, 0.3), (0.2, 0.35));
+        assert!(free.user_share.is_none() && !free.line().contains('%'));
     }
 
     #[test]

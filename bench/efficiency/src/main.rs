@@ -576,6 +576,14 @@ impl Measurement {
     fn cpu_per_million(&self) -> f64 {
         self.run.cpu_s() / self.count.ops as f64 * 1e6
     }
+
+    /// User and system CPU seconds per million operations (the kernel's
+    /// `wait4` split): a client's own work is user time, the I/O it asks
+    /// of the kernel system time.
+    fn split_per_million(&self) -> (f64, f64) {
+        let per = |s: f64| s / self.count.ops as f64 * 1e6;
+        (per(self.run.user_s), per(self.run.sys_s))
+    }
 }
 
 struct Ctx<'a> {
