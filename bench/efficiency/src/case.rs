@@ -77,11 +77,23 @@ impl Rep {
 }
 
 pub(crate) fn run(ctx: &Ctx<'_>, case: &Case, tools: &[Tool], repeat: u32) -> Figures {
+    run_reps(ctx, case, tools, 1..=repeat)
+}
+
+/// [`run`] over repetitions `reps` only, numbered (and so ordered) as
+/// they are: a caller that alternates two topologies runs one repetition
+/// of each in turn, and the tools still alternate from one to the next.
+pub(crate) fn run_reps(
+    ctx: &Ctx<'_>,
+    case: &Case,
+    tools: &[Tool],
+    reps_run: std::ops::RangeInclusive<u32>,
+) -> Figures {
     let sys = ctx.system();
     let c = case.name;
     let mut reps: Vec<Rep> = Vec::new();
     let mut failure = None;
-    for rep in 1..=repeat {
+    for rep in reps_run {
         let once = || -> anyhow::Result<Vec<(Tool, Measurement)>> {
             let mut got = Vec::new();
             for t in order(tools, rep) {

@@ -108,10 +108,9 @@ Options:
   --split          then run kvbench alone on a cluster and a single Redis the
                    bench starts, its whole process timed by wait4: its user time
                    (its own work) and system time (the kernel's I/O) per
-                   operation, cluster over single node (the cluster's
-                   repetitions first, then the single node's: each is loaded
-                   once); ends with `case cluster redis whole ratio R user U
-                   system S`
+                   operation, cluster over single node (alternating which
+                   goes first); ends with `case cluster redis whole ratio R
+                   user U system S`
   --memtier PATH   then run memtier_benchmark --cluster-mode beside kvbench on a
                    cluster and a single Redis the bench starts (default: $MEMTIER
                    when set); adds `case cluster redis memtier ratio R` and the
@@ -526,73 +525,118 @@ fn whole_process(a: &Args, memtier: Option<&Path>) -> Result<()> {
             "kvbench's whole process on a cluster and on one Redis the bench starts: {CONNS} clients, {PER_CONN} in flight per connection; operations counted by the servers, CPU from wait4 (user: kvbench's own work; system: the kernel's I/O for it)"
         ),
     }
-    let mut memtier_cpu = Vec::new();
-    let mut split = Vec::new();
-    for (name, servers, clustered) in [
+    let topologies = [
         (
             "cluster",
             cluster.masters().iter().collect::<Vec<_>>(),
             true,
         ),
         ("single", vec![&single], false),
-    ] {
-        let ctx = crate::Ctx {
-            opts: &opts,
-            servers,
-            cluster: clustered,
-            dir: dir.path(),
-            memaslap: None,
-        };
-        ctx.load()?;
-        if memtier.is_some() {
-            ctx.fill_memtier()?;
-            println!("== {name}: kvbench and memtier_benchmark, alternating ==");
-        } else {
-            println!("== {name}: kvbench ==");
+    ];
+    let ctxs: Vec<(&str, crate::Ctx<'_>)> = topologies
+        .into_iter()
+        .map(|(name, servers, clustered)| {
+            let ctx = crate::Ctx {
+                opts: &opts,
+                servers,
+                cluster: clustered,
+                dir: dir.path(),
+                memaslap: None,
+            };
+            ctx.load()?;
+            if memtier.is_some() {
+                ctx.fill_memtier()?;
+            }
+            Ok((name, ctx))
+        })
+        .collect::<Result<_>>()?;
+    // Each topology's repetitions, in turn: the cluster first in odd
+    // repetitions, the single node in even ones, so a drift of the
+    // machine favours neither.
+    let mut got: [Topology; 2] = Default::default();
+    for rep in 1..=a.repeat {
+        let order: [usize; 2] = if rep % 2 == 1 { [0, 1] } else { [1, 0] };
+        for i in order {
+            let (name, ctx) = &ctxs[i];
+            println!("-- repetition {rep}: {name} --");
+            crate::table_header();
+            let f = crate::case::run_reps(ctx, &case, tools, rep..=rep);
+            got[i].add(&f);
         }
-        crate::table_header();
-        let f = crate::case::run(&ctx, &case, tools, a.repeat);
-        let Some(s) = f.kvbench_split else {
+    }
+    let [clustered, one] = &mut got;
+    for (name, t) in [("cluster", &mut *clustered), ("single", &mut *one)] {
+        if t.split.is_empty() {
             bail!(
                 "{name}: no repetition measured: {}",
-                f.failure.unwrap_or_default()
+                t.failure.take().unwrap_or_default()
             );
-        };
-        split.push(s);
+        }
         if memtier.is_some() {
-            match (f.memtier, f.memtier_cpu) {
-                (Some(r), Some(m)) => {
-                    println!("case {name} redis memtier ratio {r:.2}");
-                    memtier_cpu.push(m);
-                }
-                _ => bail!(
-                    "{name}: no repetition measured: {}",
-                    f.failure.unwrap_or_default()
-                ),
-            }
+            let Some(r) = crate::median_of(&t.memtier) else {
+                bail!("{name}: no repetition of memtier_benchmark measured");
+            };
+            println!("case {name} redis memtier ratio {r:.2}");
         }
     }
-    if let [clustered, one] = memtier_cpu[..] {
+    if let (Some(c), Some(o)) = (
+        crate::median_of(&clustered.memtier_cpu),
+        crate::median_of(&one.memtier_cpu),
+    ) {
         println!(
             "memtier_benchmark's own cluster / single-node CPU per operation: {:.3}",
-            clustered / one
+            c / o
         );
     }
-    if let [clustered, one] = split[..] {
-        let s = Split::of(clustered, one);
-        println!(
-            "kvbench's whole process, CPU s per 1M ops (medians): cluster user {:.3} system {:.3}, single node user {:.3} system {:.3}",
-            clustered.0, clustered.1, one.0, one.1
-        );
-        println!("== {}", s.line());
-        println!(
-            "case cluster redis whole ratio {:.3} user {:.3} system {:.3}",
-            s.all, s.user, s.system
-        );
-    }
+    let (c, o) = (clustered.split_medians(), one.split_medians());
+    let s = Split::of(c, o);
+    println!(
+        "kvbench's whole process, CPU s per 1M ops (medians of {} and {} repetitions): cluster user {:.3} system {:.3}, single node user {:.3} system {:.3}",
+        clustered.split.len(),
+        one.split.len(),
+        c.0,
+        c.1,
+        o.0,
+        o.1
+    );
+    println!("== {}", s.line());
+    println!(
+        "case cluster redis whole ratio {:.3} user {:.3} system {:.3}",
+        s.all, s.user, s.system
+    );
     single.stop().context("stop the single Redis")?;
     cluster.stop().context("stop the cluster")?;
     Ok(())
+}
+
+/// One topology's figures over the whole-process part's repetitions.
+#[derive(Default)]
+struct Topology {
+    /// kvbench's user and system CPU s per 1M operations, a pair each.
+    split: Vec<(f64, f64)>,
+    /// kvbench / memtier_benchmark, and memtier's CPU s per 1M operations.
+    memtier: Vec<f64>,
+    memtier_cpu: Vec<f64>,
+    failure: Option<String>,
+}
+
+impl Topology {
+    fn add(&mut self, f: &crate::case::Figures) {
+        self.split.extend(f.kvbench_split);
+        self.memtier.extend(f.memtier);
+        self.memtier_cpu.extend(f.memtier_cpu);
+        if f.failure.is_some() {
+            self.failure.clone_from(&f.failure);
+        }
+    }
+
+    /// The medians of user and of system time, each of its own column.
+    fn split_medians(&self) -> (f64, f64) {
+        let col = |f: fn(&(f64, f64)) -> f64| {
+            crate::median_of(&self.split.iter().map(f).collect::<Vec<_>>()).unwrap_or(f64::NAN)
+        };
+        (col(|s| s.0), col(|s| s.1))
+    }
 }
 
 /// Places process `pid` on `cpus` with taskset: every thread (`all`), or

@@ -1133,6 +1133,11 @@ fn median(xs: &mut [f64]) -> f64 {
     }
 }
 
+/// The median of `xs`, when there is one.
+fn median_of(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| median(&mut xs.to_vec()))
+}
+
 /// A case's last lines.
 struct Final {
     case: char,

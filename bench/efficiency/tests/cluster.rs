@@ -39,13 +39,31 @@ fn the_cluster_case_prints_its_ratio_and_where_the_extra_cpu_is() {
     assert_eq!(whole.len(), 3, "{stdout}");
     assert!(whole.iter().all(|x| x.is_finite() && *x > 0.0), "{stdout}");
     // The ratios are those of the medians printed above them.
+    // `(medians of 2 and 2 repetitions): cluster user U system S, single
+    // node user U system S`: every repetition of each topology counted.
     let medians = numbers(
         &stdout,
-        "kvbench's whole process, CPU s per 1M ops (medians): ",
+        "kvbench's whole process, CPU s per 1M ops (medians of ",
     );
-    let [cu, cs, su, ss] = medians[..] else {
-        panic!("four medians expected: {stdout}");
+    let [n_cluster, n_single, cu, cs, su, ss] = medians[..] else {
+        panic!("two counts and four medians expected: {stdout}");
     };
+    assert_eq!((n_cluster, n_single), (2.0, 2.0), "{stdout}");
+    // The topologies alternate: the cluster first, then the single node.
+    let firsts: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("-- repetition "))
+        .collect();
+    assert_eq!(
+        firsts,
+        [
+            "-- repetition 1: cluster --",
+            "-- repetition 1: single --",
+            "-- repetition 2: single --",
+            "-- repetition 2: cluster --"
+        ],
+        "{stdout}"
+    );
     // The medians are printed to three decimals, the ratios from the
     // unrounded ones: 1% covers the rounding of figures above 0.1.
     let close = |a: f64, b: f64| (a - b).abs() <= 0.01 * b;
