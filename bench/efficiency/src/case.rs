@@ -4,7 +4,7 @@
 //! case with no reference tool (Memcached with a pipeline: memaslap cannot)
 //! is measured and retried exactly as one with it.
 
-use crate::{median, print_row, Case, Ctx, Measurement};
+use crate::{median_of, print_row, Case, Ctx, Measurement};
 use std::io::{self, Write as _};
 
 /// A tool a case can run; a case's tools are listed in this order.
@@ -137,9 +137,8 @@ pub(crate) fn run_reps(
         reps.push(r);
     }
     let col = |f: &dyn Fn(&Rep) -> Option<f64>| -> Vec<f64> { reps.iter().filter_map(f).collect() };
-    let med = |mut v: Vec<f64>| (!v.is_empty()).then(|| median(&mut v));
     let ko = col(&|r| r.ratio(Tool::Kvbench, Tool::Other));
-    let other = med(ko.clone()).map(|m| {
+    let other = median_of(ko.clone()).map(|m| {
         let (lo, hi) = ko
             .iter()
             .fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
@@ -147,11 +146,11 @@ pub(crate) fn run_reps(
     });
     let figures = Figures {
         other,
-        kvbench_bare: med(col(&|r| r.ratio(Tool::Kvbench, Tool::Bare))),
-        memtier: med(col(&|r| r.ratio(Tool::Kvbench, Tool::Memtier))),
-        memtier_cpu: med(col(&|r| r.get(Tool::Memtier))),
-        kvbench_split: med(col(&|r| r.split(Tool::Kvbench).map(|(u, _)| u)))
-            .zip(med(col(&|r| r.split(Tool::Kvbench).map(|(_, s)| s)))),
+        kvbench_bare: median_of(col(&|r| r.ratio(Tool::Kvbench, Tool::Bare))),
+        memtier: median_of(col(&|r| r.ratio(Tool::Kvbench, Tool::Memtier))),
+        memtier_cpu: median_of(col(&|r| r.get(Tool::Memtier))),
+        kvbench_split: median_of(col(&|r| r.split(Tool::Kvbench).map(|(u, _)| u)))
+            .zip(median_of(col(&|r| r.split(Tool::Kvbench).map(|(_, s)| s)))),
         measured: reps.len(),
         failure,
     };
@@ -167,11 +166,11 @@ pub(crate) fn run_reps(
         println!("  ==  case {c} {sys}: median ratio {m:.3} over {n} repetitions (range {lo:.2}-{hi:.2})");
     }
     if let Some(kb) = figures.kvbench_bare {
-        let bc = med(col(&|r| r.get(Tool::Bare))).unwrap_or(f64::NAN);
+        let bc = median_of(col(&|r| r.get(Tool::Bare))).unwrap_or(f64::NAN);
         let mut line = format!(
             "  ==  case {c} {sys}: bare client median {bc:.2} CPU s per 1M ops; kvbench / bare median {kb:.3}"
         );
-        if let Some(bo) = med(col(&|r| r.ratio(Tool::Bare, Tool::Other))) {
+        if let Some(bo) = median_of(col(&|r| r.ratio(Tool::Bare, Tool::Other))) {
             line.push_str(&format!(
                 "; bare / other tool median {bo:.3} (the lowest ratio a client doing this I/O could show)"
             ));

@@ -564,24 +564,24 @@ fn whole_process(a: &Args, memtier: Option<&Path>) -> Result<()> {
             got[i].add(&f);
         }
     }
-    let [clustered, one] = &mut got;
-    for (name, t) in [("cluster", &mut *clustered), ("single", &mut *one)] {
+    let [clustered, one] = &got;
+    for (name, t) in [("cluster", clustered), ("single", one)] {
         if t.split.is_empty() {
             bail!(
                 "{name}: no repetition measured: {}",
-                t.failure.take().unwrap_or_default()
+                t.failure.as_deref().unwrap_or_default()
             );
         }
         if memtier.is_some() {
-            let Some(r) = crate::median_of(&t.memtier) else {
+            let Some(r) = crate::median_of(t.memtier.clone()) else {
                 bail!("{name}: no repetition of memtier_benchmark measured");
             };
             println!("case {name} redis memtier ratio {r:.2}");
         }
     }
     if let (Some(c), Some(o)) = (
-        crate::median_of(&clustered.memtier_cpu),
-        crate::median_of(&one.memtier_cpu),
+        crate::median_of(clustered.memtier_cpu.clone()),
+        crate::median_of(one.memtier_cpu.clone()),
     ) {
         println!(
             "memtier_benchmark's own cluster / single-node CPU per operation: {:.3}",
@@ -633,7 +633,7 @@ impl Topology {
     /// The medians of user and of system time, each of its own column.
     fn split_medians(&self) -> (f64, f64) {
         let col = |f: fn(&(f64, f64)) -> f64| {
-            crate::median_of(&self.split.iter().map(f).collect::<Vec<_>>()).unwrap_or(f64::NAN)
+            crate::median_of(self.split.iter().map(f).collect()).unwrap_or(f64::NAN)
         };
         (col(|s| s.0), col(|s| s.1))
     }

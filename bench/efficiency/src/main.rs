@@ -1134,8 +1134,8 @@ fn median(xs: &mut [f64]) -> f64 {
 }
 
 /// The median of `xs`, when there is one.
-fn median_of(xs: &[f64]) -> Option<f64> {
-    (!xs.is_empty()).then(|| median(&mut xs.to_vec()))
+fn median_of(mut xs: Vec<f64>) -> Option<f64> {
+    (!xs.is_empty()).then(|| median(&mut xs))
 }
 
 /// A case's last lines.
